@@ -1,0 +1,159 @@
+// Writes the primitive types of Part 6 §5.2.2 into a Buffer at a position. The buffer grows
+// (doubling) up to `maxSize`; past that, BadEncodingLimitsExceeded. One writer per channel is
+// reused: `reset()` keeps the buffer, so steady-state encoding allocates nothing.
+import { encodingLimitsError } from "./errors.js";
+
+const EPOCH_OFFSET_MS = 11644473600000;
+const TICKS_PER_MS = 10000;
+const TWO_32 = 4294967296;
+/** 9999-12-31T23:59:59Z: at or past it, DateTime encodes as Int64 max (Part 6 §5.2.2.5). */
+const DATETIME_MAX_MS = 253402300799000;
+
+export class BinaryWriter {
+  buffer: Buffer;
+  pos: number;
+  maxSize: number;
+
+  constructor(buffer: Buffer = Buffer.allocUnsafe(8192), maxSize = 64 << 20) {
+    this.buffer = buffer;
+    this.pos = 0;
+    this.maxSize = maxSize;
+  }
+
+  reset(pos = 0): this {
+    this.pos = pos;
+    return this;
+  }
+
+  /** Makes room for `n` more bytes. */
+  ensure(n: number): void {
+    const needed = this.pos + n;
+    if (needed <= this.buffer.length) return;
+    if (needed > this.maxSize) throw encodingLimitsError(`message of more than ${this.maxSize} bytes`);
+    let size = this.buffer.length * 2;
+    while (size < needed) size *= 2;
+    const next = Buffer.allocUnsafe(Math.min(size, this.maxSize));
+    this.buffer.copy(next, 0, 0, this.pos);
+    this.buffer = next;
+  }
+
+  /** The bytes written so far, as a view of the writer's buffer (valid until the next write). */
+  view(start = 0): Buffer {
+    return this.buffer.subarray(start, this.pos);
+  }
+
+  writeBoolean(v: boolean): void {
+    this.ensure(1);
+    this.buffer[this.pos++] = v ? 1 : 0;
+  }
+
+  writeSByte(v: number): void {
+    this.ensure(1);
+    this.buffer.writeInt8(v, this.pos++);
+  }
+
+  writeByte(v: number): void {
+    this.ensure(1);
+    this.buffer[this.pos++] = v & 0xff;
+  }
+
+  writeInt16(v: number): void {
+    this.ensure(2);
+    this.pos = this.buffer.writeInt16LE(v, this.pos);
+  }
+
+  writeUInt16(v: number): void {
+    this.ensure(2);
+    this.pos = this.buffer.writeUInt16LE(v, this.pos);
+  }
+
+  writeInt32(v: number): void {
+    this.ensure(4);
+    this.pos = this.buffer.writeInt32LE(v, this.pos);
+  }
+
+  writeUInt32(v: number): void {
+    this.ensure(4);
+    this.pos = this.buffer.writeUInt32LE(v >>> 0, this.pos);
+  }
+
+  writeInt64(v: bigint): void {
+    this.ensure(8);
+    this.pos = this.buffer.writeBigInt64LE(v, this.pos);
+  }
+
+  writeUInt64(v: bigint): void {
+    this.ensure(8);
+    this.pos = this.buffer.writeBigUInt64LE(v, this.pos);
+  }
+
+  writeFloat(v: number): void {
+    this.ensure(4);
+    this.pos = this.buffer.writeFloatLE(v, this.pos);
+  }
+
+  writeDouble(v: number): void {
+    this.ensure(8);
+    this.pos = this.buffer.writeDoubleLE(v, this.pos);
+  }
+
+  /** DateTime from a JS time value in ms (Part 6 §5.2.2.5: before 1601 is 0, from 9999 on Int64 max). */
+  writeDateTime(ms: number): void {
+    this.ensure(8);
+    if (!(ms > -EPOCH_OFFSET_MS)) {
+      this.buffer.fill(0, this.pos, this.pos + 8);
+    } else if (ms >= DATETIME_MAX_MS) {
+      this.buffer.writeUInt32LE(0xffffffff, this.pos);
+      this.buffer.writeUInt32LE(0x7fffffff, this.pos + 4);
+    } else {
+      const ticks = Math.round((ms + EPOCH_OFFSET_MS) * TICKS_PER_MS);
+      const hi = Math.floor(ticks / TWO_32);
+      this.buffer.writeUInt32LE(ticks - hi * TWO_32, this.pos);
+      this.buffer.writeUInt32LE(hi, this.pos + 4);
+    }
+    this.pos += 8;
+  }
+
+  /** String: undefined or null encodes as the null string (length -1). */
+  writeString(v: string | undefined | null): void {
+    if (v == null) {
+      this.writeInt32(-1);
+      return;
+    }
+    // Worst case 3 bytes per UTF-16 unit; write, then patch the length.
+    this.ensure(4 + v.length * 3);
+    const n = this.buffer.write(v, this.pos + 4, "utf8");
+    this.buffer.writeInt32LE(n, this.pos);
+    this.pos += 4 + n;
+  }
+
+  writeByteString(v: Uint8Array | undefined | null): void {
+    if (v == null) {
+      this.writeInt32(-1);
+      return;
+    }
+    this.ensure(4 + v.length);
+    this.pos = this.buffer.writeInt32LE(v.length, this.pos);
+    this.buffer.set(v, this.pos);
+    this.pos += v.length;
+  }
+
+  /** Guid from an 8-4-4-4-12 hex string (either case). */
+  writeGuid(v: string): void {
+    const hex = v.replace(/-/g, "");
+    if (hex.length !== 32 || !/^[0-9a-fA-F]{32}$/.test(hex)) throw encodingLimitsError(`invalid Guid ${v}`);
+    this.ensure(16);
+    this.buffer.writeUInt32LE(parseInt(hex.slice(0, 8), 16), this.pos);
+    this.buffer.writeUInt16LE(parseInt(hex.slice(8, 12), 16), this.pos + 4);
+    this.buffer.writeUInt16LE(parseInt(hex.slice(12, 16), 16), this.pos + 6);
+    this.buffer.write(hex.slice(16), this.pos + 8, "hex");
+    this.pos += 16;
+  }
+
+  /** Copies raw bytes. */
+  writeBytes(v: Uint8Array): void {
+    this.ensure(v.length);
+    this.buffer.set(v, this.pos);
+    this.pos += v.length;
+  }
+}

@@ -1,0 +1,24 @@
+// Runs every generator and writes their output into the repository (`npm run generate`).
+// test/ua/generated.test.ts runs the same generators and compares with the committed files.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { generateNodeIds } from "./gen-node-ids.js";
+import { generateStatusCodes } from "./gen-status-codes.js";
+import { repoRoot, type GeneratedFile } from "./schema.js";
+
+export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds];
+
+export function generateAll(): GeneratedFile[] {
+  return generators.flatMap((g) => g());
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const root = repoRoot();
+  for (const file of generateAll()) {
+    const target = resolve(root, file.path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, file.content);
+    console.log("wrote", file.path);
+  }
+}
