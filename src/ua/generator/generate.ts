@@ -5,9 +5,10 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { generateNodeIds } from "./gen-node-ids.js";
 import { generateStatusCodes } from "./gen-status-codes.js";
+import { generateTypes } from "./gen-types.js";
 import { repoRoot, type GeneratedFile } from "./schema.js";
 
-export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds];
+export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds, generateTypes];
 
 export function generateAll(): GeneratedFile[] {
   return generators.flatMap((g) => g());
