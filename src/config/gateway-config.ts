@@ -1,0 +1,238 @@
+// The schema of gateway.yaml and the GatewayConfig type inferred from it. Descriptions are
+// written for the person editing the file: editors show them on hover through the JSON Schema.
+// Later sections (history, users, the device map's devices/buses/tags) are added here as more
+// keys of the same `object`, never by renaming one (issue 4: users and docs rely on the names).
+import { hostname } from "node:os";
+import {
+  array,
+  boolean,
+  duration,
+  enumOf,
+  formatDuration as fmtMs,
+  formatSize as fmtBytes,
+  integer,
+  object,
+  optional,
+  path,
+  size,
+  string,
+  type Infer,
+} from "./schema.js";
+
+/** Security policies this build can negotiate; later issues add Basic256Sha256 and the others. */
+export const SUPPORTED_SECURITY_POLICIES = ["None"] as const;
+
+const count = (description: string, def: number, max: number, min = 1) =>
+  integer({ description, default: def, min, max });
+
+const server = object(
+  {
+    host: string({
+      description: "Address to listen on. 0.0.0.0 listens on every interface; 127.0.0.1 only on this box.",
+      default: "0.0.0.0",
+      minLength: 1,
+    }),
+    port: integer({
+      description: "TCP port of the opc.tcp endpoint (4840 is the OPC UA standard port; 0 picks a free port).",
+      default: 4840,
+      min: 0,
+      max: 65535,
+    }),
+    applicationName: string({
+      description: "Name clients show for this server.",
+      default: "fieldgate",
+      minLength: 1,
+    }),
+    applicationUri: string({
+      description: "ApplicationUri of this server, also written into its certificate. Default: urn:<hostname>:fieldgate.",
+      default: () => `urn:${hostname()}:fieldgate`,
+      pattern: /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/,
+      patternText: "a URI such as urn:my-gateway:fieldgate",
+    }),
+    productUri: string({
+      description: "ProductUri of this server.",
+      default: "urn:fieldgate",
+      pattern: /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/,
+      patternText: "a URI such as urn:fieldgate",
+    }),
+    testNamespace: boolean({
+      description: "Publish a test namespace with one variable of every built-in type, for interoperability checks with clients.",
+      default: true,
+    }),
+  },
+  { description: "The OPC UA server: where it listens and how it names itself." },
+);
+
+const security = object(
+  {
+    allowAnonymous: boolean({
+      description: "Accept sessions without a user name.",
+      default: true,
+    }),
+    securityPolicies: array(
+      enumOf(SUPPORTED_SECURITY_POLICIES, {
+        description: "A security policy offered on the endpoint.",
+        hint: "this version supports only None; signed and encrypted policies come later",
+      }),
+      {
+        description: "Security policies offered to clients.",
+        default: ["None"],
+        minItems: 1,
+        uniqueItems: true,
+      },
+    ),
+  },
+  { description: "Who may connect, and how the connection is protected." },
+);
+
+const limits = object(
+  {
+    maxSessions: count("Most sessions open at once; more are refused with BadTooManySessions.", 100, 10_000),
+    maxChannels: count("Most secure channels (TCP connections) open at once.", 100, 10_000),
+    minSessionTimeout: duration({
+      description: "Shortest session timeout granted to a client; shorter requests are raised to it.",
+      default: "10s",
+      min: "100ms",
+      max: "24h",
+    }),
+    maxSessionTimeout: duration({
+      description: "Longest session timeout granted to a client; longer requests are lowered to it.",
+      default: "1h",
+      min: "100ms",
+      max: "24h",
+    }),
+    maxBrowseContinuationPoints: count("Browse continuation points kept per session.", 10, 1000),
+    maxNodesPerRead: count("Most nodes in one Read request.", 10_000, 100_000),
+    maxNodesPerWrite: count("Most nodes in one Write request.", 10_000, 100_000),
+    maxNodesPerBrowse: count("Most nodes in one Browse request.", 1000, 100_000),
+    maxNodesPerTranslateBrowsePathsToNodeIds: count("Most browse paths in one TranslateBrowsePathsToNodeIds request.", 1000, 100_000),
+    maxNodesPerRegisterNodes: count("Most nodes in one RegisterNodes request.", 1000, 100_000),
+    maxBrowsePathElements: count("Most elements in one browse path.", 64, 1000),
+    maxReferencesPerNode: count("Most references returned for one node before a continuation point.", 1000, 100_000),
+    maxStringLength: size({
+      description: "Longest String accepted or returned, in bytes.",
+      default: "1MiB",
+      min: "1KiB",
+      max: "1GiB",
+    }),
+    maxByteStringLength: size({
+      description: "Longest ByteString accepted or returned, in bytes.",
+      default: "16MiB",
+      min: "1KiB",
+      max: "1GiB",
+    }),
+    maxArrayLength: count("Most elements in one array value.", 1_000_000, 2_147_483_647),
+  },
+  {
+    description: "Per-request and per-server limits; they keep a misbehaving client from exhausting the gateway.",
+    check(v, report) {
+      if (v.minSessionTimeout > v.maxSessionTimeout) {
+        report(
+          `expected at most maxSessionTimeout (${fmtMs(v.maxSessionTimeout)}), got ${fmtMs(v.minSessionTimeout)}`,
+          "minSessionTimeout",
+          "maxSessionTimeout",
+        );
+      }
+    },
+  },
+);
+
+const transport = object(
+  {
+    // Part 6 §7.1.2.3: buffers shall be at least 8192 bytes.
+    receiveBufferSize: size({ description: "Size of one message chunk received.", default: "64KiB", min: 8192, max: "16MiB" }),
+    sendBufferSize: size({ description: "Size of one message chunk sent.", default: "64KiB", min: 8192, max: "16MiB" }),
+    maxMessageSize: size({ description: "Largest message (all its chunks) accepted or sent.", default: "16MiB", min: 8192, max: "1GiB" }),
+    maxChunkCount: count("Most chunks in one message.", 256, 65_535),
+    helloTimeout: duration({
+      description: "How long a new connection may take to send its Hello before it is closed.",
+      default: "5s",
+      min: "100ms",
+      max: "10m",
+    }),
+    incompleteMessageTimeout: duration({
+      description: "How long the chunks of one message may take to arrive in full.",
+      default: "10s",
+      min: "100ms",
+      max: "10m",
+    }),
+    maxPendingBytesPerChannel: size({
+      description: "Bytes of incomplete messages one channel may hold.",
+      default: "16MiB",
+      min: "64KiB",
+      max: "1GiB",
+    }),
+    maxPendingBytesTotal: size({
+      description: "Bytes of incomplete messages all channels together may hold.",
+      default: "64MiB",
+      min: "64KiB",
+      max: "4GiB",
+    }),
+    highWaterMark: count("Queued responses on one channel at which its socket stops reading.", 100, 100_000),
+    lowWaterMark: count("Queued responses at which a paused channel reads again.", 50, 100_000, 0),
+    bufferPoolSize: count("Number of chunk buffers in the process-wide pool; when all are in use, connections stop reading.", 1024, 1_000_000),
+    minTokenLifetime: duration({
+      description: "Shortest security token lifetime granted; shorter requests are raised to it.",
+      default: "10s",
+      min: "1s",
+      max: "24h",
+    }),
+    maxTokenLifetime: duration({
+      description: "Longest security token lifetime granted; longer requests are lowered to it.",
+      default: "1h",
+      min: "1s",
+      max: "24h",
+    }),
+  },
+  {
+    description: "UA-TCP transport: chunk sizes, time-outs, memory bounds and backpressure.",
+    check(v, report) {
+      if (v.lowWaterMark >= v.highWaterMark) {
+        report(`expected less than highWaterMark (${v.highWaterMark}), got ${v.lowWaterMark}`, "lowWaterMark", "highWaterMark");
+      }
+      if (v.minTokenLifetime > v.maxTokenLifetime) {
+        report(
+          `expected at most maxTokenLifetime (${fmtMs(v.maxTokenLifetime)}), got ${fmtMs(v.minTokenLifetime)}`,
+          "minTokenLifetime",
+          "maxTokenLifetime",
+        );
+      }
+      if (v.maxPendingBytesPerChannel > v.maxPendingBytesTotal) {
+        report(
+          `expected at most maxPendingBytesTotal (${fmtBytes(v.maxPendingBytesTotal)}), got ${fmtBytes(v.maxPendingBytesPerChannel)}`,
+          "maxPendingBytesPerChannel",
+          "maxPendingBytesTotal",
+        );
+      }
+      if (v.maxMessageSize < v.receiveBufferSize) {
+        report(
+          `expected at least receiveBufferSize (${fmtBytes(v.receiveBufferSize)}), got ${fmtBytes(v.maxMessageSize)}`,
+          "maxMessageSize",
+          "receiveBufferSize",
+        );
+      }
+    },
+  },
+);
+
+export const gatewaySchema = object(
+  {
+    server,
+    dataDir: path({
+      description: "Folder for history and the PKI (certificates), relative to this file or absolute.",
+      default: "../data",
+    }),
+    devices: optional(path({ description: "The device map (YAML), relative to this file or absolute." })),
+    security,
+    limits,
+    transport,
+  },
+  { description: "fieldgate gateway configuration." },
+);
+
+export type GatewayConfig = Infer<typeof gatewaySchema>;
+export type ServerConfig = GatewayConfig["server"];
+export type SecurityConfig = GatewayConfig["security"];
+export type LimitsConfig = GatewayConfig["limits"];
+export type TransportConfig = GatewayConfig["transport"];
+export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

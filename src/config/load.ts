@@ -1,0 +1,84 @@
+// Reads a YAML config file and validates it against a schema. Every failure (missing file,
+// YAML syntax, schema) comes out the same way: ConfigIssue[] with file:line:column, so that
+// `fieldgate validate` and start-up print them identically.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { LineCounter, parseDocument, type YAMLError } from "yaml";
+import { ConfigError, type ConfigIssue } from "./errors.js";
+import { gatewaySchema, type GatewayConfig } from "./gateway-config.js";
+import type { Infer, Schema } from "./schema.js";
+import { validateDocument, type ValidationResult } from "./validate.js";
+
+export { ConfigError, formatIssue, type ConfigIssue } from "./errors.js";
+
+/** Validates YAML text as if it were the file `file` (shown in messages; its folder anchors
+ * relative paths). Used by the loaders below and by tests. */
+export function validateYaml<S extends Schema>(schema: S, text: string, file: string): ValidationResult<Infer<S>> {
+  const lines = new LineCounter();
+  // uniqueKeys off: validate.ts reports duplicates itself, with the key path and the first line.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
+  if (doc.errors.length > 0) {
+    return { ok: false, issues: doc.errors.map((e) => syntaxIssue(e, file, lines)) };
+  }
+  return validateDocument(schema, { doc, lines, file, dir: dirname(resolve(file)) });
+}
+
+/** Reads and validates `file`; the issues are empty when it is valid. */
+export function validateFile<S extends Schema>(schema: S, file: string): ValidationResult<Infer<S>> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    return { ok: false, issues: [{ file, line: 0, column: 0, path: "", message: readFailure(err) }] };
+  }
+  return validateYaml(schema, text, file);
+}
+
+/** Reads and validates `file`, or throws ConfigError with every issue found. */
+export function loadFile<S extends Schema>(schema: S, file: string): Infer<S> {
+  const result = validateFile(schema, file);
+  if (!result.ok) throw new ConfigError(result.issues);
+  return result.value;
+}
+
+export function loadGatewayConfig(file: string): GatewayConfig {
+  return loadFile(gatewaySchema, file);
+}
+
+/** For `fieldgate validate`: every issue of the gateway config, none when it is valid. */
+export function validateConfigFile(file: string): ConfigIssue[] {
+  return [...validateFile(gatewaySchema, file).issues];
+}
+
+function readFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "ENOENT":
+      return "file not found";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied: the gateway's user cannot read this file";
+    case "EISDIR":
+      return "this is a folder, expected a YAML file";
+    default:
+      return `cannot read the file: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+const SYNTAX_HINTS: Partial<Record<string, string>> = {
+  TAB_AS_INDENT: "YAML indents with spaces only; replace the tab with spaces",
+  MULTIPLE_DOCS: "a config file holds one YAML document; remove the extra ---",
+};
+
+function syntaxIssue(err: YAMLError, file: string, lines: LineCounter): ConfigIssue {
+  const { line, col } = lines.linePos(err.pos[0]);
+  const hint = SYNTAX_HINTS[err.code];
+  const text = err.message.replace(/\.$/, "");
+  return {
+    file,
+    line,
+    column: col,
+    path: "",
+    message: `YAML syntax error: ${hint ? `${text}; ${hint}` : text}`,
+  };
+}
