@@ -16,6 +16,7 @@ import {
   path,
   size,
   string,
+  type Checker,
   type Infer,
 } from "./schema.js";
 
@@ -24,6 +25,19 @@ export const SUPPORTED_SECURITY_POLICIES = ["None"] as const;
 
 const count = (description: string, def: number, max: number, min = 1) =>
   integer({ description, default: def, min, max });
+
+/**
+ * Requires low <= high (low < high when `strict`), blaming the key the file gives: the low one
+ * when it is written (or neither is), else the high one, which then clashes with the default.
+ */
+function ordered(c: Checker, lowKey: string, low: number, highKey: string, high: number, fmt: (n: number) => string, strict = false): void {
+  if (strict ? low < high : low <= high) return;
+  if (c.given(lowKey) || !c.given(highKey)) {
+    c.report(lowKey, `expected ${strict ? "less than" : "at most"} ${highKey} (${fmt(high)}), got ${fmt(low)}`);
+  } else {
+    c.report(highKey, `expected ${strict ? "more than" : "at least"} ${lowKey} (${fmt(low)}), got ${fmt(high)}`);
+  }
+}
 
 const server = object(
   {
@@ -125,14 +139,8 @@ const limits = object(
   },
   {
     description: "Per-request and per-server limits; they keep a misbehaving client from exhausting the gateway.",
-    check(v, report) {
-      if (v.minSessionTimeout > v.maxSessionTimeout) {
-        report(
-          `expected at most maxSessionTimeout (${fmtMs(v.maxSessionTimeout)}), got ${fmtMs(v.minSessionTimeout)}`,
-          "minSessionTimeout",
-          "maxSessionTimeout",
-        );
-      }
+    check(v, c) {
+      ordered(c, "minSessionTimeout", v.minSessionTimeout, "maxSessionTimeout", v.maxSessionTimeout, fmtMs);
     },
   },
 );
@@ -186,31 +194,11 @@ const transport = object(
   },
   {
     description: "UA-TCP transport: chunk sizes, time-outs, memory bounds and backpressure.",
-    check(v, report) {
-      if (v.lowWaterMark >= v.highWaterMark) {
-        report(`expected less than highWaterMark (${v.highWaterMark}), got ${v.lowWaterMark}`, "lowWaterMark", "highWaterMark");
-      }
-      if (v.minTokenLifetime > v.maxTokenLifetime) {
-        report(
-          `expected at most maxTokenLifetime (${fmtMs(v.maxTokenLifetime)}), got ${fmtMs(v.minTokenLifetime)}`,
-          "minTokenLifetime",
-          "maxTokenLifetime",
-        );
-      }
-      if (v.maxPendingBytesPerChannel > v.maxPendingBytesTotal) {
-        report(
-          `expected at most maxPendingBytesTotal (${fmtBytes(v.maxPendingBytesTotal)}), got ${fmtBytes(v.maxPendingBytesPerChannel)}`,
-          "maxPendingBytesPerChannel",
-          "maxPendingBytesTotal",
-        );
-      }
-      if (v.maxMessageSize < v.receiveBufferSize) {
-        report(
-          `expected at least receiveBufferSize (${fmtBytes(v.receiveBufferSize)}), got ${fmtBytes(v.maxMessageSize)}`,
-          "maxMessageSize",
-          "receiveBufferSize",
-        );
-      }
+    check(v, c) {
+      ordered(c, "lowWaterMark", v.lowWaterMark, "highWaterMark", v.highWaterMark, String, true);
+      ordered(c, "minTokenLifetime", v.minTokenLifetime, "maxTokenLifetime", v.maxTokenLifetime, fmtMs);
+      ordered(c, "maxPendingBytesPerChannel", v.maxPendingBytesPerChannel, "maxPendingBytesTotal", v.maxPendingBytesTotal, fmtBytes);
+      ordered(c, "receiveBufferSize", v.receiveBufferSize, "maxMessageSize", v.maxMessageSize, fmtBytes);
     },
   },
 );

@@ -65,20 +65,14 @@ function readFailure(err: unknown): string {
   }
 }
 
-const SYNTAX_HINTS: Partial<Record<string, string>> = {
-  TAB_AS_INDENT: "YAML indents with spaces only; replace the tab with spaces",
-  MULTIPLE_DOCS: "a config file holds one YAML document; remove the extra ---",
+// The parser's wording for the mistakes people make most, in the words of the person editing.
+const SYNTAX_MESSAGES: Partial<Record<string, string>> = {
+  TAB_AS_INDENT: "a tab is used for indentation; YAML indents with spaces only",
+  MULTIPLE_DOCS: "the file holds more than one YAML document (a second ---); a config file holds one",
 };
 
 function syntaxIssue(err: YAMLError, file: string, lines: LineCounter): ConfigIssue {
   const { line, col } = lines.linePos(err.pos[0]);
-  const hint = SYNTAX_HINTS[err.code];
-  const text = err.message.replace(/\.$/, "");
-  return {
-    file,
-    line,
-    column: col,
-    path: "",
-    message: `YAML syntax error: ${hint ? `${text}; ${hint}` : text}`,
-  };
+  const text = SYNTAX_MESSAGES[err.code] ?? err.message.replace(/\.$/, "");
+  return { file, line, column: col, path: "", message: `YAML syntax error: ${text}` };
 }

@@ -89,16 +89,22 @@ export interface ArraySpec extends Common {
   readonly uniqueItems?: boolean;
 }
 
-/** Reports a cross-field problem at the first of `at` that is present in the file. */
-export type Report = (message: string, ...at: RelativePath[]) => void;
 /** A key of the object being checked, or a path below it (["tags", 3, "name"]). */
 export type RelativePath = string | readonly (string | number)[];
+
+/** What a cross-field check gets to report with. */
+export interface Checker {
+  /** Reports `message` at the value of `at` (at the object's mapping when the file omits it). */
+  report(at: RelativePath, message: string): void;
+  /** Whether the file gives `at`, so that a check can blame the key the person wrote. */
+  given(at: RelativePath): boolean;
+}
 
 export interface ObjectSpec extends Common {
   readonly kind: "object";
   readonly shape: Readonly<Record<string, Schema>>;
   /** Runs only when every key of the object validated, on the value with defaults filled in. */
-  readonly check?: (value: Readonly<Record<string, unknown>>, report: Report) => void;
+  readonly check?: (value: Readonly<Record<string, unknown>>, c: Checker) => void;
 }
 
 /** A mapping whose keys the user chooses (bus names, ...), each value of one schema. */
@@ -264,7 +270,7 @@ export function array<I extends Schema>(
 
 export function object<S extends Shape>(
   shape: S,
-  opts: Described & { check?: (value: ObjectValue<S>, report: Report) => void } = {},
+  opts: Described & { check?: (value: ObjectValue<S>, c: Checker) => void } = {},
 ): Schema<ObjectValue<S>> & { readonly shape: S } {
   // The check sees the value this schema produced, so widening its parameter is sound.
   const check = opts.check as ObjectSpec["check"];

@@ -10,6 +10,7 @@ import {
   parseSize,
   resolvePath,
   type ArraySpec,
+  type Checker,
   type Infer,
   type ObjectSpec,
   type RecordSpec,
@@ -42,7 +43,11 @@ export function validateDocument<S extends Schema>(schema: S, src: DocumentSourc
   } else {
     value = v.check(schema, root, [], undefined);
   }
-  if (v.issues.length > 0 || value === INVALID) return { ok: false, issues: v.issues };
+  if (v.issues.length > 0 || value === INVALID) {
+    // Checks run in schema order; a person reads the file top to bottom.
+    const issues = [...v.issues].sort((a, b) => a.line - b.line || a.column - b.column);
+    return { ok: false, issues };
+  }
   return { ok: true, value: value as Infer<S>, issues: [] };
 }
 
@@ -196,14 +201,19 @@ class Validator {
     }
     if (!ok) return INVALID;
     if (schema.check) {
-      const report = (message: string, ...at: RelativePath[]): void => {
-        const spots = at.map((p) => (typeof p === "string" ? [p] : [...p]));
-        const found = spots.find((rel) => locate(this.src.doc, node, rel) !== undefined);
-        const rel = found ?? spots[0] ?? [];
-        this.issue(found ? locate(this.src.doc, node, found) : here, [...path, ...rel], message);
+      const where = (at: RelativePath) => {
+        const rel = typeof at === "string" ? [at] : at;
+        return { rel, node: empty ? undefined : locate(this.src.doc, node, rel) };
+      };
+      const checker: Checker = {
+        report: (at, message) => {
+          const { rel, node: found } = where(at);
+          this.issue(found ?? here, [...path, ...rel], message);
+        },
+        given: (at) => where(at).node !== undefined,
       };
       const before = this.issues.length;
-      schema.check(value, report);
+      schema.check(value, checker);
       if (this.issues.length > before) return INVALID;
     }
     return value;
@@ -326,13 +336,11 @@ export function expected(schema: SchemaSpec): string {
     case "path":
       return "a path (relative to this file's folder, or absolute)";
     case "array": {
-      const n =
-        schema.minItems !== undefined && schema.maxItems !== undefined
-          ? `${schema.minItems} to ${schema.maxItems} `
-          : schema.minItems
-            ? `at least ${schema.minItems} `
-            : "";
-      return `a list of ${n}items, each ${expected(schema.items)}`;
+      const { minItems: lo, maxItems: hi } = schema;
+      const items = (n: number) => `${n} item${n === 1 ? "" : "s"}`;
+      const count =
+        lo && hi !== undefined ? ` of ${lo} to ${items(hi)}` : lo ? ` of at least ${items(lo)}` : hi !== undefined ? ` of at most ${items(hi)}` : "";
+      return `a list${count}, each ${expected(schema.items)}`;
     }
     case "object": {
       const keys = Object.keys(schema.shape);
@@ -351,7 +359,10 @@ export function expected(schema: SchemaSpec): string {
 function describe(node: Node | null | undefined): string {
   if (node === null || node === undefined) return "nothing";
   if (isMap(node)) return "a mapping";
-  if (isSeq(node)) return "a list";
+  if (isSeq(node)) {
+    const n = node.items.length;
+    return n === 0 ? "an empty list" : `a list of ${n} item${n === 1 ? "" : "s"}`;
+  }
   if (isAlias(node)) return `*${node.source}`;
   if (isScalar(node)) {
     const v = node.value;
