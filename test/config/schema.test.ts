@@ -120,7 +120,7 @@ describe("validation with the DSL", () => {
 
   it("reports custom scalars with their own words", () => {
     expect(check("buses: {}\ndevices:\n  - { name: a, driver: modbus-tcp, tags: [{ name: t, address: holding:70000 }] }\n")).toEqual([
-      '3:56 devices[0].tags[0].address: expected an address like "holding:100", got "holding:70000"; the offset must be 0 to 65535',
+      '3:63 devices[0].tags[0].address: expected an address like "holding:100", got "holding:70000"; the offset must be 0 to 65535',
     ]);
   });
 
@@ -135,7 +135,7 @@ describe("validation with the DSL", () => {
       "      - { name: t1, address: coil:2 }",
       "",
     ].join("\n");
-    expect(check(yaml)).toEqual(['7:16 devices[0].tags[1].name: another tag of this device is already named "t1"']);
+    expect(check(yaml)).toEqual(['7:17 devices[0].tags[1].name: another tag of this device is already named "t1"']);
   });
 
   it("checks user-named keys and suggests close enum values", () => {
