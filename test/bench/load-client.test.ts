@@ -1,0 +1,75 @@
+// The load client against a fake UA-TCP responder: the whole path (Hello to CLO, pipelined
+// Reads with patched frames, window accounting) without depending on the real server.
+import { afterEach, describe, expect, it } from "vitest";
+import { Histogram } from "../../bench/client/histogram.js";
+import { runReadLoad, type ReadLoadParams } from "../../bench/scenarios/read-load.js";
+import { startFakeServer, type FakeServer } from "./fake-ua-server.js";
+
+let fake: FakeServer | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+function params(port: number, extra: Partial<ReadLoadParams> = {}): ReadLoadParams {
+  return {
+    host: "127.0.0.1",
+    port,
+    endpointUrl: `opc.tcp://127.0.0.1:${port}`,
+    connections: 2,
+    outstanding: 10,
+    values: 1,
+    warmupSeconds: 0.1,
+    durationSeconds: 0.3,
+    serverPid: process.pid,
+    ...extra,
+  };
+}
+
+describe("read load client (fake server)", () => {
+  it("opens sessions with the server's anonymous policyId, pipelines Reads and closes cleanly", async () => {
+    fake = await startFakeServer({ anonymousPolicyId: "anon-policy-7" });
+    const r = await runReadLoad(params(fake.port));
+    expect(r.requests).toBeGreaterThan(0);
+    expect(r.errors).toBe(0);
+    expect(r.errorsTotal).toBe(0);
+    expect(r.channelFaults).toBe(0);
+    expect(r.lostInFlight).toBe(0);
+    expect(fake.activatedPolicies).toEqual(["anon-policy-7", "anon-policy-7"]);
+    expect(fake.closedSessions).toBe(2);
+    const h = Histogram.from(r.latencyMicros);
+    expect(h.count).toBe(r.requests);
+    expect(h.percentile(50)).toBeLessThanOrEqual(h.percentile(99));
+    // The fake runs in this process: its /proc figures are ours, but they must come out.
+    expect(r.server?.cpuMicros).toBeGreaterThanOrEqual(0);
+    expect(r.server?.rssBytesAtEnd).toBeGreaterThan(0);
+    // Set-up reads (one validation Read) plus the window's and warm-up's.
+    expect(fake.reads).toBeGreaterThan(r.requests);
+  });
+
+  it("counts ServiceFaults as errors and keeps the pipeline full", async () => {
+    fake = await startFakeServer({ faultEvery: 7 });
+    // The first (validating) Read is #1, so faults start inside the load.
+    const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 4 }));
+    expect(r.requests).toBeGreaterThan(20);
+    expect(r.errors).toBeGreaterThan(0);
+    expect(Math.abs(r.errors - r.requests / 7)).toBeLessThan(r.requests / 7 / 2 + 2);
+    expect(Object.keys(r.errorKinds)).toEqual(["ServiceFault BadTooManyOperations"]);
+    expect(r.lostInFlight).toBe(0);
+  });
+
+  it("reassembles responses split across socket reads and reads several values per request", async () => {
+    fake = await startFakeServer({ splitAt: 13 });
+    const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 3, values: 5 }));
+    expect(r.requests).toBeGreaterThan(0);
+    expect(r.errorsTotal).toBe(0);
+  });
+
+  it("fails with a clear error when nothing listens", async () => {
+    fake = await startFakeServer();
+    const port = fake.port;
+    await fake.close();
+    fake = undefined;
+    await expect(runReadLoad(params(port))).rejects.toThrow(/connect/);
+  });
+});
