@@ -1,0 +1,70 @@
+// Runs a load in its own process, pinned to one core, so that the load client and the server
+// under test never compete for the same CPU; or inline, for tests and for machines with one core.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { LOADS, type LoadName, type LoadParams, type LoadResult } from "../scenarios/loads.js";
+import { pinnedCommand } from "./proc.js";
+
+export interface WorkerRequest {
+  load: LoadName;
+  params: LoadParams<LoadName>;
+}
+
+export type WorkerReply =
+  | { type: "result"; result: LoadResult<LoadName> }
+  | { type: "error"; message: string; code?: string };
+
+export interface LoadPlacement {
+  /** Run in this process instead of a child. */
+  inline?: boolean;
+  /** CPU to pin the load process to (ignored inline). */
+  cpu?: number;
+  /** Extra node flags for the load process. */
+  nodeFlags?: readonly string[];
+}
+
+export interface LoadRun<N extends LoadName> {
+  result: LoadResult<N>;
+  /** CPU the load process was pinned to, or undefined. */
+  pinnedCpu: number | undefined;
+  inline: boolean;
+}
+
+/** The compiled worker next to this module (dist/bench/harness/load-worker.js). */
+export function workerPath(): string {
+  return fileURLToPath(new URL("./load-worker.js", import.meta.url));
+}
+
+export async function runLoad<N extends LoadName>(load: N, params: LoadParams<N>, placement: LoadPlacement): Promise<LoadRun<N>> {
+  if (placement.inline) {
+    const run = LOADS[load] as (p: LoadParams<N>) => Promise<LoadResult<N>>;
+    return { result: await run(params), pinnedCpu: undefined, inline: true };
+  }
+  const worker = workerPath();
+  if (!existsSync(worker)) throw new Error(`${worker} is missing: build first (npm run build), or run the load inline`);
+  const cmd = pinnedCommand(placement.cpu, process.execPath, [...(placement.nodeFlags ?? []), worker]);
+  const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const result = await new Promise<LoadResult<N>>((resolve, reject) => {
+    let settled = false;
+    child.once("message", (raw: unknown) => {
+      settled = true;
+      const reply = raw as WorkerReply;
+      if (reply.type === "result") resolve(reply.result as LoadResult<N>);
+      else reject(Object.assign(new Error(`load process: ${reply.message}`), { code: reply.code }));
+    });
+    child.once("error", (err) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    });
+    child.once("exit", (code, signal) => {
+      if (settled) return;
+      settled = true;
+      reject(new Error(`load process exited (code ${code}, signal ${signal}) without a result`));
+    });
+    const request: WorkerRequest = { load, params };
+    child.send(request);
+  });
+  return { result, pinnedCpu: cmd.pinned ? placement.cpu : undefined, inline: false };
+}

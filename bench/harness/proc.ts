@@ -1,0 +1,111 @@
+// Figures of another process from /proc (Linux): CPU time, RSS. The harness reads the server's
+// own accounting instead of trusting anything the server reports about itself.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+
+let clockTicks: number | undefined;
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (sysconf(_SC_CLK_TCK)). */
+export function clockTicksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      // Linux has used 100 on every mainstream architecture; getconf is only missing on bare images.
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+export function procAvailable(pid: number): boolean {
+  return existsSync(`/proc/${pid}/stat`);
+}
+
+/** User plus system CPU time of `pid` in microseconds, or NaN when /proc cannot say. */
+export function cpuTimeMicros(pid: number): number {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return NaN;
+  }
+  // comm (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // rest[0] is field 3 (state), so utime (14) and stime (15) are rest[11] and rest[12].
+  const ticks = Number(rest[11]) + Number(rest[12]);
+  return (ticks * 1e6) / clockTicksPerSecond();
+}
+
+export interface MemoryFigures {
+  /** Resident set size, bytes (VmRSS). */
+  rss: number;
+  /** Peak resident set size, bytes (VmHWM). */
+  peakRss: number;
+}
+
+/** RSS of `pid` from /proc/<pid>/status; NaN fields when /proc cannot say. */
+export function memoryOf(pid: number): MemoryFigures {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "latin1");
+  } catch {
+    return { rss: NaN, peakRss: NaN };
+  }
+  return { rss: statusKb(text, "VmRSS:") * 1024, peakRss: statusKb(text, "VmHWM:") * 1024 };
+}
+
+function statusKb(text: string, key: string): number {
+  const at = text.indexOf(key);
+  if (at < 0) return NaN;
+  return parseInt(text.slice(at + key.length), 10);
+}
+
+let tasksetPath: string | null | undefined;
+
+/** Path of `taskset` (util-linux), or null when it is not installed. */
+export function findTaskset(): string | null {
+  if (tasksetPath === undefined) {
+    tasksetPath = null;
+    for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
+      if (dir && existsSync(`${dir}/taskset`)) {
+        tasksetPath = `${dir}/taskset`;
+        break;
+      }
+    }
+  }
+  return tasksetPath;
+}
+
+/**
+ * Prefixes a command with `taskset -c <cpu>` when taskset exists. taskset execs the command, so
+ * the child's pid is the command's own pid and /proc figures need no indirection.
+ */
+export function pinnedCommand(
+  cpu: number | undefined,
+  command: string,
+  args: readonly string[],
+): { command: string; args: string[]; pinned: boolean } {
+  const taskset = cpu === undefined ? null : findTaskset();
+  if (taskset === null || cpu === undefined) return { command, args: [...args], pinned: false };
+  return { command: taskset, args: ["-c", String(cpu), command, ...args], pinned: true };
+}
+
+/** The CPUs this process may run on (Cpus_allowed_list), in order; [] when unknown. */
+export function allowedCpus(): number[] {
+  try {
+    const text = readFileSync("/proc/self/status", "latin1");
+    const m = /Cpus_allowed_list:\s*(\S+)/.exec(text);
+    if (m) {
+      const cpus: number[] = [];
+      for (const part of m[1].split(",")) {
+        const [a, b] = part.split("-").map(Number);
+        for (let c = a; c <= (b ?? a); c++) cpus.push(c);
+      }
+      return cpus;
+    }
+  } catch {
+    // Not Linux: no pinning.
+  }
+  return [];
+}

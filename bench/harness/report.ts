@@ -1,0 +1,143 @@
+// What a bench run reports: one CaseResult per scenario case and target, a readable table, and
+// a JSON document with the machine, the date, the commit and the conditions of every figure
+// (the raw material of bench/RESULTS.md later).
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, release } from "node:os";
+
+export interface LatencyFigures {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+export interface Figures {
+  requests: number;
+  windowSeconds: number;
+  requestsPerSecond: number;
+  /** Microseconds, from send to the arrival of the socket read that held the response. */
+  latencyMicros: LatencyFigures;
+  /** Server utime + stime over the window / requests, µs; NaN without /proc. */
+  serverCpuMicrosPerRequest: number;
+  /** Server CPU over the window / window length: near 1 means the server core was saturated. */
+  serverCpuShare: number;
+  /** Load process CPU over the window / window length: near 1 means the client was the limit. */
+  loadCpuShare: number;
+  serverRssIdleBytes: number;
+  serverRssEndBytes: number;
+  serverPeakRssBytes: number;
+  startToListeningMs: number;
+  errors: number;
+  errorsTotal: number;
+  channelFaults: number;
+  lostInFlight: number;
+}
+
+export interface CaseConditions {
+  connections: number;
+  outstanding: number;
+  values: number;
+  nodes: string[];
+  timestampsToReturn: string;
+  warmupSeconds: number;
+  durationSeconds: number;
+  /** CPU the server was pinned to, or null. */
+  serverCpu: number | null;
+  /** CPU the load process was pinned to, or null (also when the load ran inline). */
+  loadCpu: number | null;
+  loadInline: boolean;
+  requestBytes: number;
+  idleRssAfterMs: number;
+}
+
+export interface CaseResult {
+  scenario: string;
+  case: string;
+  target: string;
+  figures: Figures;
+  conditions: CaseConditions;
+  errorKinds: Record<string, number>;
+  /** Anything that qualifies the figures (no taskset, server exit code, ...). */
+  notes: string[];
+}
+
+export interface RunReport {
+  tool: "fieldgate-bench";
+  date: string;
+  commit: string | null;
+  machine: { cpuModel: string; cpus: number; kernel: string; node: string };
+  notes: string[];
+  results: CaseResult[];
+}
+
+export function machineInfo(): RunReport["machine"] {
+  const list = cpus();
+  return { cpuModel: list[0]?.model ?? "unknown", cpus: list.length, kernel: release(), node: process.version };
+}
+
+export function gitCommit(root: string): string | null {
+  try {
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return dirty ? `${head}+dirty` : head;
+  } catch {
+    try {
+      return readFileSync(`${root}/.git/HEAD`, "utf8").trim();
+    } catch {
+      return null;
+    }
+  }
+}
+
+function fmt(n: number, digits = 0): string {
+  if (!Number.isFinite(n)) return "-";
+  return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function mb(bytes: number): string {
+  return Number.isFinite(bytes) ? fmt(bytes / (1 << 20), 1) : "-";
+}
+
+function pct(share: number): string {
+  return Number.isFinite(share) ? `${fmt(share * 100)} %` : "-";
+}
+
+/** The figures as a fixed-width text table, one row per case. */
+export function formatTable(results: readonly CaseResult[]): string {
+  const header = ["target", "case", "req/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "srv µs/req", "srv CPU", "load CPU", "RSS idle MB", "RSS end MB", "start ms", "errors"];
+  const rows = results.map((r) => {
+    const f = r.figures;
+    return [
+      r.target,
+      r.case,
+      fmt(f.requestsPerSecond),
+      fmt(f.latencyMicros.p50),
+      fmt(f.latencyMicros.p90),
+      fmt(f.latencyMicros.p99),
+      fmt(f.latencyMicros.p999),
+      fmt(f.serverCpuMicrosPerRequest, 2),
+      pct(f.serverCpuShare),
+      pct(f.loadCpuShare),
+      mb(f.serverRssIdleBytes),
+      mb(f.serverRssEndBytes),
+      fmt(f.startToListeningMs),
+      f.errorsTotal === f.errors ? fmt(f.errors) : `${fmt(f.errors)} (${fmt(f.errorsTotal)} in run)`,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const out = [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
+  for (const r of results) {
+    for (const [kind, n] of Object.entries(r.errorKinds)) out.push(`  ${r.target} ${r.case}: ${n} x ${kind}`);
+    for (const note of r.notes) out.push(`  ${r.target} ${r.case}: ${note}`);
+  }
+  return out.join("\n");
+}
+
+export function writeJson(path: string, report: RunReport): void {
+  // NaN (a figure /proc could not give) becomes null, which JSON can carry.
+  writeFileSync(path, `${JSON.stringify(report, (_k, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2)}\n`);
+}

@@ -1,0 +1,67 @@
+// What a scenario is to the harness: a name, its own command-line options, and a run that
+// starts the server under test as often as its cases need and returns one result per case.
+// Targets are handed in, so the node-opcua peer (issue 7) runs the same scenario unchanged.
+import type { LoadPlacement } from "./load-process.js";
+import type { CaseResult } from "./report.js";
+import type { ServerTarget } from "./target.js";
+
+export interface BenchContext {
+  /** Repository root. */
+  root: string;
+  targets: readonly ServerTarget[];
+  /** CPU for the server under test, or undefined to leave it unpinned. */
+  serverCpu: number | undefined;
+  /** Where the load runs (own process pinned to a CPU, or inline). */
+  load: LoadPlacement;
+  /** Conditions that hold for the whole run (no taskset, one CPU, ...). */
+  notes: string[];
+  log(line: string): void;
+}
+
+/** Options every scenario takes; run.ts acts on them, the scenario on the rest. */
+export interface CommonOptions {
+  /** Write the report as JSON to this file too. */
+  json?: string;
+  /** gateway.yaml for fieldgate (default config/gateway.yaml). */
+  config?: string;
+  /** Run the load in the harness process instead of its own pinned process. */
+  inline: boolean;
+  /** Pin server and load to cores with taskset (default when taskset and 2 CPUs exist). */
+  pin: boolean;
+}
+
+export const COMMON_OPTIONS = {
+  json: { type: "string" },
+  config: { type: "string" },
+  inline: { type: "boolean", default: false },
+  "no-pin": { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+export function commonFrom(values: { json?: string; config?: string; inline?: boolean; "no-pin"?: boolean }): CommonOptions {
+  return { json: values.json, config: values.config, inline: values.inline ?? false, pin: !values["no-pin"] };
+}
+
+export interface Scenario<O extends CommonOptions> {
+  readonly name: string;
+  /** One line for the usage text. */
+  readonly summary: string;
+  readonly usage: string;
+  /** Parses the arguments after the scenario name (common options too); throws on a bad one; null for --help. */
+  parse(argv: readonly string[]): O | null;
+  run(ctx: BenchContext, options: O): Promise<CaseResult[]>;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A positive number option, or the default. */
+export function positive(name: string, text: string | undefined, fallback: number, integer = true): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new Error(`--${name}: expected a positive ${integer ? "integer" : "number"}, got "${text}"`);
+  }
+  return n;
+}

@@ -1,0 +1,48 @@
+// fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
+
+export interface FieldgateTargetOptions {
+  /** Repository root: where dist/src/cli.js and config/ are. */
+  root: string;
+  /** gateway.yaml to run with; default config/gateway.yaml when it exists, else the CLI's defaults. */
+  config?: string;
+  /** Extra node flags for the server (e.g. --max-semi-space-size). */
+  nodeFlags?: readonly string[];
+}
+
+export function fieldgateCli(root: string): string {
+  return join(root, "dist", "src", "cli.js");
+}
+
+export function defaultFieldgateConfig(root: string): string | undefined {
+  const path = join(root, "config", "gateway.yaml");
+  return existsSync(path) ? path : undefined;
+}
+
+export class FieldgateTarget implements ServerTarget {
+  readonly name = "fieldgate";
+
+  constructor(private readonly options: FieldgateTargetOptions) {}
+
+  start(options: TargetStartOptions): Promise<RunningServer> {
+    const { root, nodeFlags = [] } = this.options;
+    const cli = fieldgateCli(root);
+    if (!existsSync(cli)) {
+      return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
+    }
+    const config = this.options.config ?? defaultFieldgateConfig(root);
+    const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
+    return spawnServer(
+      {
+        target: this.name,
+        command: process.execPath,
+        args,
+        cwd: root,
+        listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,
+      },
+      options,
+    );
+  }
+}
