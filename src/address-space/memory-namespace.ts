@@ -1,0 +1,455 @@
+// A general in-memory NodeManager: folders, objects, variables and properties added by code
+// (the device map, the test and benchmark namespaces), Read of every attribute, Write of Value
+// with the checks of Part 4 §5.10.4, and a fast setValue path for drivers that feeds
+// subscriptions through one listener.
+//
+// Decisions:
+// - References are kept in both directions on the nodes of this namespace. A parent in another
+//   namespace (e.g. Objects in ns0) gets the forward reference through the registry; the child
+//   here records the inverse itself. HasTypeDefinition is recorded only forward: type nodes do not
+//   list their instances (thousands of device variables would bloat BaseDataVariableType).
+// - Writing StatusCode / SourceTimestamp along with the value is allowed per node through the
+//   AccessLevel bits StatusWrite and TimestampWrite (Part 3 §8.57); without them the write is
+//   BadWriteNotSupported (Part 4 §5.10.4). A ServerTimestamp is never writable: the server
+//   stamps it on reads. A Good StatusCode counts as "not written".
+// - A variable with an onWrite handler does not store the written value: the handler forwards
+//   it (to a device) and the new value arrives through setValue (the next poll). Without a
+//   handler the value is stored, with sourceTimestamp = the one written or the request's time.
+// - An IndexRange write is merged into the current value with writeRange (Part 4 §7.22).
+// - ByteString and one-dimensional Byte arrays are interchangeable on write (Part 4 §5.10.4)
+//   and are converted to the variable's own form before storing.
+import {
+  BuiltinType,
+  IdType,
+  NULL_VARIANT,
+  VariantArrayType,
+  numericNodeId,
+  stringNodeId,
+  type DataValue,
+  type LocalizedText,
+  type NodeId,
+  type QualifiedName,
+  type StatusCode,
+  type Variant,
+} from "../ua/builtins.js";
+import { UaStatusError, statusOf } from "../ua/errors.js";
+import { AttributeIds, DataTypeIds, ObjectTypeIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { nodeIdKey } from "../ua/node-id.js";
+import { parseNumericRange, writeRange } from "../ua/numeric-range.js";
+import type { NamespaceRegistry, ReferenceTarget } from "./namespace-registry.js";
+import {
+  NodeClassMask,
+  type AttributeRead,
+  type AttributeWrite,
+  type NodeManager,
+  type NodeReference,
+  type NodeSummary,
+  type RequestContext,
+} from "./node-manager.js";
+import { ns0Table } from "./ns0-table.js";
+import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
+
+export type Role = RequestContext["role"];
+
+/**
+ * Forwards a client's write (e.g. to a device). Returns the operation's StatusCode, or a promise
+ * of it for slow targets; a rejected promise or a throw gives BadInternalError.
+ */
+export type WriteHandler = (ctx: RequestContext, variable: MemoryVariable, value: DataValue) => StatusCode | Promise<StatusCode>;
+
+/** Called after every value change (setValue and stored client writes). */
+export type MemoryValueListener = (variable: MemoryVariable, value: DataValue) => void;
+
+export interface NodeOptions {
+  /** A NodeId, or a string identifier in this namespace. */
+  readonly nodeId: NodeId | string;
+  /** A QualifiedName, or a name in this namespace. */
+  readonly browseName: string | QualifiedName;
+  /** Default: the browse name. */
+  readonly displayName?: string | LocalizedText;
+  readonly description?: string | LocalizedText;
+  /** The node this one hangs under (any namespace); none for a root of its own. */
+  readonly parent?: NodeId;
+  /** Reference from the parent; defaults: Organizes for objects, HasComponent for variables. */
+  readonly referenceType?: NodeId;
+}
+
+export interface ObjectOptions extends NodeOptions {
+  /** Default BaseObjectType (FolderType for addFolder). */
+  readonly typeDefinition?: NodeId;
+  readonly eventNotifier?: number;
+}
+
+export interface VariableOptions extends NodeOptions {
+  /** A built-in type, or an ns0 DataType (Enumerations, UtcTime, Number, BaseDataType, ...). */
+  readonly dataType: BuiltinType | NodeId;
+  /** Default -1 (scalar). */
+  readonly valueRank?: number;
+  readonly arrayDimensions?: readonly number[];
+  /** AccessLevel bits (AccessLevel.CurrentRead, ...); default CurrentRead. */
+  readonly accessLevel?: number;
+  /** Roles that may write; default operator and admin (Part 3 §5.6.2 UserAccessLevel). */
+  readonly writeRoles?: readonly Role[];
+  readonly minimumSamplingInterval?: number;
+  readonly historizing?: boolean;
+  /** Default BaseDataVariableType (PropertyType for addProperty). */
+  readonly typeDefinition?: NodeId;
+  /** Initial value: a Variant (stored with the creation time as sourceTimestamp) or a DataValue. */
+  readonly value?: Variant | DataValue;
+  readonly onWrite?: WriteHandler;
+  /** Free slot for the owner (a driver's tag, ...). */
+  readonly context?: unknown;
+}
+
+/** A variable of a MemoryNamespace: the handle setValue takes. */
+export interface MemoryVariable extends UaNode {
+  value: DataValue;
+  readonly dataType: NodeId;
+  readonly valueRank: number;
+  readonly accessLevel: number;
+  /** Built-in type a written Variant must have (Variant: any; or one of the ABSTRACT_* marks). */
+  readonly expectedType: number;
+  readonly writeRoleMask: number;
+  readonly onWrite: WriteHandler | undefined;
+  context: unknown;
+}
+
+const ROLE_BITS: Readonly<Record<Role, number>> = { viewer: 1, operator: 2, admin: 4 };
+const DEFAULT_WRITE_ROLES: readonly Role[] = ["operator", "admin"];
+/** Marks for the abstract numeric DataTypes (Part 5 §12.2.9); above every BuiltinType. */
+const ABSTRACT_NUMBER = 100;
+const ABSTRACT_INTEGER = 101;
+const ABSTRACT_UINTEGER = 102;
+const WRITE_BITS = AccessLevel.CurrentWrite | AccessLevel.StatusWrite | AccessLevel.TimestampWrite | AccessLevel.HistoryWrite;
+
+const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });
+const INVALID_ATTRIBUTE: DataValue = Object.freeze({ statusCode: StatusCodes.BadAttributeIdInvalid });
+
+const ref = (n: number): NodeId => numericNodeId(n);
+const ORGANIZES = Object.freeze(ref(ReferenceTypeIds.Organizes));
+const HAS_COMPONENT = Object.freeze(ref(ReferenceTypeIds.HasComponent));
+const HAS_PROPERTY = Object.freeze(ref(ReferenceTypeIds.HasProperty));
+const HAS_TYPE_DEFINITION = Object.freeze(ref(ReferenceTypeIds.HasTypeDefinition));
+
+function text(t: string | LocalizedText | undefined): LocalizedText | undefined {
+  return typeof t === "string" ? { text: t } : t;
+}
+
+function isDataValue(v: Variant | DataValue): v is DataValue {
+  return !("arrayType" in v && "dataType" in v);
+}
+
+export class MemoryNamespace implements NodeManager, ReferenceTarget {
+  /** Optional hook called after every value change; the subscription layer sets it. */
+  onValueChange: MemoryValueListener | undefined;
+
+  private readonly byNumber = new Map<number, UaNode>();
+  private readonly byString = new Map<string, UaNode>();
+  private readonly byOther = new Map<string | number, UaNode>();
+
+  /** `registry` is needed only to hang nodes under parents of other namespaces. */
+  constructor(
+    readonly namespaceIndex: number,
+    private readonly registry?: NamespaceRegistry,
+  ) {}
+
+  get nodeCount(): number {
+    return this.byNumber.size + this.byString.size + this.byOther.size;
+  }
+
+  // ---- building -----------------------------------------------------------------------------
+
+  addFolder(options: ObjectOptions): UaNode {
+    return this.addObject({ ...options, typeDefinition: options.typeDefinition ?? ref(ObjectTypeIds.FolderType) });
+  }
+
+  addObject(options: ObjectOptions): UaNode {
+    const node = this.makeNode(options, NodeClassMask.Object, options.typeDefinition ?? ref(ObjectTypeIds.BaseObjectType));
+    node.eventNotifier = options.eventNotifier ?? 0;
+    this.insert(node, options, ORGANIZES);
+    return node;
+  }
+
+  addVariable(options: VariableOptions): MemoryVariable {
+    const dataType = typeof options.dataType === "number" ? ref(options.dataType) : options.dataType;
+    const expectedType = expectedBuiltin(dataType);
+    const base = this.makeNode(options, NodeClassMask.Variable, options.typeDefinition ?? ref(VariableTypeIds.BaseDataVariableType));
+    let roles = 0;
+    for (const r of options.writeRoles ?? DEFAULT_WRITE_ROLES) roles |= ROLE_BITS[r];
+    const initial = options.value;
+    const node: MemoryVariable = Object.assign(base, {
+      value: initial === undefined ? { value: NULL_VARIANT } : isDataValue(initial) ? initial : { value: initial, sourceTimestamp: Date.now() },
+      dataType,
+      valueRank: options.valueRank ?? -1,
+      arrayDimensions: options.arrayDimensions,
+      accessLevel: options.accessLevel ?? AccessLevel.CurrentRead,
+      minimumSamplingInterval: options.minimumSamplingInterval ?? 0,
+      historizing: options.historizing ?? false,
+      expectedType,
+      writeRoleMask: roles,
+      onWrite: options.onWrite,
+      context: options.context,
+    });
+    this.insert(node, options, HAS_COMPONENT);
+    return node;
+  }
+
+  /** A property (HasProperty, PropertyType) of `parent`; default NodeId `<parent>.<name>` for string parents. */
+  addProperty(parent: NodeId, options: Omit<VariableOptions, "parent" | "nodeId"> & { readonly nodeId?: NodeId | string }): MemoryVariable {
+    const name = typeof options.browseName === "string" ? options.browseName : options.browseName.name;
+    const nodeId = options.nodeId ?? (parent.idType === IdType.String ? `${String(parent.value)}.${name}` : undefined);
+    if (nodeId === undefined) throw new UaStatusError(StatusCodes.BadNodeIdInvalid, "addProperty needs a nodeId for this parent");
+    return this.addVariable({
+      ...options,
+      nodeId,
+      parent,
+      referenceType: options.referenceType ?? HAS_PROPERTY,
+      typeDefinition: options.typeDefinition ?? ref(VariableTypeIds.PropertyType),
+    });
+  }
+
+  /** Adds a reference to a node of this namespace (the target may be anywhere). */
+  addReference(sourceId: NodeId, referenceTypeId: NodeId, targetId: NodeId, isForward = true): void {
+    const node = this.find(sourceId);
+    if (!node) throw new UaStatusError(StatusCodes.BadNodeIdUnknown, "addReference: source not in this namespace");
+    node.references.push({ referenceTypeId, isForward, targetId });
+  }
+
+  getNode(nodeId: NodeId): UaNode | undefined {
+    return this.find(nodeId);
+  }
+
+  /** The variable with this NodeId, or undefined (also for non-Variables). */
+  variable(nodeId: NodeId | string): MemoryVariable | undefined {
+    const node = this.find(typeof nodeId === "string" ? stringNodeId(nodeId, this.namespaceIndex) : nodeId);
+    return node?.nodeClass === NodeClassMask.Variable ? (node as MemoryVariable) : undefined;
+  }
+
+  /**
+   * Replaces a variable's value (kept as given, not copied or checked: the caller owns its
+   * correctness) and tells the listener. The fast path for drivers.
+   */
+  setValue(variable: MemoryVariable | NodeId, value: DataValue): void {
+    const v = "expectedType" in variable ? variable : this.variable(variable);
+    if (!v) throw new UaStatusError(StatusCodes.BadNodeIdUnknown, "setValue: no such variable");
+    v.value = value;
+    this.onValueChange?.(v, value);
+  }
+
+  // ---- NodeManager --------------------------------------------------------------------------
+
+  read(ctx: RequestContext, items: readonly AttributeRead[], results: DataValue[], indices?: readonly number[]): void {
+    if (indices) {
+      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx, items[indices[k]]);
+    } else {
+      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx, items[i]);
+    }
+  }
+
+  write(ctx: RequestContext, items: readonly AttributeWrite[], results: number[], indices?: readonly number[]): void | Promise<void> {
+    let pending: Promise<void>[] | undefined;
+    const n = indices ? indices.length : items.length;
+    for (let k = 0; k < n; k++) {
+      const i = indices ? indices[k] : k;
+      const r = this.writeOne(ctx, items[i]);
+      if (typeof r === "number") {
+        results[i] = r;
+      } else {
+        results[i] = StatusCodes.BadInternalError;
+        (pending ??= []).push(
+          r.then(
+            (s) => void (results[i] = s),
+            (e: unknown) => void (results[i] = statusOf(e)),
+          ),
+        );
+      }
+    }
+    if (pending) return Promise.all(pending).then(() => undefined);
+  }
+
+  references(nodeId: NodeId): readonly NodeReference[] | undefined {
+    return this.find(nodeId)?.references;
+  }
+
+  summary(nodeId: NodeId): NodeSummary | undefined {
+    const node = this.find(nodeId);
+    return node ? summarize(node) : undefined;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  private find(nodeId: NodeId): UaNode | undefined {
+    if (nodeId.namespace !== this.namespaceIndex) return undefined;
+    if (nodeId.idType === IdType.String) return this.byString.get(nodeId.value as string);
+    if (nodeId.idType === IdType.Numeric) return this.byNumber.get(nodeId.value as number);
+    return this.byOther.get(nodeIdKey(nodeId));
+  }
+
+  private makeNode(options: NodeOptions, nodeClass: NodeClassMask, typeDefinition: NodeId): UaNode {
+    const nodeId = typeof options.nodeId === "string" ? stringNodeId(options.nodeId, this.namespaceIndex) : options.nodeId;
+    if (nodeId.namespace !== this.namespaceIndex) {
+      throw new UaStatusError(StatusCodes.BadNodeIdInvalid, `node ${String(nodeId.value)} is not in namespace ${this.namespaceIndex}`);
+    }
+    if (this.find(nodeId)) throw new UaStatusError(StatusCodes.BadNodeIdExists, `node ${String(nodeId.value)} exists`);
+    const browseName =
+      typeof options.browseName === "string" ? { namespaceIndex: this.namespaceIndex, name: options.browseName } : options.browseName;
+    return {
+      nodeId,
+      nodeClass,
+      browseName,
+      displayName: text(options.displayName) ?? { text: browseName.name },
+      description: text(options.description),
+      references: [{ referenceTypeId: HAS_TYPE_DEFINITION, isForward: true, targetId: typeDefinition }],
+      typeDefinition,
+    };
+  }
+
+  private insert(node: UaNode, options: NodeOptions, defaultReference: NodeId): void {
+    const parent = options.parent;
+    if (parent) {
+      const referenceType = options.referenceType ?? defaultReference;
+      if (parent.namespace === this.namespaceIndex) {
+        if (!this.find(parent)) throw new UaStatusError(StatusCodes.BadParentNodeIdInvalid, `parent ${String(parent.value)} unknown`);
+        this.addReference(parent, referenceType, node.nodeId, true);
+      } else {
+        const owner = this.registry?.managerFor(parent) as (NodeManager & Partial<ReferenceTarget>) | undefined;
+        if (!owner?.addReference || !owner.summary(parent)) {
+          throw new UaStatusError(StatusCodes.BadParentNodeIdInvalid, `parent ${String(parent.value)} unknown or not extensible`);
+        }
+        owner.addReference(parent, referenceType, node.nodeId, true);
+      }
+      node.references.push({ referenceTypeId: referenceType, isForward: false, targetId: parent });
+    }
+    const id = node.nodeId;
+    if (id.idType === IdType.String) this.byString.set(id.value as string, node);
+    else if (id.idType === IdType.Numeric) this.byNumber.set(id.value as number, node);
+    else this.byOther.set(nodeIdKey(id), node);
+  }
+
+  private userAccessLevel(ctx: RequestContext, v: MemoryVariable): number {
+    return (v.writeRoleMask & ROLE_BITS[ctx.role]) !== 0 ? v.accessLevel : v.accessLevel & ~WRITE_BITS;
+  }
+
+  private readOne(ctx: RequestContext, item: AttributeRead): DataValue {
+    const node = this.find(item.nodeId);
+    if (!node) return UNKNOWN_NODE;
+    if (item.attributeId === AttributeIds.Value) {
+      return node.nodeClass === NodeClassMask.Variable ? (node as MemoryVariable).value : INVALID_ATTRIBUTE;
+    }
+    const ual = node.nodeClass === NodeClassMask.Variable ? this.userAccessLevel(ctx, node as MemoryVariable) : 0;
+    return readNonValueAttribute(node, item.attributeId, ual);
+  }
+
+  /** Part 4 §5.10.4 operation-level results, in the order a client can act on them. */
+  private writeOne(ctx: RequestContext, item: AttributeWrite): StatusCode | Promise<StatusCode> {
+    const node = this.find(item.nodeId);
+    if (!node) return StatusCodes.BadNodeIdUnknown;
+    if (!hasAttribute(node.nodeClass, item.attributeId)) return StatusCodes.BadAttributeIdInvalid;
+    if (item.attributeId !== AttributeIds.Value) return StatusCodes.BadNotWritable;
+    const v = node as MemoryVariable;
+    if ((v.accessLevel & AccessLevel.CurrentWrite) === 0) return StatusCodes.BadNotWritable;
+    if ((v.writeRoleMask & ROLE_BITS[ctx.role]) === 0) return StatusCodes.BadUserAccessDenied;
+    const dv = item.value;
+    if (dv.serverTimestamp !== undefined) return StatusCodes.BadWriteNotSupported;
+    const writesStatus = dv.statusCode !== undefined && dv.statusCode !== StatusCodes.Good;
+    if (writesStatus && (v.accessLevel & AccessLevel.StatusWrite) === 0) return StatusCodes.BadWriteNotSupported;
+    if (dv.sourceTimestamp !== undefined && (v.accessLevel & AccessLevel.TimestampWrite) === 0) return StatusCodes.BadWriteNotSupported;
+    let value = dv.value;
+    if (value === undefined) return StatusCodes.BadTypeMismatch;
+    value = coerceBytes(v, value);
+    if (item.indexRange !== undefined && item.indexRange !== "") {
+      const parsed = parseNumericRange(item.indexRange);
+      if (!parsed.ok) return parsed.statusCode;
+      const current = v.value.value;
+      if (current === undefined) return StatusCodes.BadIndexRangeNoData;
+      const merged = writeRange(current, parsed.range, value);
+      if (!merged.ok) return merged.statusCode;
+      value = merged.value;
+    }
+    const check = checkValue(v, value);
+    if (check !== StatusCodes.Good) return check;
+    const stored: DataValue = {
+      value,
+      statusCode: writesStatus ? dv.statusCode : undefined,
+      sourceTimestamp: dv.sourceTimestamp ?? ctx.now,
+      sourcePicoseconds: dv.sourceTimestamp !== undefined ? dv.sourcePicoseconds : undefined,
+    };
+    if (v.onWrite) return v.onWrite(ctx, v, stored);
+    this.setValue(v, stored);
+    return StatusCodes.Good;
+  }
+}
+
+/** The built-in type (or ABSTRACT_* mark) a value of `dataType` must have. */
+function expectedBuiltin(dataType: NodeId): number {
+  if (dataType.namespace === 0 && typeof dataType.value === "number") {
+    switch (dataType.value) {
+      case DataTypeIds.Number:
+        return ABSTRACT_NUMBER;
+      case DataTypeIds.Integer:
+        return ABSTRACT_INTEGER;
+      case DataTypeIds.UInteger:
+        return ABSTRACT_UINTEGER;
+    }
+    const b = ns0Table().builtinTypeOf(dataType.value);
+    if (b !== undefined) return b;
+  }
+  throw new UaStatusError(StatusCodes.BadDataTypeIdUnknown, `DataType ${String(dataType.value)} is not in namespace 0`);
+}
+
+function typeMatches(expected: number, actual: BuiltinType): boolean {
+  switch (expected) {
+    case BuiltinType.Variant:
+      return true;
+    case ABSTRACT_NUMBER:
+      return actual >= BuiltinType.SByte && actual <= BuiltinType.Double;
+    case ABSTRACT_INTEGER:
+      return actual === BuiltinType.SByte || actual === BuiltinType.Int16 || actual === BuiltinType.Int32 || actual === BuiltinType.Int64;
+    case ABSTRACT_UINTEGER:
+      return actual === BuiltinType.Byte || actual === BuiltinType.UInt16 || actual === BuiltinType.UInt32 || actual === BuiltinType.UInt64;
+    default:
+      return actual === expected;
+  }
+}
+
+/** ValueRank (Part 3 §5.6.2): -3 scalar or 1-D, -2 any, -1 scalar, 0 one or more dimensions, n exactly n. */
+function rankMatches(valueRank: number, value: Variant): boolean {
+  const dims =
+    value.arrayType === VariantArrayType.Scalar ? 0 : value.arrayType === VariantArrayType.Array ? 1 : (value.dimensions?.length ?? 0);
+  switch (valueRank) {
+    case -3:
+      return dims <= 1;
+    case -2:
+      return true;
+    case -1:
+      return dims === 0;
+    case 0:
+      return dims >= 1;
+    default:
+      return dims === valueRank;
+  }
+}
+
+/** BadTypeMismatch unless the Variant's type and shape fit DataType and ValueRank (Part 4 §5.10.4). */
+function checkValue(v: MemoryVariable, value: Variant): StatusCode {
+  if (value.dataType === BuiltinType.Null) {
+    // An empty Variant is a value only where any value is (BaseDataType).
+    return v.expectedType === BuiltinType.Variant ? StatusCodes.Good : StatusCodes.BadTypeMismatch;
+  }
+  if (!typeMatches(v.expectedType, value.dataType)) return StatusCodes.BadTypeMismatch;
+  if (!rankMatches(v.valueRank, value)) return StatusCodes.BadTypeMismatch;
+  return StatusCodes.Good;
+}
+
+/** Part 4 §5.10.4: a ByteString may be written to a Byte array Variable and vice versa. */
+function coerceBytes(v: MemoryVariable, value: Variant): Variant {
+  if (v.expectedType === BuiltinType.ByteString && v.valueRank === -1 && value.dataType === BuiltinType.Byte && value.arrayType === VariantArrayType.Array) {
+    return { dataType: BuiltinType.ByteString, arrayType: VariantArrayType.Scalar, value: Buffer.from(value.value as number[]) };
+  }
+  if (v.expectedType === BuiltinType.Byte && v.valueRank === 1 && value.dataType === BuiltinType.ByteString && value.arrayType === VariantArrayType.Scalar) {
+    const bytes = value.value as Buffer | null;
+    return { dataType: BuiltinType.Byte, arrayType: VariantArrayType.Array, value: bytes ? Array.from(bytes) : [] };
+  }
+  return value;
+}
