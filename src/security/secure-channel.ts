@@ -1,0 +1,451 @@
+// The secure channel over one UA-TCP connection (Part 6 §6.7): OPN Issue/Renew, tokens and their
+// lifetimes, sequence numbers, MSG reassembly, CLO, and chunking of responses. One SecureChannel
+// per accepted (or reverse) connection; `channelId` is 0 until the OPN Issue.
+import type { Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import type { BinaryWriter } from "../ua/binary-writer.js";
+import { decodeNodeId, encodeNodeId } from "../ua/builtin-codec.js";
+import { IdType, numericNodeId, type NodeId } from "../ua/builtins.js";
+import { UaStatusError } from "../ua/errors.js";
+import { MessageSecurityMode, SecurityTokenRequestType } from "../ua/generated/enums.js";
+import { ObjectIds } from "../ua/generated/node-ids.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { decodeOpenSecureChannelRequest, encodeOpenSecureChannelResponse } from "../ua/generated/types.js";
+import { ConnectionState, TcpConnection, type ConnectionContext, type ConnectionSink } from "../transport/tcp-connection.js";
+import { MessageAssembler } from "../transport/message-assembler.js";
+import { ChunkType, HEADER_SIZE, MessageType, writeHeader } from "../transport/ua-tcp.js";
+import type { AsymmetricSecurity, ChunkCrypto, SecurityPolicyRegistry, SymmetricSecurity } from "./security-policy.js";
+
+export interface ChannelHandler {
+  /** A complete request: body[start, end) begins with the encoding NodeId of the request type.
+   *  The bytes are valid only during this call (they may be a pooled buffer): decode synchronously. */
+  onRequest(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void;
+  /** The channel (opened by an OPN Issue) is closing; called once. */
+  onChannelClosed(channel: SecureChannel): void;
+}
+
+/** What a server shares with all its channels. */
+export interface ChannelContext extends ConnectionContext {
+  readonly handler: ChannelHandler;
+  readonly policies: SecurityPolicyRegistry;
+  /** A SecureChannelId not in use on this server, never 0. */
+  allocateChannelId(): number;
+  /** The socket is gone: forget the channel. */
+  channelGone(channel: SecureChannel): void;
+}
+
+interface Token {
+  readonly id: number;
+  readonly keys: SymmetricSecurity;
+  /** performance.now() after which the token is no longer accepted. */
+  readonly expiresAt: number;
+}
+
+/** MessageHeader + SecureChannelId + TokenId (Part 6 §6.7.2.2). */
+const SYMMETRIC_HEADER_SIZE = HEADER_SIZE + 8;
+const SEQUENCE_HEADER_SIZE = 8;
+/** Part 6 §6.7.2.4: legacy sequence numbers may wrap only above UInt32.MaxValue - 1024, to below 1024. */
+const SEQUENCE_WRAP_FLOOR = 4294966271;
+const TWO_32 = 4294967296;
+/**
+ * Part 4 §5.5.2.1: clients renew at 75 % of the lifetime, and a channel lives until its last
+ * token has expired and the overlap period (25 % of the lifetime) has passed.
+ */
+const TOKEN_OVERLAP = 1.25;
+
+const OPN_REQUEST_ID = ObjectIds.OpenSecureChannelRequest_Encoding_DefaultBinary;
+const OPN_RESPONSE_NODE_ID = numericNodeId(ObjectIds.OpenSecureChannelResponse_Encoding_DefaultBinary);
+
+/** Encoding NodeIds by number, made once per response type rather than once per response. */
+const encodingNodeIds = new Map<number, NodeId>();
+function encodingNodeId(id: number): NodeId {
+  let n = encodingNodeIds.get(id);
+  if (n === undefined) {
+    n = numericNodeId(id);
+    encodingNodeIds.set(id, n);
+  }
+  return n;
+}
+
+export class SecureChannel implements ConnectionSink {
+  /** The connection under this channel (framing, buffers, backpressure). */
+  readonly connection: TcpConnection;
+  securityPolicyUri = "";
+  securityMode = MessageSecurityMode.Invalid;
+  /** Set by the session layer; channels without sessions are evicted first. */
+  sessionCount = 0;
+  /** The client's certificate from the OPN (undefined for policy None). */
+  clientCertificate: Buffer | undefined = undefined;
+
+  private readonly ctx: ChannelContext;
+  private id = 0;
+  private asymmetric: AsymmetricSecurity | null = null;
+  private current: Token | null = null;
+  /** The token before the last Renew, accepted until the client uses the new one or it expires. */
+  private previous: Token | null = null;
+  /** Part 4 §5.5.2.1: responses use the old token until the client has used the new one. */
+  private sendToken: Token | null = null;
+  private nextTokenId = 1;
+  private lastReceivedSequence = -1;
+  private nextSendSequence = 1;
+  private readonly assembler: MessageAssembler;
+  private closedNotified = false;
+
+  constructor(socket: Socket, ctx: ChannelContext) {
+    this.ctx = ctx;
+    this.assembler = new MessageAssembler(ctx.limits, ctx.budget);
+    this.connection = new TcpConnection(socket, ctx);
+    this.connection.sink = this;
+  }
+
+  get channelId(): number {
+    return this.id;
+  }
+
+  get remoteAddress(): string {
+    return this.connection.remoteAddress;
+  }
+
+  get endpointUrl(): string {
+    return this.connection.endpointUrl;
+  }
+
+  /** True between the OPN Issue and the start of closing. */
+  get isOpen(): boolean {
+    return this.current !== null && this.connection.state === ConnectionState.Open;
+  }
+
+  /**
+   * Encodes `encodingId` as a NodeId then `value` with `encode`, chunks, sends; marks request
+   * `requestId` as answered (backpressure). Throws UaStatusError(BadResponseTooLarge) without
+   * sending anything if the message exceeds the client's max message size / chunk count; the
+   * caller then sends a ServiceFault instead. A no-op if the channel is already closed.
+   */
+  sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): void {
+    const conn = this.connection;
+    const token = this.sendToken;
+    if (conn.state !== ConnectionState.Open || token === null) return;
+    const crypto = token.keys.send;
+    const w = conn.writer;
+    const msgStart = conn.beginOutput();
+    const bodyStart = msgStart + SYMMETRIC_HEADER_SIZE + SEQUENCE_HEADER_SIZE;
+    w.ensure(SYMMETRIC_HEADER_SIZE + SEQUENCE_HEADER_SIZE);
+    w.pos = bodyStart;
+    const savedMax = w.maxSize;
+    // Part 6 §7.1.2.3: the client's MaxMessageSize bounds the body; the writer stops right there
+    // instead of growing for a response that cannot be sent anyway.
+    w.maxSize = bodyStart + conn.maxResponseSize;
+    try {
+      encodeNodeId(w, encodingNodeId(encodingId));
+      encode(w, value);
+    } catch (err) {
+      w.maxSize = savedMax;
+      w.reset(msgStart);
+      if (err instanceof UaStatusError && err.statusCode === StatusCodes.BadEncodingLimitsExceeded) {
+        throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response over ${conn.maxResponseSize} bytes`);
+      }
+      throw err;
+    }
+    w.maxSize = savedMax;
+    const bodyLength = w.pos - bodyStart;
+    const maxBody = crypto.maxBodySize(conn.sendBufferSize, SYMMETRIC_HEADER_SIZE);
+    const chunks = Math.max(1, Math.ceil(bodyLength / maxBody));
+    if (conn.maxResponseChunks !== 0 && chunks > conn.maxResponseChunks) {
+      w.reset(msgStart);
+      throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response needs ${chunks} chunks, client takes ${conn.maxResponseChunks}`);
+    }
+    this.layOutChunks(MessageType.MSG, requestId, msgStart, SYMMETRIC_HEADER_SIZE, bodyLength, maxBody, chunks, crypto, token.id);
+    conn.commitOutput(true);
+  }
+
+  /** Closes the channel; with a status, sends ERR first. */
+  close(status?: number): void {
+    this.connection.close(status);
+  }
+
+  // ---------------------------------------------------------------- ConnectionSink
+
+  onChunk(type: number, chunkType: number, buf: Buffer, start: number, end: number): void {
+    if (type === MessageType.OPN) this.onOpen(buf, start, end);
+    else this.onSymmetric(type, chunkType, buf, start, end);
+  }
+
+  nextDeadline(): number {
+    let at = this.assembler.oldestStart() + this.ctx.limits.incompleteMessageTimeoutMs;
+    if (this.current !== null && this.current.expiresAt < at) at = this.current.expiresAt;
+    if (this.previous !== null && this.previous.expiresAt < at) at = this.previous.expiresAt;
+    return at;
+  }
+
+  onDeadline(now: number): void {
+    if (this.assembler.oldestStart() + this.ctx.limits.incompleteMessageTimeoutMs <= now) {
+      this.connection.close(StatusCodes.BadTimeout, "message not completed in time");
+      return;
+    }
+    if (this.current !== null && this.current.expiresAt <= now) {
+      // Part 4 §5.5.2.1: not renewed in time; the channel ends with its last token.
+      this.connection.close(StatusCodes.BadSecureChannelTokenUnknown, "security token expired");
+      return;
+    }
+    if (this.previous !== null && this.previous.expiresAt <= now) {
+      if (this.sendToken === this.previous) this.sendToken = this.current;
+      this.previous = null;
+    }
+  }
+
+  onClosing(): void {
+    this.assembler.clear();
+    if (this.current !== null && !this.closedNotified) {
+      this.closedNotified = true;
+      this.ctx.handler.onChannelClosed(this);
+    }
+  }
+
+  onClosed(): void {
+    this.ctx.channelGone(this);
+  }
+
+  // ---------------------------------------------------------------- OPN
+
+  private onOpen(buf: Buffer, start: number, end: number): void {
+    const conn = this.connection;
+    const r = conn.reader.setBuffer(buf, start + HEADER_SIZE, end);
+    // Asymmetric security header, Part 6 §6.7.2.3.
+    const headerChannelId = r.readUInt32();
+    const policyUri = r.readString() ?? "";
+    const senderCertificate = r.readByteStringView();
+    const receiverThumbprint = r.readByteStringView();
+    const encStart = r.pos;
+    const policy = this.ctx.policies.get(policyUri);
+    if (policy === undefined) throw new UaStatusError(StatusCodes.BadSecurityPolicyRejected, `policy ${policyUri} not offered`);
+    if (this.current !== null) {
+      if (headerChannelId !== this.id) throw new UaStatusError(StatusCodes.BadSecureChannelIdInvalid, `OPN for channel ${headerChannelId}`);
+      if (policyUri !== this.securityPolicyUri) throw new UaStatusError(StatusCodes.BadSecurityPolicyRejected, "policy changed on renew");
+    }
+    const asymmetric = policy.openAsymmetric(senderCertificate, receiverThumbprint);
+    const bodyEnd = asymmetric.receive.unsecure(buf, start, encStart, end);
+    r.setBuffer(buf, encStart, bodyEnd);
+    const sequenceNumber = r.readUInt32();
+    const requestId = r.readUInt32();
+    this.checkSequence(sequenceNumber);
+
+    const typeId = decodeNodeId(r);
+    if (typeId.namespace !== 0 || typeId.idType !== IdType.Numeric || typeId.value !== OPN_REQUEST_ID) {
+      throw new UaStatusError(StatusCodes.BadDecodingError, "OPN body is not an OpenSecureChannelRequest");
+    }
+    const req = decodeOpenSecureChannelRequest(r);
+    // Part 6 §6.7.4: the OPN versions equal the HEL/ACK versions.
+    if (req.clientProtocolVersion !== conn.peerProtocolVersion) {
+      throw new UaStatusError(StatusCodes.BadProtocolVersionUnsupported, `OPN version ${req.clientProtocolVersion}, HEL version ${conn.peerProtocolVersion}`);
+    }
+    if (!policy.supportsMode(req.securityMode)) throw new UaStatusError(StatusCodes.BadSecurityModeRejected, `mode ${req.securityMode}`);
+    if (req.requestType === SecurityTokenRequestType.Issue) {
+      if (this.current !== null) throw new UaStatusError(StatusCodes.BadRequestTypeInvalid, "Issue on an open channel");
+    } else if (req.requestType === SecurityTokenRequestType.Renew) {
+      if (this.current === null) throw new UaStatusError(StatusCodes.BadTcpSecureChannelUnknown, "Renew before Issue");
+      if (req.securityMode !== this.securityMode) throw new UaStatusError(StatusCodes.BadSecurityModeRejected, "mode changed on renew");
+      if (!sameBytes(asymmetric.clientCertificate, this.clientCertificate)) {
+        throw new UaStatusError(StatusCodes.BadSecurityChecksFailed, "certificate changed on renew");
+      }
+    } else {
+      throw new UaStatusError(StatusCodes.BadRequestTypeInvalid, `requestType ${req.requestType}`);
+    }
+    if (policy.nonceLength > 0 && (req.clientNonce === undefined || req.clientNonce.length !== policy.nonceLength)) {
+      throw new UaStatusError(StatusCodes.BadNonceInvalid, `ClientNonce must have ${policy.nonceLength} bytes`);
+    }
+
+    if (this.current === null) {
+      this.id = this.ctx.allocateChannelId();
+      this.securityPolicyUri = policyUri;
+      this.securityMode = req.securityMode;
+      this.clientCertificate = asymmetric.clientCertificate;
+    }
+    this.asymmetric = asymmetric;
+    const serverNonce = policy.createNonce();
+    const lifetime = this.reviseLifetime(req.requestedLifetime);
+    const token: Token = {
+      id: this.nextTokenId,
+      keys: policy.deriveKeys(req.securityMode, req.clientNonce, serverNonce),
+      expiresAt: performance.now() + lifetime * TOKEN_OVERLAP,
+    };
+    this.nextTokenId = this.nextTokenId === 0xffffffff ? 1 : this.nextTokenId + 1;
+    if (this.current === null) {
+      this.sendToken = token;
+    } else {
+      // A second Renew before the first new token was used: the unused one is simply replaced.
+      if (this.previous === null) this.previous = this.current;
+    }
+    this.current = token;
+    this.sendOpenResponse(requestId, req.requestHeader.requestHandle, token.id, lifetime, serverNonce);
+    conn.rearm();
+  }
+
+  private reviseLifetime(requested: number): number {
+    const l = this.ctx.limits;
+    if (requested === 0) return l.defaultTokenLifetimeMs;
+    return Math.min(l.maxTokenLifetimeMs, Math.max(l.minTokenLifetimeMs, requested));
+  }
+
+  private sendOpenResponse(requestId: number, requestHandle: number, tokenId: number, lifetime: number, serverNonce: Buffer): void {
+    const conn = this.connection;
+    const asymmetric = this.asymmetric!;
+    const crypto = asymmetric.send;
+    const w = conn.writer;
+    const msgStart = conn.beginOutput();
+    w.ensure(HEADER_SIZE);
+    w.pos = msgStart + HEADER_SIZE;
+    w.writeUInt32(this.id);
+    w.writeString(this.securityPolicyUri);
+    w.writeByteString(asymmetric.senderCertificate);
+    w.writeByteString(asymmetric.receiverThumbprint);
+    const headersSize = w.pos - msgStart;
+    w.writeUInt32(0);
+    w.writeUInt32(0);
+    const bodyStart = w.pos;
+    encodeNodeId(w, OPN_RESPONSE_NODE_ID);
+    encodeOpenSecureChannelResponse(w, {
+      responseHeader: {
+        timestamp: Date.now(),
+        requestHandle,
+        serviceResult: StatusCodes.Good,
+        serviceDiagnostics: {},
+      },
+      serverProtocolVersion: conn.protocolVersion,
+      securityToken: { channelId: this.id, tokenId, createdAt: Date.now(), revisedLifetime: lifetime },
+      serverNonce,
+    });
+    const bodyLength = w.pos - bodyStart;
+    const maxBody = crypto.maxBodySize(conn.sendBufferSize, headersSize);
+    if (bodyLength > maxBody) {
+      // Part 6 §6.7.2: OPN messages are single chunks; only a huge certificate chain gets here.
+      w.reset(msgStart);
+      throw new UaStatusError(StatusCodes.BadTcpInternalError, "OPN response does not fit one chunk");
+    }
+    this.layOutChunks(MessageType.OPN, requestId, msgStart, headersSize, bodyLength, maxBody, 1, crypto, 0);
+    conn.commitOutput(false);
+  }
+
+  // ---------------------------------------------------------------- MSG / CLO
+
+  private onSymmetric(type: number, chunkType: number, buf: Buffer, start: number, end: number): void {
+    const current = this.current;
+    // Part 6 §6.7.2.2: MSG and CLO need the channel an OPN Issue created.
+    if (current === null) throw new UaStatusError(StatusCodes.BadTcpSecureChannelUnknown, "message before OpenSecureChannel");
+    const channelId = buf.readUInt32LE(start + HEADER_SIZE);
+    const tokenId = buf.readUInt32LE(start + HEADER_SIZE + 4);
+    if (channelId !== this.id) throw new UaStatusError(StatusCodes.BadSecureChannelIdInvalid, `channel ${channelId}`);
+    let token: Token;
+    if (tokenId === current.id) {
+      token = current;
+      if (this.previous !== null) {
+        // Part 4 §5.5.2.1: the client uses the new token, so the old one is done with.
+        this.previous = null;
+        this.sendToken = current;
+      }
+    } else if (this.previous !== null && tokenId === this.previous.id) {
+      token = this.previous;
+    } else {
+      throw new UaStatusError(StatusCodes.BadSecureChannelTokenUnknown, `token ${tokenId}`);
+    }
+    const encStart = start + SYMMETRIC_HEADER_SIZE;
+    const bodyEnd = token.keys.receive.unsecure(buf, start, encStart, end);
+    if (bodyEnd - encStart < SEQUENCE_HEADER_SIZE) throw new UaStatusError(StatusCodes.BadDecodingError, "chunk without sequence header");
+    this.checkSequence(buf.readUInt32LE(encStart));
+    const requestId = buf.readUInt32LE(encStart + 4);
+    const bodyStart = encStart + SEQUENCE_HEADER_SIZE;
+
+    if (type === MessageType.CLO) {
+      // Part 6 §6.7.6: CloseSecureChannel has no response; the server closes the socket.
+      this.connection.close();
+      return;
+    }
+    if (chunkType === ChunkType.Final) {
+      const a = this.assembler.final(requestId, buf, bodyStart, bodyEnd);
+      if (a === undefined) {
+        this.handUp(requestId, buf, bodyStart, bodyEnd);
+      } else {
+        try {
+          this.handUp(requestId, a.buffer, 0, a.length);
+        } finally {
+          this.assembler.finish(a);
+        }
+      }
+    } else if (chunkType === ChunkType.Intermediate) {
+      const before = this.assembler.incompleteCount;
+      this.assembler.append(requestId, buf, bodyStart, bodyEnd, performance.now());
+      if (this.assembler.incompleteCount !== before) this.connection.rearm();
+    } else {
+      this.assembler.abort(requestId);
+    }
+  }
+
+  private handUp(requestId: number, body: Buffer, start: number, end: number): void {
+    this.connection.requestHandedUp();
+    this.ctx.handler.onRequest(this, requestId, body, start, end);
+  }
+
+  /** Part 6 §6.7.2.4: each chunk's SequenceNumber is the previous one plus one; a gap or replay ends the channel. */
+  private checkSequence(seq: number): void {
+    const last = this.lastReceivedSequence;
+    if (last >= 0) {
+      const ok = last === 0xffffffff ? seq < 1024 : seq === last + 1 || (last > SEQUENCE_WRAP_FLOOR && seq < 1024);
+      if (!ok) throw new UaStatusError(StatusCodes.BadSequenceNumberInvalid, `sequence number ${seq} after ${last}`);
+    }
+    this.lastReceivedSequence = seq;
+  }
+
+  /**
+   * Turns the body written at msgStart + headersSize + 8 into `chunks` chunks in place. Working
+   * from the last chunk to the first, each chunk body moves right by the headers of the chunks
+   * before it, so every byte moves at most once and nothing is overwritten before it is moved.
+   */
+  private layOutChunks(
+    type: number,
+    requestId: number,
+    msgStart: number,
+    headersSize: number,
+    bodyLength: number,
+    maxBody: number,
+    chunks: number,
+    crypto: ChunkCrypto,
+    tokenId: number,
+  ): void {
+    const w = this.connection.writer;
+    const fullPlain = SEQUENCE_HEADER_SIZE + maxBody;
+    const fullWire = headersSize + crypto.cipherLength(fullPlain + crypto.trailerSize(fullPlain));
+    const lastBody = bodyLength - (chunks - 1) * maxBody;
+    const lastPlain = SEQUENCE_HEADER_SIZE + lastBody;
+    const lastWire = headersSize + crypto.cipherLength(lastPlain + crypto.trailerSize(lastPlain));
+    const total = (chunks - 1) * fullWire + lastWire;
+    const written = headersSize + SEQUENCE_HEADER_SIZE + bodyLength;
+    if (total > written) w.ensure(total - written);
+    const buf = w.buffer;
+    const bodyStart = msgStart + headersSize + SEQUENCE_HEADER_SIZE;
+    const seqBase = this.nextSendSequence;
+    for (let i = chunks - 1; i >= 0; i--) {
+      const isLast = i === chunks - 1;
+      const len = isLast ? lastBody : maxBody;
+      const chunkStart = msgStart + i * fullWire;
+      const encStart = chunkStart + headersSize;
+      const dst = encStart + SEQUENCE_HEADER_SIZE;
+      const src = bodyStart + i * maxBody;
+      if (dst !== src) buf.copyWithin(dst, src, src + len);
+      writeHeader(buf, chunkStart, type, isLast ? ChunkType.Final : ChunkType.Intermediate, isLast ? lastWire : fullWire);
+      if (type !== MessageType.OPN) {
+        buf.writeUInt32LE(this.id, chunkStart + HEADER_SIZE);
+        buf.writeUInt32LE(tokenId, chunkStart + HEADER_SIZE + 4);
+      }
+      // Part 6 §6.7.2.4: wraps to 0 after UInt32.MaxValue, which is below 1024 as required.
+      buf.writeUInt32LE((seqBase + i) % TWO_32, encStart);
+      buf.writeUInt32LE(requestId, encStart + 4);
+      crypto.secure(buf, chunkStart, encStart, dst + len);
+    }
+    this.nextSendSequence = (seqBase + chunks) % TWO_32;
+    w.pos = msgStart + total;
+  }
+}
+
+function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.equals(b);
+}

@@ -1,0 +1,197 @@
+// The opc.tcp listener: accepts connections, keeps the registry of live channels under the
+// `maxChannels` cap, opens reverse connections (Part 6 §7.1.2.6 ReverseHello), and closes it all.
+// It sits in transport/ but builds SecureChannels (security/), the one place where the layers meet.
+import net from "node:net";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { UaStatusError } from "../ua/errors.js";
+import { SecureChannel, type ChannelContext, type ChannelHandler } from "../security/secure-channel.js";
+import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../security/security-policy.js";
+import { BufferPool } from "./buffer-pool.js";
+import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
+import type { PendingBudget } from "./message-assembler.js";
+import { ConnectionState } from "./tcp-connection.js";
+import { MAX_URL_LENGTH } from "./ua-tcp.js";
+
+export interface UaTcpServerOptions {
+  host: string;
+  port: number;
+  limits?: Partial<TransportLimits>;
+  handler: ChannelHandler;
+  /** The process-wide pool; by default the server makes one from `limits`. */
+  pool?: BufferPool;
+  /** ApplicationUri sent in ReverseHello. */
+  serverUri?: string;
+  /** Policies offered; SecurityPolicy None by default. */
+  policies?: SecurityPolicyRegistry;
+}
+
+export class UaTcpServer {
+  readonly limits: TransportLimits;
+  readonly pool: BufferPool;
+  readonly serverUri: string;
+  private readonly host: string;
+  private readonly requestedPort: number;
+  private readonly server: net.Server;
+  private readonly ctx: ChannelContext;
+  /** Live channels, oldest first (a Set keeps insertion order). */
+  private readonly live = new Set<SecureChannel>();
+  private readonly ids = new Set<number>();
+  private nextId: number;
+  private actualPort = 0;
+  private closing = false;
+  private serverClosed = false;
+  private closeResolvers: (() => void)[] = [];
+
+  constructor(options: UaTcpServerOptions) {
+    this.limits = resolveLimits(options.limits);
+    this.pool =
+      options.pool ??
+      new BufferPool({
+        bufferSize: Math.max(this.limits.receiveBufferSize, this.limits.sendBufferSize),
+        capacity: this.limits.poolBufferCount,
+        sendReserve: this.limits.poolSendReserve,
+      });
+    if (this.pool.bufferSize < MIN_BUFFER_SIZE) throw new RangeError(`pool buffers must hold at least ${MIN_BUFFER_SIZE} bytes`);
+    this.host = options.host;
+    this.requestedPort = options.port;
+    this.serverUri = options.serverUri ?? "urn:fieldgate:server";
+    // Not 1 on every start, so a client reconnecting after a restart does not meet its old id.
+    this.nextId = 1 + Math.floor(Math.random() * 0x10000);
+    const budget: PendingBudget = { pendingBytes: 0, limit: this.limits.maxPendingBytesTotal };
+    this.ctx = {
+      limits: this.limits,
+      pool: this.pool,
+      budget,
+      handler: options.handler,
+      policies: options.policies ?? defaultSecurityPolicies(),
+      allocateChannelId: () => this.allocateChannelId(),
+      channelGone: (channel) => this.channelGone(channel),
+    };
+    this.server = net.createServer((socket) => this.admit(socket));
+    this.server.on("error", () => {
+      // Errors after listen() (e.g. EMFILE on accept) are transient; listen() reports its own.
+    });
+  }
+
+  /** The port listened on (the real one when 0 was asked for). */
+  get port(): number {
+    return this.actualPort;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once("error", onError);
+      this.server.listen(this.requestedPort, this.host, () => {
+        this.server.off("error", onError);
+        const address = this.server.address();
+        this.actualPort = typeof address === "object" && address !== null ? address.port : this.requestedPort;
+        resolve();
+      });
+    });
+  }
+
+  channels(): Iterable<SecureChannel> {
+    return this.live.values();
+  }
+
+  /**
+   * Stops accepting, closes every channel (with ERR `status` if given) and resolves once every
+   * socket is gone (at most `closeLingerMs` after this call).
+   */
+  close(status?: number): Promise<void> {
+    this.closing = true;
+    const done = new Promise<void>((resolve) => {
+      this.closeResolvers.push(resolve);
+    });
+    if (this.server.listening) {
+      this.server.close(() => {
+        this.serverClosed = true;
+        this.checkClosed();
+      });
+    } else {
+      this.serverClosed = true;
+    }
+    for (const channel of this.live) channel.close(status);
+    this.checkClosed();
+    return done;
+  }
+
+  /**
+   * Part 6 §7.1.2.6: connects to a client that listens (e.g. behind a firewall), sends RHE with
+   * our ServerUri and `endpointUrl`, then serves the connection like an accepted one (the client
+   * sends HEL next). Resolves once the RHE is queued.
+   */
+  reverseConnect(host: string, port: number, endpointUrl: string): Promise<void> {
+    if (Buffer.byteLength(endpointUrl) > MAX_URL_LENGTH || Buffer.byteLength(this.serverUri) > MAX_URL_LENGTH) {
+      return Promise.reject(new UaStatusError(StatusCodes.BadTcpEndpointUrlInvalid, "ServerUri or EndpointUrl over 4096 bytes"));
+    }
+    if (this.closing) return Promise.reject(new UaStatusError(StatusCodes.BadShutdown, "server is closing"));
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host, port });
+      const onError = (err: Error): void => {
+        socket.destroy();
+        reject(err);
+      };
+      socket.once("error", onError);
+      socket.once("connect", () => {
+        socket.off("error", onError);
+        const channel = this.admit(socket);
+        if (channel === undefined) {
+          reject(new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "no channel left for the reverse connection"));
+          return;
+        }
+        channel.connection.sendReverseHello(this.serverUri, endpointUrl);
+        resolve();
+      });
+    });
+  }
+
+  /** Takes a connected socket in; returns its channel, or undefined when it was turned away. */
+  private admit(socket: net.Socket): SecureChannel | undefined {
+    if (this.closing) {
+      socket.destroy();
+      return undefined;
+    }
+    let active = 0;
+    let victim: SecureChannel | undefined;
+    for (const c of this.live) {
+      if (c.connection.state >= ConnectionState.Closing) continue;
+      active++;
+      if (victim === undefined && c.sessionCount === 0) victim = c;
+    }
+    const channel = new SecureChannel(socket, this.ctx);
+    this.live.add(channel);
+    if (active >= this.limits.maxChannels) {
+      if (victim !== undefined) {
+        // The oldest channel without a session makes room (a client that connected and idles).
+        victim.close(StatusCodes.BadTcpNotEnoughResources);
+      } else {
+        channel.close(StatusCodes.BadTcpNotEnoughResources);
+        return undefined;
+      }
+    }
+    return channel;
+  }
+
+  private allocateChannelId(): number {
+    let id = this.nextId;
+    while (id === 0 || this.ids.has(id)) id = (id + 1) >>> 0;
+    this.nextId = (id + 1) >>> 0;
+    this.ids.add(id);
+    return id;
+  }
+
+  private channelGone(channel: SecureChannel): void {
+    this.live.delete(channel);
+    if (channel.channelId !== 0) this.ids.delete(channel.channelId);
+    this.checkClosed();
+  }
+
+  private checkClosed(): void {
+    if (!this.closing || !this.serverClosed || this.live.size > 0) return;
+    const resolvers = this.closeResolvers;
+    this.closeResolvers = [];
+    for (const resolve of resolvers) resolve();
+  }
+}
