@@ -82,8 +82,11 @@ export interface ObjectOptions extends NodeOptions {
 }
 
 export interface VariableOptions extends NodeOptions {
-  /** A built-in type, or an ns0 DataType (Enumerations, UtcTime, Number, BaseDataType, ...). */
-  readonly dataType: BuiltinType | NodeId;
+  /**
+   * A built-in type, or any ns0 DataType as a number or NodeId (Enumerations, UtcTime, Number,
+   * BaseDataType, Range, ...).
+   */
+  readonly dataType: BuiltinType | number | NodeId;
   /** Default -1 (scalar). */
   readonly valueRank?: number;
   readonly arrayDimensions?: readonly number[];

@@ -41,7 +41,7 @@ function setup(): { registry: NamespaceRegistry; ns0: Ns0Manager } {
   return { registry, ns0 };
 }
 
-function read(ns0: Ns0Manager, nodeId: NodeId, attributeId = AttributeIds.Value): DataValue {
+function read(ns0: Ns0Manager, nodeId: NodeId, attributeId: number = AttributeIds.Value): DataValue {
   const results: DataValue[] = [];
   ns0.read(ctx, [{ nodeId, attributeId }], results);
   return results[0];
