@@ -7,6 +7,8 @@ import { allowedCpus, findTaskset } from "./harness/proc.js";
 import { formatTable, gitCommit, machineInfo, writeJson, type RunReport } from "./harness/report.js";
 import type { BenchContext, CommonOptions, Scenario } from "./harness/scenario.js";
 import { readScenario } from "./scenarios/read.js";
+import type { ServerTarget } from "./harness/target.js";
+import { EchoTarget } from "./targets/echo.js";
 import { FieldgateTarget, fieldgateCli } from "./targets/fieldgate.js";
 
 // Erased to the common options: each scenario parses and consumes its own.
@@ -73,14 +75,25 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const root = repoRoot();
-  if (!existsSync(fieldgateCli(root))) {
-    console.error(`${fieldgateCli(root)} is missing: npm run bench builds it; after a failed build, fix that first`);
-    return 1;
+  const targets: ServerTarget[] = [];
+  for (const t of options.targets) {
+    if (t === "fieldgate") {
+      if (!existsSync(fieldgateCli(root))) {
+        console.error(`${fieldgateCli(root)} is missing: npm run bench builds it; after a failed build, fix that first`);
+        return 1;
+      }
+      targets.push(new FieldgateTarget({ root, config: options.config ? resolve(options.config) : undefined }));
+    } else if (t === "echo") {
+      targets.push(new EchoTarget(root));
+    } else {
+      console.error(`unknown target "${t}": fieldgate or echo`);
+      return 2;
+    }
   }
   const notes: string[] = [];
   const ctx: BenchContext = {
     root,
-    targets: [new FieldgateTarget({ root, config: options.config ? resolve(options.config) : undefined })],
+    targets,
     ...placement(options, notes),
     notes,
     log: (line) => process.stderr.write(`bench: ${line}\n`),

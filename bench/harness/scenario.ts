@@ -28,6 +28,8 @@ export interface CommonOptions {
   inline: boolean;
   /** Pin server and load to cores with taskset (default when taskset and 2 CPUs exist). */
   pin: boolean;
+  /** Servers under test, by name (default fieldgate; `echo` is the client's ceiling). */
+  targets: string[];
 }
 
 export const COMMON_OPTIONS = {
@@ -35,12 +37,27 @@ export const COMMON_OPTIONS = {
   config: { type: "string" },
   inline: { type: "boolean", default: false },
   "no-pin": { type: "boolean", default: false },
+  target: { type: "string", multiple: true },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
-export function commonFrom(values: { json?: string; config?: string; inline?: boolean; "no-pin"?: boolean }): CommonOptions {
-  return { json: values.json, config: values.config, inline: values.inline ?? false, pin: !values["no-pin"] };
+export function commonFrom(values: { json?: string; config?: string; inline?: boolean; "no-pin"?: boolean; target?: string[] }): CommonOptions {
+  return {
+    json: values.json,
+    config: values.config,
+    inline: values.inline ?? false,
+    pin: !values["no-pin"],
+    targets: values.target?.length ? values.target : ["fieldgate"],
+  };
 }
+
+/** Usage lines of the common options, for every scenario's --help. */
+export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), echo
+                      (a canned UA-TCP responder: the ceiling of the client and Node's I/O)
+  --json FILE         also write the report as JSON
+  --config FILE       gateway.yaml for fieldgate (default config/gateway.yaml)
+  --inline            run the load in this process instead of a pinned load process
+  --no-pin            do not pin server and load with taskset`;
 
 export interface Scenario<O extends CommonOptions> {
   readonly name: string;

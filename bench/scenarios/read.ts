@@ -7,7 +7,7 @@ import { DEFAULT_READ_NODE } from "../client/nodes.js";
 import { runLoad } from "../harness/load-process.js";
 import { memoryOf } from "../harness/proc.js";
 import type { CaseResult, Figures } from "../harness/report.js";
-import { COMMON_OPTIONS, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
+import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import type { ServerTarget } from "../harness/target.js";
 import type { ReadLoadResult, TimestampsName } from "./read-load.js";
 
@@ -44,10 +44,7 @@ const USAGE = `npm run bench -- read [options]
   --timestamps T      source | server | both | neither (default both)
   --warmup S          seconds before the window (default 2)
   --duration S        seconds of the measurement window (default 10)
-  --json FILE         also write the report as JSON
-  --config FILE       gateway.yaml for fieldgate (default config/gateway.yaml)
-  --inline            run the load in this process instead of a pinned load process
-  --no-pin            do not pin server and load with taskset`;
+${COMMON_USAGE}`;
 
 function parseCases(text: string): ReadCase[] {
   return text.split(",").map((part) => {

@@ -8,7 +8,7 @@ import type { LoadPlacement, LoadRun } from "../../bench/harness/load-process.js
 import type { BenchContext } from "../../bench/harness/scenario.js";
 import { parseReadOptions, runReadCase } from "../../bench/scenarios/read.js";
 import { FieldgateTarget, fieldgateCli } from "../../bench/targets/fieldgate.js";
-import { startFakeServer } from "./fake-ua-server.js";
+import { startCannedResponder } from "../../bench/targets/canned-responder.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const cliBuilt = existsSync(fieldgateCli(root));
@@ -57,7 +57,7 @@ describe.skipIf(!cliBuilt)("bench smoke: read scenario against the built gateway
 
 describe.skipIf(!workerBuilt)("bench load process", () => {
   it("runs the load in its own process (pinned when taskset exists) and returns its figures", async () => {
-    const fake = await startFakeServer();
+    const fake = await startCannedResponder();
     try {
       const mod = (await import(distLoadProcess)) as {
         runLoad(load: "read", params: object, placement: LoadPlacement): Promise<LoadRun<"read">>;

@@ -3,9 +3,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Histogram } from "../../bench/client/histogram.js";
 import { runReadLoad, type ReadLoadParams } from "../../bench/scenarios/read-load.js";
-import { startFakeServer, type FakeServer } from "./fake-ua-server.js";
+import { startCannedResponder, type CannedResponder } from "../../bench/targets/canned-responder.js";
 
-let fake: FakeServer | undefined;
+let fake: CannedResponder | undefined;
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
@@ -28,7 +28,7 @@ function params(port: number, extra: Partial<ReadLoadParams> = {}): ReadLoadPara
 
 describe("read load client (fake server)", () => {
   it("opens sessions with the server's anonymous policyId, pipelines Reads and closes cleanly", async () => {
-    fake = await startFakeServer({ anonymousPolicyId: "anon-policy-7" });
+    fake = await startCannedResponder({ anonymousPolicyId: "anon-policy-7" });
     const r = await runReadLoad(params(fake.port));
     expect(r.requests).toBeGreaterThan(0);
     expect(r.errors).toBe(0);
@@ -48,7 +48,7 @@ describe("read load client (fake server)", () => {
   });
 
   it("counts ServiceFaults as errors and keeps the pipeline full", async () => {
-    fake = await startFakeServer({ faultEvery: 7 });
+    fake = await startCannedResponder({ faultEvery: 7 });
     // The first (validating) Read is #1, so faults start inside the load.
     const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 4 }));
     expect(r.requests).toBeGreaterThan(20);
@@ -59,14 +59,14 @@ describe("read load client (fake server)", () => {
   });
 
   it("reassembles responses split across socket reads and reads several values per request", async () => {
-    fake = await startFakeServer({ splitAt: 13 });
+    fake = await startCannedResponder({ splitAt: 13 });
     const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 3, values: 5 }));
     expect(r.requests).toBeGreaterThan(0);
     expect(r.errorsTotal).toBe(0);
   });
 
   it("fails with a clear error when nothing listens", async () => {
-    fake = await startFakeServer();
+    fake = await startCannedResponder();
     const port = fake.port;
     await fake.close();
     fake = undefined;
