@@ -4,11 +4,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { generateNodeIds } from "./gen-node-ids.js";
+import { generateNs0 } from "./gen-ns0.js";
 import { generateStatusCodes } from "./gen-status-codes.js";
 import { generateTypes } from "./gen-types.js";
 import { repoRoot, type GeneratedFile } from "./schema.js";
 
-export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds, generateTypes];
+export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds, generateTypes, generateNs0];
 
 export function generateAll(): GeneratedFile[] {
   return generators.flatMap((g) => g());

@@ -1,0 +1,126 @@
+// Routes a complete request from a secure channel to its service: decode the encoding NodeId,
+// look the service up by it, check the session, run the handler, encode the response or a
+// ServiceFault. One BinaryReader is reused for every request (decoding is synchronous).
+import { BinaryReader, type DecodingLimits } from "../ua/binary-reader.js";
+import type { BinaryWriter } from "../ua/binary-writer.js";
+import { decodeNodeId } from "../ua/builtin-codec.js";
+import { IdType } from "../ua/builtins.js";
+import { statusOf, UaStatusError } from "../ua/errors.js";
+import { ObjectIds } from "../ua/generated/node-ids.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type ServiceFault } from "../ua/generated/types.js";
+import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
+import type { ServerCore } from "./server-core.js";
+import type { Session } from "./session.js";
+import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "./service-table.js";
+
+export interface DispatcherLog {
+  warn(message: string): void;
+}
+
+export class Dispatcher implements ChannelHandler {
+  private readonly table = new Map<number, ServiceDefinition>();
+  private readonly reader: BinaryReader;
+  private readonly core: ServerCore;
+  private readonly log: DispatcherLog;
+  /** Channels that closed, so late async responses are dropped quietly. */
+  onClosed: ((channel: SecureChannel) => void) | undefined;
+
+  constructor(core: ServerCore, services: readonly ServiceDefinition[], limits: DecodingLimits, log: DispatcherLog) {
+    this.core = core;
+    this.log = log;
+    this.reader = new BinaryReader(Buffer.alloc(0), 0, 0, limits);
+    for (const s of services) this.table.set(s.requestEncodingId, s);
+  }
+
+  onRequest(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
+    const r = this.reader.setBuffer(body, start, end);
+    let service: ServiceDefinition | undefined;
+    let request: { requestHeader: RequestHeader };
+    try {
+      const typeId = decodeNodeId(r);
+      service = typeId.namespace === 0 && typeId.idType === IdType.Numeric ? this.table.get(typeId.value as number) : undefined;
+      if (service === undefined) {
+        // Part 4 §5.3: unknown or unsupported services answer BadServiceUnsupported; every
+        // request starts with a RequestHeader, which gives the handle to answer with.
+        const header = decodeRequestHeader(r);
+        this.fault(channel, requestId, header.requestHandle, StatusCodes.BadServiceUnsupported);
+        return;
+      }
+      request = service.decode(r);
+      if (r.pos !== r.end) throw new UaStatusError(StatusCodes.BadDecodingError, `${r.end - r.pos} bytes after ${service.name}`);
+    } catch (err) {
+      // A request that does not decode ends its channel (its framing can no longer be trusted);
+      // other channels are untouched.
+      channel.close(statusOf(err) === StatusCodes.BadInternalError ? StatusCodes.BadDecodingError : statusOf(err));
+      return;
+    }
+    const now = Date.now();
+    const handle = request.requestHeader.requestHandle;
+    let session: Session | undefined;
+    if (service.requires !== SessionRequirement.None) {
+      session = this.core.sessions.find(request.requestHeader.authenticationToken);
+      const status = checkSession(session, channel, service.requires);
+      if (status !== StatusCodes.Good) {
+        this.fault(channel, requestId, handle, status);
+        return;
+      }
+      session!.lastActivity = now;
+    }
+    const ctx: ServiceContext = { server: this.core, channel, requestId, session, now };
+    let result: ResponseBase | Promise<ResponseBase>;
+    try {
+      result = service.handle(ctx, request);
+    } catch (err) {
+      this.failed(channel, requestId, handle, service, err);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (res) => this.send(channel, requestId, handle, service!, res),
+        (err: unknown) => this.failed(channel, requestId, handle, service!, err),
+      );
+    } else {
+      this.send(channel, requestId, handle, service, result);
+    }
+  }
+
+  onChannelClosed(channel: SecureChannel): void {
+    this.onClosed?.(channel);
+  }
+
+  private send(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, res: ResponseBase): void {
+    try {
+      channel.sendResponse(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res);
+    } catch (err) {
+      this.failed(channel, requestId, handle, service, err);
+    }
+  }
+
+  private failed(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, err: unknown): void {
+    if (!(err instanceof UaStatusError)) this.log.warn(`${service.name} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    // A ServiceFault carries only the StatusCode: never a message, stack or path.
+    this.fault(channel, requestId, handle, statusOf(err));
+  }
+
+  private fault(channel: SecureChannel, requestId: number, requestHandle: number, status: number): void {
+    const fault: ServiceFault = {
+      responseHeader: { timestamp: Date.now(), requestHandle, serviceResult: status, serviceDiagnostics: {} },
+    };
+    try {
+      channel.sendResponse(requestId, ObjectIds.ServiceFault_Encoding_DefaultBinary, encodeServiceFault, fault);
+    } catch (err) {
+      channel.close(statusOf(err));
+    }
+  }
+}
+
+function checkSession(session: Session | undefined, channel: SecureChannel, requires: SessionRequirement): number {
+  if (session === undefined || session.closed) return StatusCodes.BadSessionIdInvalid;
+  if (requires === SessionRequirement.Activated) {
+    if (!session.activated) return StatusCodes.BadSessionNotActivated;
+    // Part 4 §5.6.3: a session is used only on the channel that activated it.
+    if (session.channel !== channel) return StatusCodes.BadSecureChannelIdInvalid;
+  }
+  return StatusCodes.Good;
+}

@@ -1,0 +1,71 @@
+// The endpoints the server offers (Part 4 §7.14) and its ApplicationDescription (§7.2).
+import { hostname } from "node:os";
+import { ApplicationType, MessageSecurityMode, UserTokenType } from "../ua/generated/enums.js";
+import type { ApplicationDescription, EndpointDescription, UserTokenPolicy } from "../ua/generated/types.js";
+import { ANONYMOUS_POLICY_ID } from "../services/session.js";
+import { DISCOVERY_TRANSPORT_PROFILE } from "../services/discovery.js";
+
+export const SECURITY_POLICY_NONE = "http://opcfoundation.org/UA/SecurityPolicy#None";
+
+export interface EndpointOptions {
+  application: ApplicationDescription;
+  allowAnonymous: boolean;
+  /** The URL of the listener, used when a client names none (or names one we cannot parse). */
+  defaultUrl: string;
+}
+
+/** The host name put into URLs when the listener is bound to every interface. */
+export function advertisedHost(host: string): string {
+  return host === "0.0.0.0" || host === "::" || host === "" ? hostname() : host;
+}
+
+/**
+ * Endpoints keep the host the client used to reach us (a gateway is often reached through an
+ * address that is not its own host name), with the port we listen on.
+ */
+export function endpointUrlFor(requested: string | undefined, fallback: string): string {
+  if (!requested) return fallback;
+  const m = /^opc\.tcp:\/\/(\[[^\]]+\]|[^:/]+)(?::\d+)?(\/.*)?$/i.exec(requested);
+  const f = /^opc\.tcp:\/\/(?:\[[^\]]+\]|[^:/]+)(:\d+)/i.exec(fallback);
+  if (!m || !f) return fallback;
+  return `opc.tcp://${m[1]}${f[1]}${m[2] ?? ""}`;
+}
+
+export function buildEndpoints(options: EndpointOptions, requestedUrl: string | undefined): EndpointDescription[] {
+  const url = endpointUrlFor(requestedUrl, options.defaultUrl);
+  const tokens: UserTokenPolicy[] = [];
+  if (options.allowAnonymous) {
+    tokens.push({
+      policyId: ANONYMOUS_POLICY_ID,
+      tokenType: UserTokenType.Anonymous,
+      issuedTokenType: undefined,
+      issuerEndpointUrl: undefined,
+      securityPolicyUri: undefined,
+    });
+  }
+  return [
+    {
+      endpointUrl: url,
+      server: { ...options.application, discoveryUrls: [url] },
+      serverCertificate: undefined,
+      securityMode: MessageSecurityMode.None,
+      securityPolicyUri: SECURITY_POLICY_NONE,
+      userIdentityTokens: tokens,
+      transportProfileUri: DISCOVERY_TRANSPORT_PROFILE,
+      // Part 4 §7.14: a relative rank; None is the least secure.
+      securityLevel: 0,
+    },
+  ];
+}
+
+export function applicationDescription(applicationUri: string, productUri: string, applicationName: string): ApplicationDescription {
+  return {
+    applicationUri,
+    productUri,
+    applicationName: { locale: "en", text: applicationName },
+    applicationType: ApplicationType.Server,
+    gatewayServerUri: undefined,
+    discoveryProfileUri: undefined,
+    discoveryUrls: [],
+  };
+}

@@ -1,0 +1,141 @@
+// The server object: wires config → address space (namespace 0, the test namespace) → services
+// → transport. It owns the start and the orderly stop; each part knows only its neighbours.
+import { readFileSync } from "node:fs";
+import { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import { Ns0Manager } from "../address-space/ns0-manager.js";
+import { createTestNamespace } from "../address-space/test-namespace.js";
+import type { GatewayConfig } from "../config/gateway-config.js";
+import type { TransportLimits } from "../transport/limits.js";
+import { UaTcpServer } from "../transport/ua-tcp-server.js";
+import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
+import { ServerState } from "../ua/generated/enums.js";
+import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
+import { repoRoot } from "../ua/generator/schema.js";
+import { Dispatcher } from "./dispatcher.js";
+import { advertisedHost, applicationDescription, buildEndpoints } from "./endpoints.js";
+import type { ServiceLimits } from "./limits.js";
+import type { ServerCore } from "./server-core.js";
+import { SessionManager } from "./session.js";
+import { SERVICES } from "./services.js";
+
+export interface ServerLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+const consoleLog: ServerLog = {
+  info: (m) => console.log(`fieldgate: ${m}`),
+  warn: (m) => console.warn(`fieldgate: ${m}`),
+};
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(`${repoRoot()}/package.json`, "utf8")) as { version?: string };
+    return pkg.version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Partial<TransportLimits> {
+  return {
+    receiveBufferSize: t.receiveBufferSize,
+    sendBufferSize: t.sendBufferSize,
+    maxMessageSize: t.maxMessageSize,
+    maxChunkCount: t.maxChunkCount,
+    helloTimeoutMs: t.helloTimeout,
+    incompleteMessageTimeoutMs: t.incompleteMessageTimeout,
+    maxPendingBytesPerChannel: t.maxPendingBytesPerChannel,
+    maxPendingBytesTotal: t.maxPendingBytesTotal,
+    responseHighWater: t.highWaterMark,
+    responseLowWater: t.lowWaterMark,
+    poolBufferCount: t.bufferPoolSize,
+    minTokenLifetimeMs: t.minTokenLifetime,
+    maxTokenLifetimeMs: t.maxTokenLifetime,
+    defaultTokenLifetimeMs: t.maxTokenLifetime,
+    maxChannels,
+  };
+}
+
+export class FieldgateServer implements ServerCore {
+  readonly config: GatewayConfig;
+  readonly limits: Readonly<ServiceLimits>;
+  readonly registry = new NamespaceRegistry();
+  readonly sessions: SessionManager;
+  readonly application: ApplicationDescription;
+  readonly allowAnonymous: boolean;
+  readonly ns0: Ns0Manager;
+  private readonly transport: UaTcpServer;
+  private readonly log: ServerLog;
+  private listening = false;
+
+  constructor(config: GatewayConfig, log: ServerLog = consoleLog) {
+    this.config = config;
+    this.log = log;
+    const l = config.limits;
+    this.limits = { ...l };
+    this.allowAnonymous = config.security.allowAnonymous;
+    this.application = applicationDescription(config.server.applicationUri, config.server.productUri, config.server.applicationName);
+    this.sessions = new SessionManager({
+      maxSessions: l.maxSessions,
+      minSessionTimeout: l.minSessionTimeout,
+      maxSessionTimeout: l.maxSessionTimeout,
+    });
+    this.ns0 = new Ns0Manager(this.registry, {
+      applicationUri: config.server.applicationUri,
+      buildInfo: {
+        productUri: config.server.productUri,
+        manufacturerName: "fieldgate",
+        productName: "fieldgate",
+        softwareVersion: packageVersion(),
+        buildNumber: packageVersion(),
+        buildDate: Date.now(),
+      },
+      capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints },
+    });
+    if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
+    const decodingLimits = {
+      ...DEFAULT_DECODING_LIMITS,
+      maxStringLength: l.maxStringLength,
+      maxByteStringLength: l.maxByteStringLength,
+      maxArrayLength: l.maxArrayLength,
+    };
+    const dispatcher = new Dispatcher(this, SERVICES, decodingLimits, log);
+    this.transport = new UaTcpServer({
+      host: config.server.host,
+      port: config.server.port,
+      limits: transportLimits(config.transport, l.maxChannels),
+      handler: dispatcher,
+      serverUri: config.server.applicationUri,
+    });
+  }
+
+  get port(): number {
+    return this.transport.port;
+  }
+
+  /** The URL clients use, with the host name for a wildcard listener. */
+  get endpointUrl(): string {
+    return `opc.tcp://${advertisedHost(this.config.server.host)}:${this.port}`;
+  }
+
+  endpoints(endpointUrl: string | undefined): EndpointDescription[] {
+    return buildEndpoints({ application: this.application, allowAnonymous: this.allowAnonymous, defaultUrl: this.endpointUrl }, endpointUrl);
+  }
+
+  async start(): Promise<void> {
+    await this.transport.listen();
+    this.sessions.start();
+    this.listening = true;
+  }
+
+  /** Closes sessions and channels; resolves when every socket is gone. */
+  async stop(): Promise<void> {
+    if (!this.listening) return;
+    this.listening = false;
+    this.ns0.setServerState(ServerState.Shutdown);
+    this.sessions.closeAll();
+    await this.transport.close();
+    this.log.info("stopped");
+  }
+}

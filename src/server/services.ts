@@ -1,0 +1,22 @@
+// The service table: every service the server answers. Anything else is BadServiceUnsupported.
+import { read, write } from "../services/attribute.js";
+import { findServers, getEndpoints } from "../services/discovery.js";
+import { activateSession, cancel, closeSession, createSession } from "../services/session.js";
+import { browse, browseNext, registerNodes, translateBrowsePathsToNodeIds, unregisterNodes } from "../services/view.js";
+import type { ServiceDefinition } from "./service-table.js";
+
+export const SERVICES: readonly ServiceDefinition[] = [
+  getEndpoints,
+  findServers,
+  createSession,
+  activateSession,
+  closeSession,
+  cancel,
+  browse,
+  browseNext,
+  translateBrowsePathsToNodeIds,
+  registerNodes,
+  unregisterNodes,
+  read,
+  write,
+];

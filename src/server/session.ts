@@ -1,0 +1,140 @@
+// Sessions (Part 4 §5.6): created on one channel, activated, bound to the channel that last
+// activated them, closed by CloseSession or by their timeout. One sweep timer serves all sessions.
+import { randomBytes } from "node:crypto";
+import type { NodeId } from "../ua/builtins.js";
+import { IdType } from "../ua/builtins.js";
+import { nodeIdKey } from "../ua/node-id.js";
+import type { SecureChannel } from "../security/secure-channel.js";
+import type { RequestContext } from "../address-space/node-manager.js";
+
+/** What a browse continuation point remembers: the references not yet returned. */
+export interface BrowseContinuation<T> {
+  readonly remaining: readonly T[];
+  readonly maxReferences: number;
+}
+
+let nextSessionNumber = 1;
+
+export class Session {
+  readonly sessionId: NodeId;
+  readonly authenticationToken: NodeId;
+  /** Map key of the authentication token. */
+  readonly tokenKey: string | number;
+  readonly name: string;
+  readonly timeout: number;
+  readonly createdAt: number;
+  lastActivity: number;
+  activated = false;
+  closed = false;
+  channel: SecureChannel;
+  serverNonce: Buffer;
+  role: RequestContext["role"] = "viewer";
+  /** Browse continuation points by their base64 id, bounded by maxBrowseContinuationPoints. */
+  readonly browseContinuations = new Map<string, BrowseContinuation<unknown>>();
+
+  constructor(channel: SecureChannel, name: string, timeout: number, now: number) {
+    // Session ids are public (they appear in diagnostics); the authentication token is the secret.
+    this.sessionId = { namespace: 0, idType: IdType.Numeric, value: 0x10000 + nextSessionNumber++ };
+    this.authenticationToken = { namespace: 0, idType: IdType.Opaque, value: randomBytes(32) };
+    this.tokenKey = nodeIdKey(this.authenticationToken);
+    this.channel = channel;
+    this.name = name;
+    this.timeout = timeout;
+    this.createdAt = now;
+    this.lastActivity = now;
+    this.serverNonce = randomBytes(32);
+  }
+
+  /** The RequestContext handed to node managers for this session's requests. */
+  context(now: number): RequestContext {
+    return { sessionId: String(this.sessionId.value), role: this.role, now };
+  }
+}
+
+export interface SessionManagerOptions {
+  maxSessions: number;
+  minSessionTimeout: number;
+  maxSessionTimeout: number;
+  /** How often timeouts are checked; defaults to 1 s. */
+  sweepInterval?: number;
+  /** Called after a session is removed (closed, timed out or shut down). */
+  onSessionClosed?: (session: Session) => void;
+}
+
+export class SessionManager {
+  private readonly byToken = new Map<string | number, Session>();
+  private readonly options: SessionManagerOptions;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: SessionManagerOptions) {
+    this.options = options;
+  }
+
+  get size(): number {
+    return this.byToken.size;
+  }
+
+  start(): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(sweep, this.options.sweepInterval ?? 1000, this);
+    this.sweepTimer.unref();
+  }
+
+  /** Part 4 §5.6.2: the server revises the requested timeout into its configured bounds. */
+  reviseTimeout(requested: number): number {
+    const { minSessionTimeout, maxSessionTimeout } = this.options;
+    if (!(requested > 0)) return maxSessionTimeout;
+    return Math.min(maxSessionTimeout, Math.max(minSessionTimeout, requested));
+  }
+
+  /** A new session, or undefined when the cap is reached (BadTooManySessions). */
+  create(channel: SecureChannel, name: string, requestedTimeout: number, now: number): Session | undefined {
+    if (this.byToken.size >= this.options.maxSessions) return undefined;
+    const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now);
+    this.byToken.set(session.tokenKey, session);
+    channel.sessionCount++;
+    return session;
+  }
+
+  find(authenticationToken: NodeId): Session | undefined {
+    return this.byToken.get(nodeIdKey(authenticationToken));
+  }
+
+  /** Moves a session to the channel that activated it (Part 4 §5.6.3: a new channel may take it over). */
+  bind(session: Session, channel: SecureChannel): void {
+    if (session.channel === channel) return;
+    session.channel.sessionCount--;
+    session.channel = channel;
+    channel.sessionCount++;
+  }
+
+  close(session: Session): void {
+    if (session.closed) return;
+    session.closed = true;
+    this.byToken.delete(session.tokenKey);
+    session.channel.sessionCount--;
+    session.browseContinuations.clear();
+    this.options.onSessionClosed?.(session);
+  }
+
+  /** Closes sessions whose timeout passed without a request (Part 4 §5.6.2). */
+  expire(now: number): void {
+    for (const session of this.byToken.values()) {
+      if (now - session.lastActivity > session.timeout) this.close(session);
+    }
+  }
+
+  closeAll(): void {
+    for (const session of [...this.byToken.values()]) this.close(session);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  sessions(): IterableIterator<Session> {
+    return this.byToken.values();
+  }
+}
+
+function sweep(manager: SessionManager): void {
+  manager.expire(Date.now());
+}

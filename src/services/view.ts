@@ -1,0 +1,272 @@
+// View service set (Part 4 §5.8): Browse, BrowseNext, TranslateBrowsePathsToNodeIds,
+// RegisterNodes, UnregisterNodes. References come from the node manager that owns each node;
+// target attributes from the manager that owns each target.
+import { randomBytes } from "node:crypto";
+import type { NodeReference } from "../address-space/node-manager.js";
+import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { ExpandedNodeId, NodeId, QualifiedName } from "../ua/builtins.js";
+import { NULL_NODE_ID } from "../ua/builtins.js";
+import { UaStatusError } from "../ua/errors.js";
+import { BrowseDirection, BrowseResultMask, NodeClass } from "../ua/generated/enums.js";
+import { ObjectIds } from "../ua/generated/node-ids.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import {
+  decodeBrowseNextRequest,
+  decodeBrowseRequest,
+  decodeRegisterNodesRequest,
+  decodeTranslateBrowsePathsToNodeIdsRequest,
+  decodeUnregisterNodesRequest,
+  encodeBrowseNextResponse,
+  encodeBrowseResponse,
+  encodeRegisterNodesResponse,
+  encodeTranslateBrowsePathsToNodeIdsResponse,
+  encodeUnregisterNodesResponse,
+  type BrowseDescription,
+  type BrowseNextRequest,
+  type BrowseNextResponse,
+  type BrowsePath,
+  type BrowsePathResult,
+  type BrowseRequest,
+  type BrowseResponse,
+  type BrowseResult,
+  type ReferenceDescription,
+  type RegisterNodesRequest,
+  type RegisterNodesResponse,
+  type TranslateBrowsePathsToNodeIdsRequest,
+  type TranslateBrowsePathsToNodeIdsResponse,
+  type UnregisterNodesRequest,
+  type UnregisterNodesResponse,
+} from "../ua/generated/types.js";
+import { isNullNodeId, nodeIdKey } from "../ua/node-id.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import type { Session } from "../server/session.js";
+
+/** Part 4 §7.33: the per-operation limit check shared by the services of this set. */
+export function checkOperationCount(count: number, max: number): void {
+  if (count === 0) throw new UaStatusError(StatusCodes.BadNothingToDo);
+  if (count > max) throw new UaStatusError(StatusCodes.BadTooManyOperations);
+}
+
+const NULL_EXPANDED: ExpandedNodeId = Object.freeze({ nodeId: NULL_NODE_ID, serverIndex: 0 });
+const EMPTY_NAME: QualifiedName = Object.freeze({ namespaceIndex: 0, name: "" });
+
+function expanded(nodeId: NodeId): ExpandedNodeId {
+  return { nodeId, serverIndex: 0 };
+}
+
+/** Does a reference of type `typeId` pass the filter `wanted` (null = every type)? */
+function referenceTypeMatches(registry: NamespaceRegistry, typeId: NodeId, wanted: NodeId, includeSubtypes: boolean): boolean {
+  if (isNullNodeId(wanted)) return true;
+  if (nodeIdKey(typeId) === nodeIdKey(wanted)) return true;
+  return includeSubtypes && registry.isSubtypeOf(typeId, wanted);
+}
+
+function isReferenceType(registry: NamespaceRegistry, id: NodeId): boolean {
+  const summary = registry.managerFor(id)?.summary(id);
+  return summary !== undefined && summary.nodeClass === NodeClass.ReferenceType;
+}
+
+/** All references of one BrowseDescription, filtered and described per its resultMask. */
+function browseOne(registry: NamespaceRegistry, d: BrowseDescription): { status: number; refs: ReferenceDescription[] } {
+  if (d.browseDirection < BrowseDirection.Forward || d.browseDirection > BrowseDirection.Both) {
+    return { status: StatusCodes.BadBrowseDirectionInvalid, refs: [] };
+  }
+  if (!isNullNodeId(d.referenceTypeId) && !isReferenceType(registry, d.referenceTypeId)) {
+    return { status: StatusCodes.BadReferenceTypeIdInvalid, refs: [] };
+  }
+  const manager = registry.managerFor(d.nodeId);
+  const all = manager?.references(d.nodeId);
+  if (all === undefined) return { status: StatusCodes.BadNodeIdUnknown, refs: [] };
+  const mask = d.resultMask;
+  const classMask = d.nodeClassMask;
+  const refs: ReferenceDescription[] = [];
+  for (const ref of all) {
+    if (d.browseDirection === BrowseDirection.Forward && !ref.isForward) continue;
+    if (d.browseDirection === BrowseDirection.Inverse && ref.isForward) continue;
+    if (!referenceTypeMatches(registry, ref.referenceTypeId, d.referenceTypeId, d.includeSubtypes)) continue;
+    const target = registry.managerFor(ref.targetId)?.summary(ref.targetId);
+    if (target === undefined) continue; // never hand out a dangling reference
+    if (classMask !== 0 && (target.nodeClass & classMask) === 0) continue;
+    refs.push(describe(ref, target, mask));
+  }
+  return { status: StatusCodes.Good, refs };
+}
+
+function describe(
+  ref: NodeReference,
+  target: { nodeClass: number; browseName: QualifiedName; displayName: { locale?: string; text?: string }; typeDefinition?: NodeId },
+  mask: number,
+): ReferenceDescription {
+  return {
+    referenceTypeId: mask & BrowseResultMask.ReferenceTypeId ? ref.referenceTypeId : NULL_NODE_ID,
+    isForward: mask & BrowseResultMask.IsForward ? ref.isForward : false,
+    nodeId: expanded(ref.targetId),
+    browseName: mask & BrowseResultMask.BrowseName ? target.browseName : EMPTY_NAME,
+    displayName: mask & BrowseResultMask.DisplayName ? target.displayName : {},
+    nodeClass: mask & BrowseResultMask.NodeClass ? target.nodeClass : NodeClass.Unspecified,
+    typeDefinition:
+      mask & BrowseResultMask.TypeDefinition && target.typeDefinition ? expanded(target.typeDefinition) : NULL_EXPANDED,
+  };
+}
+
+/** Returns up to `max` references and keeps the rest behind a continuation point. */
+function page(session: Session, refs: ReferenceDescription[], max: number, limit: number): BrowseResult {
+  if (refs.length <= max) return { statusCode: StatusCodes.Good, continuationPoint: undefined, references: refs };
+  if (session.browseContinuations.size >= limit) {
+    // Part 4 §5.8.2: no room for another continuation point.
+    return { statusCode: StatusCodes.BadNoContinuationPoints, continuationPoint: undefined, references: [] };
+  }
+  const id = randomBytes(16);
+  session.browseContinuations.set(id.toString("base64"), { remaining: refs.slice(max), maxReferences: max });
+  return { statusCode: StatusCodes.Good, continuationPoint: id, references: refs.slice(0, max) };
+}
+
+export const browse = defineService<BrowseRequest, BrowseResponse>({
+  name: "Browse",
+  requestEncodingId: ObjectIds.BrowseRequest_Encoding_DefaultBinary,
+  responseEncodingId: ObjectIds.BrowseResponse_Encoding_DefaultBinary,
+  requires: SessionRequirement.Activated,
+  decode: decodeBrowseRequest,
+  encode: encodeBrowseResponse,
+  handle(ctx: ServiceContext, req: BrowseRequest): BrowseResponse {
+    const { limits, registry } = ctx.server;
+    const nodes = req.nodesToBrowse ?? [];
+    checkOperationCount(nodes.length, limits.maxNodesPerBrowse);
+    // fieldgate has no Views: any view other than the whole address space is unknown.
+    if (!isNullNodeId(req.view.viewId)) throw new UaStatusError(StatusCodes.BadViewIdUnknown);
+    const max =
+      req.requestedMaxReferencesPerNode === 0
+        ? limits.maxReferencesPerNode
+        : Math.min(req.requestedMaxReferencesPerNode, limits.maxReferencesPerNode);
+    const results: BrowseResult[] = new Array(nodes.length);
+    for (let i = 0; i < nodes.length; i++) {
+      const { status, refs } = browseOne(registry, nodes[i]);
+      results[i] =
+        status === StatusCodes.Good
+          ? page(ctx.session!, refs, max, limits.maxBrowseContinuationPoints)
+          : { statusCode: status, continuationPoint: undefined, references: [] };
+    }
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+  },
+});
+
+export const browseNext = defineService<BrowseNextRequest, BrowseNextResponse>({
+  name: "BrowseNext",
+  requestEncodingId: ObjectIds.BrowseNextRequest_Encoding_DefaultBinary,
+  responseEncodingId: ObjectIds.BrowseNextResponse_Encoding_DefaultBinary,
+  requires: SessionRequirement.Activated,
+  decode: decodeBrowseNextRequest,
+  encode: encodeBrowseNextResponse,
+  handle(ctx: ServiceContext, req: BrowseNextRequest): BrowseNextResponse {
+    const session = ctx.session!;
+    const points = req.continuationPoints ?? [];
+    checkOperationCount(points.length, ctx.server.limits.maxNodesPerBrowse);
+    const results: BrowseResult[] = new Array(points.length);
+    for (let i = 0; i < points.length; i++) {
+      const key = points[i]?.toString("base64") ?? "";
+      const cp = session.browseContinuations.get(key) as
+        | { remaining: readonly ReferenceDescription[]; maxReferences: number }
+        | undefined;
+      if (cp === undefined) {
+        results[i] = { statusCode: StatusCodes.BadContinuationPointInvalid, continuationPoint: undefined, references: [] };
+        continue;
+      }
+      session.browseContinuations.delete(key);
+      if (req.releaseContinuationPoints) {
+        results[i] = { statusCode: StatusCodes.Good, continuationPoint: undefined, references: [] };
+        continue;
+      }
+      const refs = cp.remaining.slice(0, cp.maxReferences);
+      let continuationPoint: Buffer | undefined;
+      if (cp.remaining.length > cp.maxReferences) {
+        // The same id continues: clients may compare it, and it was just freed.
+        continuationPoint = points[i];
+        session.browseContinuations.set(key, { remaining: cp.remaining.slice(cp.maxReferences), maxReferences: cp.maxReferences });
+      }
+      results[i] = { statusCode: StatusCodes.Good, continuationPoint, references: refs };
+    }
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+  },
+});
+
+/** Part 4 §5.8.4: follows one RelativePath from its starting node. */
+function translateOne(registry: NamespaceRegistry, path: BrowsePath, maxElements: number): BrowsePathResult {
+  const elements = path.relativePath.elements ?? [];
+  if (elements.length === 0) return { statusCode: StatusCodes.BadNothingToDo, targets: [] };
+  if (elements.length > maxElements) return { statusCode: StatusCodes.BadTooManyOperations, targets: [] };
+  for (const e of elements) {
+    if (!e.targetName || e.targetName.name === undefined || e.targetName.name === "") {
+      return { statusCode: StatusCodes.BadBrowseNameInvalid, targets: [] };
+    }
+  }
+  if (registry.managerFor(path.startingNode)?.summary(path.startingNode) === undefined) {
+    return { statusCode: StatusCodes.BadNodeIdUnknown, targets: [] };
+  }
+  let current: NodeId[] = [path.startingNode];
+  for (const e of elements) {
+    const next = new Map<string | number, NodeId>();
+    for (const node of current) {
+      const refs = registry.managerFor(node)?.references(node);
+      if (!refs) continue;
+      for (const ref of refs) {
+        if (ref.isForward === e.isInverse) continue;
+        if (!referenceTypeMatches(registry, ref.referenceTypeId, e.referenceTypeId, e.includeSubtypes)) continue;
+        const target = registry.managerFor(ref.targetId)?.summary(ref.targetId);
+        if (!target) continue;
+        if (target.browseName.name !== e.targetName.name || target.browseName.namespaceIndex !== e.targetName.namespaceIndex) continue;
+        next.set(nodeIdKey(ref.targetId), ref.targetId);
+      }
+    }
+    if (next.size === 0) return { statusCode: StatusCodes.BadNoMatch, targets: [] };
+    current = [...next.values()];
+  }
+  return {
+    statusCode: StatusCodes.Good,
+    targets: current.map((id) => ({ targetId: expanded(id), remainingPathIndex: 0xffffffff })),
+  };
+}
+
+export const translateBrowsePathsToNodeIds = defineService<TranslateBrowsePathsToNodeIdsRequest, TranslateBrowsePathsToNodeIdsResponse>({
+  name: "TranslateBrowsePathsToNodeIds",
+  requestEncodingId: ObjectIds.TranslateBrowsePathsToNodeIdsRequest_Encoding_DefaultBinary,
+  responseEncodingId: ObjectIds.TranslateBrowsePathsToNodeIdsResponse_Encoding_DefaultBinary,
+  requires: SessionRequirement.Activated,
+  decode: decodeTranslateBrowsePathsToNodeIdsRequest,
+  encode: encodeTranslateBrowsePathsToNodeIdsResponse,
+  handle(ctx: ServiceContext, req: TranslateBrowsePathsToNodeIdsRequest): TranslateBrowsePathsToNodeIdsResponse {
+    const { limits, registry } = ctx.server;
+    const paths = req.browsePaths ?? [];
+    checkOperationCount(paths.length, limits.maxNodesPerTranslateBrowsePathsToNodeIds);
+    const results = paths.map((p) => translateOne(registry, p, limits.maxBrowsePathElements));
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+  },
+});
+
+export const registerNodes = defineService<RegisterNodesRequest, RegisterNodesResponse>({
+  name: "RegisterNodes",
+  requestEncodingId: ObjectIds.RegisterNodesRequest_Encoding_DefaultBinary,
+  responseEncodingId: ObjectIds.RegisterNodesResponse_Encoding_DefaultBinary,
+  requires: SessionRequirement.Activated,
+  decode: decodeRegisterNodesRequest,
+  encode: encodeRegisterNodesResponse,
+  handle(ctx: ServiceContext, req: RegisterNodesRequest): RegisterNodesResponse {
+    const nodes = req.nodesToRegister ?? [];
+    checkOperationCount(nodes.length, ctx.server.limits.maxNodesPerRegisterNodes);
+    // Part 4 §5.8.5: registration is an optimisation hint; every NodeId here is already
+    // resolved in O(1), so the registered id is the id itself.
+    return { responseHeader: responseHeader(ctx, req.requestHeader), registeredNodeIds: nodes };
+  },
+});
+
+export const unregisterNodes = defineService<UnregisterNodesRequest, UnregisterNodesResponse>({
+  name: "UnregisterNodes",
+  requestEncodingId: ObjectIds.UnregisterNodesRequest_Encoding_DefaultBinary,
+  responseEncodingId: ObjectIds.UnregisterNodesResponse_Encoding_DefaultBinary,
+  requires: SessionRequirement.Activated,
+  decode: decodeUnregisterNodesRequest,
+  encode: encodeUnregisterNodesResponse,
+  handle(ctx: ServiceContext, req: UnregisterNodesRequest): UnregisterNodesResponse {
+    checkOperationCount((req.nodesToUnregister ?? []).length, ctx.server.limits.maxNodesPerRegisterNodes);
+    return { responseHeader: responseHeader(ctx, req.requestHeader) };
+  },
+});
