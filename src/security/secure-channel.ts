@@ -148,6 +148,11 @@ export class SecureChannel implements ConnectionSink {
     }
     w.maxSize = savedMax;
     const bodyLength = w.pos - bodyStart;
+    // maxSize only stops growth; a staging buffer already big enough needs this check too.
+    if (bodyLength > conn.maxResponseSize) {
+      w.reset(msgStart);
+      throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response of ${bodyLength} bytes, client takes ${conn.maxResponseSize}`);
+    }
     const maxBody = crypto.maxBodySize(conn.sendBufferSize, SYMMETRIC_HEADER_SIZE);
     const chunks = Math.max(1, Math.ceil(bodyLength / maxBody));
     if (conn.maxResponseChunks !== 0 && chunks > conn.maxResponseChunks) {
