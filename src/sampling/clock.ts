@@ -1,0 +1,80 @@
+// The clock that sampling and polling read (STYLE habit 6: a plug point, so deadline tests are
+// exact and take no wall time).
+
+export interface Clock {
+  /** Milliseconds, monotonic within the process, comparable to deadlines. */
+  now(): number;
+  /** Wall-clock time for timestamps, ms since 1970. */
+  wallNow(): number;
+  /** One-shot timer; the scheduler keeps at most one armed. */
+  setTimer(callback: () => void, delayMs: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+/** The real clock: performance.now() for deadlines (immune to wall-clock steps), Date.now() for stamps. */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+  setTimer: (callback, delayMs) => {
+    const t = setTimeout(callback, delayMs);
+    // The scheduler must not keep a stopping process alive on its own.
+    t.unref();
+    return t;
+  },
+  clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** A clock tests drive by hand: timers fire only inside `advance`, in deadline order. */
+export class FakeClock implements Clock {
+  private time: number;
+  private readonly wallOffset: number;
+  private timers: { at: number; cb: () => void; id: number }[] = [];
+  private nextId = 1;
+
+  constructor(start = 0, wallStart = Date.UTC(2026, 0, 1)) {
+    this.time = start;
+    this.wallOffset = wallStart - start;
+  }
+
+  now(): number {
+    return this.time;
+  }
+
+  wallNow(): number {
+    return this.time + this.wallOffset;
+  }
+
+  setTimer(callback: () => void, delayMs: number): unknown {
+    const id = this.nextId++;
+    this.timers.push({ at: this.time + Math.max(0, delayMs), cb: callback, id });
+    return id;
+  }
+
+  clearTimer(handle: unknown): void {
+    this.timers = this.timers.filter((t) => t.id !== handle);
+  }
+
+  /** Moves time forward by `ms`, firing due timers at their own times. */
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      let next: { at: number; cb: () => void; id: number } | undefined;
+      for (const t of this.timers) if (t.at <= end && (!next || t.at < next.at)) next = t;
+      if (!next) break;
+      this.timers = this.timers.filter((t) => t !== next);
+      this.time = Math.max(this.time, next.at);
+      next.cb();
+    }
+    this.time = end;
+  }
+
+  /** Jumps time without firing timers in between (a stalled event loop), then fires what is due. */
+  stall(ms: number): void {
+    this.time += ms;
+    this.advance(0);
+  }
+
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+}
