@@ -4,16 +4,16 @@
 // in place and writes the same Buffer again. A slot is rewritten only after its response came
 // back, so the socket never holds a frame that is being patched. Responses are parsed only as
 // far as the header, the service result and the result count; the first result is checked for
-// a Bad status without a value (BadNodeIdUnknown and the like). No closure, array or object is
-// made per request.
+// a Bad status without a value (BadNodeIdUnknown and the like), and every 1024th response is
+// decoded in full as a check on that shortcut. No closure, array or object is made per request.
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
-import { decodeDiagnosticInfo, decodeExtensionObject, encodeNodeId } from "../../src/ua/builtin-codec.js";
+import { decodeDiagnosticInfo, decodeExtensionObject, decodeNodeId, encodeNodeId } from "../../src/ua/builtin-codec.js";
 import { NULL_NODE_ID, numericNodeId, type ExtensionObject } from "../../src/ua/builtins.js";
 import { TimestampsToReturn } from "../../src/ua/generated/enums.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { statusCodeName } from "../../src/ua/generated/status-codes.js";
-import { encodeReadRequest, type ReadValueId } from "../../src/ua/generated/types.js";
+import { decodeReadResponse, encodeReadRequest, type ReadValueId } from "../../src/ua/generated/types.js";
 import type { MessageHandler, UaClientChannel } from "./channel.js";
 import { Histogram } from "./histogram.js";
 import { FrameKind, MSG_BODY_OFFSET, MSG_OFFSET_REQUEST_ID, MSG_OFFSET_SEQUENCE, MSG_OFFSET_TOKEN_ID } from "./ua-tcp.js";
@@ -24,6 +24,11 @@ export interface ReadPipelineOptions {
   outstanding: number;
   maxAge?: number;
   timestampsToReturn?: TimestampsToReturn;
+  /**
+   * Decode every Nth response in full with the generated decoder and check every result
+   * (default 1024; 0 never), so that the minimal parse is checked, not trusted.
+   */
+  verifyEvery?: number;
 }
 
 const NO_ADDITIONAL_HEADER: ExtensionObject = Object.freeze({ typeId: NULL_NODE_ID, body: null });
@@ -55,6 +60,8 @@ export class ReadPipeline implements MessageHandler {
   inFlight = 0;
   /** The channel's fatal error, if it died under load. */
   channelError: Error | null = null;
+  /** Responses decoded in full and checked result by result. */
+  verified = 0;
 
   private readonly channel: UaClientChannel;
   private readonly slots: Buffer[];
@@ -68,11 +75,15 @@ export class ReadPipeline implements MessageHandler {
   private partialRequestId = 0;
   private partialSlot = -1;
   private drained: (() => void) | null = null;
+  private readonly verifyEvery: number;
+  private untilVerify: number;
 
   constructor(channel: UaClientChannel, options: ReadPipelineOptions) {
     if (!(options.outstanding >= 1)) throw new RangeError("outstanding must be at least 1");
     this.channel = channel;
     this.expectedResults = options.nodesToRead.length;
+    this.verifyEvery = options.verifyEvery ?? 1024;
+    this.untilVerify = this.verifyEvery;
     const template = this.encodeTemplate(options);
     const handleAt = this.locateHandle(template);
     const n = options.outstanding;
@@ -206,7 +217,13 @@ export class ReadPipeline implements MessageHandler {
         this.complete(slot);
         return;
       }
-      const slot = this.parseResponse(buffer, body, end, requestId);
+      let slot: number;
+      if (--this.untilVerify === 0) {
+        this.untilVerify = this.verifyEvery;
+        slot = this.verifyResponse(buffer, body, end, requestId);
+      } else {
+        slot = this.parseResponse(buffer, body, end, requestId);
+      }
       if (slot >= 0) this.complete(slot);
     } else if (kind === FrameKind.MSGC) {
       if (this.partialRequestId === requestId) return;
@@ -307,6 +324,38 @@ export class ReadPipeline implements MessageHandler {
       else if (typeId !== READ_RESPONSE) this.error(`unexpected response type i=${typeId}`);
       else if (!isGood(serviceResult)) this.error(`Read serviceResult ${statusCodeName(serviceResult)}`);
       else this.checkResults(b, r.pos, end);
+    } catch (err) {
+      this.error(`undecodable response: ${(err as Error).message}`);
+      if (slot < 0) slot = this.slotOf(requestId, -1);
+    }
+    if (slot < 0) this.error("response to no request in flight");
+    return slot;
+  }
+
+  /** A full decode of one (single-chunk) response: every result must be Good and carry a value. */
+  private verifyResponse(b: Buffer, p: number, end: number, requestId: number): number {
+    const r = this.reader.setBuffer(b, p, end);
+    let slot = -1;
+    try {
+      const typeId = decodeNodeId(r);
+      if (typeId.namespace !== 0 || typeId.value !== READ_RESPONSE) return this.parseSlow(b, p, end, requestId);
+      const response = decodeReadResponse(r);
+      slot = this.slotOf(requestId, response.responseHeader.requestHandle);
+      this.verified++;
+      const results = response.results ?? [];
+      if (!isGood(response.responseHeader.serviceResult)) {
+        this.error(`Read serviceResult ${statusCodeName(response.responseHeader.serviceResult)}`);
+      } else if (results.length !== this.expectedResults) {
+        this.error(`Read returned ${results.length} results for ${this.expectedResults} nodes`);
+      } else if (r.pos !== end) {
+        this.error(`${end - r.pos} bytes after the ReadResponse`);
+      } else {
+        for (const dv of results) {
+          const status = dv.statusCode ?? 0;
+          if (!isGood(status)) this.error(`Read result ${statusCodeName(status)}`);
+          else if (dv.value === undefined) this.error("Read result Good without a value");
+        }
+      }
     } catch (err) {
       this.error(`undecodable response: ${(err as Error).message}`);
       if (slot < 0) slot = this.slotOf(requestId, -1);

@@ -34,6 +34,8 @@ export interface Figures {
   errorsTotal: number;
   channelFaults: number;
   lostInFlight: number;
+  /** Responses the load client decoded in full as a check on its minimal parse. */
+  verifiedResponses: number;
 }
 
 export interface CaseConditions {

@@ -36,6 +36,8 @@ export interface ReadLoadParams {
   /** The server process, for its CPU time and RSS over the window; omitted when not local. */
   serverPid?: number;
   drainTimeoutMs?: number;
+  /** Decode every Nth response in full (default 1024, 0 never). */
+  verifyEvery?: number;
 }
 
 export interface ServerWindowFigures {
@@ -59,6 +61,8 @@ export interface ReadLoadResult {
   channelFaults: number;
   /** Requests still unanswered when the drain gave up. */
   lostInFlight: number;
+  /** Responses decoded in full and checked result by result (warm-up included). */
+  verifiedResponses: number;
   latencyMicros: HistogramSnapshot;
   requestBytes: number;
   server: ServerWindowFigures | null;
@@ -108,7 +112,7 @@ export async function runReadLoad(params: ReadLoadParams): Promise<ReadLoadResul
     const nodesToRead = Array.from({ length: params.values }, (_, i) => valueReadOf(nodeIds[i % nodeIds.length]));
     await checkReadable(channels[0], nodesToRead, texts);
     const timestampsToReturn = TIMESTAMPS[params.timestampsToReturn ?? "both"];
-    const pipelines = channels.map((c) => new ReadPipeline(c, { nodesToRead, outstanding: params.outstanding, timestampsToReturn }));
+    const pipelines = channels.map((c) => new ReadPipeline(c, { nodesToRead, outstanding: params.outstanding, timestampsToReturn, verifyEvery: params.verifyEvery }));
     for (const p of pipelines) p.start();
 
     await sleep(params.warmupSeconds * 1000);
@@ -138,7 +142,9 @@ export async function runReadLoad(params: ReadLoadParams): Promise<ReadLoadResul
     let errors = 0;
     let errorsTotal = 0;
     let channelFaults = 0;
+    let verifiedResponses = 0;
     for (const p of pipelines) {
+      verifiedResponses += p.verified;
       latency.add(p.latency);
       requests += p.completed;
       errors += p.errors;
@@ -155,6 +161,7 @@ export async function runReadLoad(params: ReadLoadParams): Promise<ReadLoadResul
       errorKinds,
       channelFaults,
       lostInFlight: lost.reduce((a, b) => a + b, 0),
+      verifiedResponses,
       latencyMicros: latency.snapshot(),
       requestBytes: pipelines[0].requestSize,
       server:

@@ -121,6 +121,7 @@ function figuresOf(load: ReadLoadResult, idleRss: number, startMs: number): Figu
     errorsTotal: load.errorsTotal,
     channelFaults: load.channelFaults,
     lostInFlight: load.lostInFlight,
+    verifiedResponses: load.verifiedResponses,
   };
 }
 

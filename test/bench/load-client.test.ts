@@ -65,6 +65,13 @@ describe("read load client (fake server)", () => {
     expect(r.errorsTotal).toBe(0);
   });
 
+  it("checks its minimal parse against full decodes of the responses", async () => {
+    fake = await startCannedResponder();
+    const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 2, values: 3, verifyEvery: 1 }));
+    expect(r.verifiedResponses).toBeGreaterThan(r.requests - 1);
+    expect(r.errorsTotal).toBe(0);
+  });
+
   it("fails with a clear error when nothing listens", async () => {
     fake = await startCannedResponder();
     const port = fake.port;
