@@ -262,7 +262,7 @@ export class RawClient {
   readonly socket: net.Socket;
   readonly frames: Frame[] = [];
   closed = false;
-  private acc = Buffer.alloc(0);
+  private acc: Buffer = Buffer.alloc(0);
   private waiters: (() => void)[] = [];
   /** Bytes received in total. */
   received = 0;

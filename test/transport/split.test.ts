@@ -62,7 +62,7 @@ function summarize(frames: Frame[]): string[] {
 async function run(split: (stream: Buffer) => Buffer[]): Promise<string[]> {
   const socket = net.connect({ host: "127.0.0.1", port: server.port });
   const frames: Frame[] = [];
-  let acc = Buffer.alloc(0);
+  let acc: Buffer = Buffer.alloc(0);
   let closed = false;
   let wake: (() => void) | null = null;
   socket.on("data", (d: Buffer) => {
