@@ -26,6 +26,8 @@ export interface TransportLimits {
   responseHighWater: number;
   /** Resume reading once the count is down to this. */
   responseLowWater: number;
+  /** Also pause reading while more than this many response bytes wait to be written (big responses). */
+  maxQueuedResponseBytes: number;
   /** Live connections; one over evicts the oldest channel without a session. */
   maxChannels: number;
   /** Bounds of the revised token lifetime (Part 4 §5.5.2). */
@@ -53,6 +55,7 @@ export const DEFAULT_TRANSPORT_LIMITS: Readonly<TransportLimits> = Object.freeze
   helloTimeoutMs: 5_000,
   responseHighWater: 100,
   responseLowWater: 50,
+  maxQueuedResponseBytes: 8 * 1024 * 1024,
   maxChannels: 100,
   minTokenLifetimeMs: 10_000,
   maxTokenLifetimeMs: 3_600_000,

@@ -156,6 +156,8 @@ export class TcpConnection implements PoolWaiter {
     };
     (socket as SocketWithConnection)[kConnection] = this;
     socket.setNoDelay(true);
+    // Finds peers that vanished without a FIN (a pulled cable) long before their token expires.
+    socket.setKeepAlive(true, 60_000);
     socket.on("data", onSocketData);
     socket.on("drain", onSocketDrain);
     socket.on("error", onSocketError);
@@ -208,6 +210,9 @@ export class TcpConnection implements PoolWaiter {
 
   private canRead(): boolean {
     if (this.state >= ConnectionState.Closing || this.waitingReceiveBuffer) return false;
+    // A count of responses says little when each is megabytes: bound the bytes as well. Only
+    // `flush` lowers this, and `pump` asks again right after it.
+    if (this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes) return false;
     const q = this.awaiting + this.ringLen;
     if (q > this.maxQueued) this.maxQueued = q;
     if (this.bpPaused) {
@@ -224,7 +229,12 @@ export class TcpConnection implements PoolWaiter {
 
   private updateReadState(): void {
     const closing = this.state >= ConnectionState.Closing;
-    const blocked = !closing && (this.queue.length > 0 || this.waitingReceiveBuffer || this.bpPaused);
+    const blocked =
+      !closing &&
+      (this.queue.length > 0 ||
+        this.waitingReceiveBuffer ||
+        this.bpPaused ||
+        this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes);
     if (blocked && !this.readPaused) {
       this.socket.pause();
       this.readPaused = true;
@@ -501,10 +511,12 @@ export class TcpConnection implements PoolWaiter {
     this.state = ConnectionState.Closing;
     this.closeStatus = status ?? StatusCodes.Good;
     this.closeReason = reason ?? (status !== undefined ? statusCodeName(status) : "");
+    // Part 6 §6.7.3: nothing about why a security check failed goes back to the peer.
+    const sentReason = status === StatusCodes.BadSecurityChecksFailed ? statusCodeName(status) : this.closeReason;
     this.releaseInput();
     if (status !== undefined) {
       this.beginOutput();
-      writeError(this.writer, status, this.closeReason);
+      writeError(this.writer, status, sentReason);
     }
     this.lingerDeadline = performance.now() + this.limits.closeLingerMs;
     if (this.sink !== null) this.sink.onClosing();

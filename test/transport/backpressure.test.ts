@@ -69,6 +69,21 @@ describe("backpressure", () => {
     expect((await client.roundTrip(8)).length).toBe(12);
   }, 30_000);
 
+  it("big responses: reading pauses on queued bytes too", async () => {
+    const s = await startServer({ maxQueuedResponseBytes: 256 * 1024 });
+    server = s.server;
+    client = await ChannelClient.open(server.port);
+    client.raw.socket.pause();
+    const ids = await flood(client, 200, 64 * 1024);
+    await delay(300);
+    const conn = onlyChannel(server).connection;
+    expect(s.handler.requests).toBeLessThan(200);
+    expect(conn.writer.buffer.length).toBeLessThanOrEqual(1 << 20);
+    client.raw.socket.resume();
+    await readAll(client, ids);
+    expect(s.handler.requests).toBe(200);
+  }, 30_000);
+
   it("a service layer that does not answer: at most the high-water mark is handed up", async () => {
     const s = await startServer({ responseHighWater: 20, responseLowWater: 10 });
     server = s.server;
