@@ -80,6 +80,10 @@ export function resolveLimits(overrides?: Partial<TransportLimits>): TransportLi
       const v = overrides[key];
       if (v !== undefined) l[key] = v;
     }
+    // A pool sized in the config without a reserve gets an eighth of it for sends.
+    if (overrides.poolSendReserve === undefined && overrides.poolBufferCount !== undefined) {
+      l.poolSendReserve = Math.max(1, Math.min(l.poolBufferCount - 1, Math.ceil(l.poolBufferCount / 8)));
+    }
   }
   for (const key of Object.keys(l) as (keyof TransportLimits)[]) {
     const v = l[key];

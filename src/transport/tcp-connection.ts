@@ -22,11 +22,11 @@ import type { PendingBudget } from "./message-assembler.js";
 import {
   ChunkType,
   HEADER_SIZE,
-  MAX_URL_LENGTH,
   MessageType,
   PROTOCOL_VERSION,
   messageTypeName,
   minMessageSize,
+  readHello,
   readMessageType,
   writeAcknowledge,
   writeError,
@@ -346,27 +346,19 @@ export class TcpConnection implements PoolWaiter {
   }
 
   private onHello(buf: Buffer, start: number, end: number): void {
-    const r = this.reader.setBuffer(buf, start + HEADER_SIZE, end);
-    // Part 6 §7.1.2.3: a server accepts any version at least its own; we speak 0, and ACK 0.
-    const protocolVersion = r.readUInt32();
-    const receiveBufferSize = r.readUInt32();
-    const sendBufferSize = r.readUInt32();
-    const maxMessageSize = r.readUInt32();
-    const maxChunkCount = r.readUInt32();
-    const urlLength = r.readLength();
-    if (urlLength > MAX_URL_LENGTH) throw new UaStatusError(StatusCodes.BadTcpEndpointUrlInvalid, `EndpointUrl of ${urlLength} bytes`);
-    r.pos -= 4;
-    const url = r.readString() ?? "";
+    const hel = readHello(this.reader.setBuffer(buf, start + HEADER_SIZE, end));
+    const { receiveBufferSize, sendBufferSize, maxMessageSize } = hel;
     if (receiveBufferSize < MIN_BUFFER_SIZE || sendBufferSize < MIN_BUFFER_SIZE) {
       throw new UaStatusError(StatusCodes.BadCommunicationError, `buffer sizes ${receiveBufferSize}/${sendBufferSize} below ${MIN_BUFFER_SIZE}`);
     }
-    this.endpointUrl = url;
-    this.peerProtocolVersion = protocolVersion;
+    this.endpointUrl = hel.endpointUrl;
+    // Part 6 §7.1.2.3: a server accepts any version at least its own; we speak 0, and ACK 0.
+    this.peerProtocolVersion = hel.protocolVersion;
     // Part 6 §7.1.2.4: ACK ReceiveBufferSize <= HEL SendBufferSize, ACK SendBufferSize <= HEL ReceiveBufferSize.
     this.receiveBufferSize = Math.min(this.receiveBufferSize, sendBufferSize);
     this.sendBufferSize = Math.min(this.sendBufferSize, receiveBufferSize);
     this.maxResponseSize = maxMessageSize === 0 ? this.limits.maxMessageSize : Math.min(maxMessageSize, this.limits.maxMessageSize);
-    this.maxResponseChunks = maxChunkCount;
+    this.maxResponseChunks = hel.maxChunkCount;
     this.state = ConnectionState.Open;
     this.helloDeadline = Infinity;
     this.beginOutput();

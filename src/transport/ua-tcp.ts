@@ -1,7 +1,10 @@
 // UA-TCP wire constants and the connection-protocol messages (Part 6 §7.1.2): HEL, ACK, ERR, RHE.
 // Message types are compared as the little-endian UInt24 of their three ASCII letters, so a
 // header check is one integer compare.
+import type { BinaryReader } from "../ua/binary-reader.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
+import { UaStatusError } from "../ua/errors.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
 
 export const enum MessageType {
   HEL = 0x4c4548,
@@ -73,6 +76,20 @@ export interface Hello {
   maxMessageSize: number;
   maxChunkCount: number;
   endpointUrl: string;
+}
+
+/** Reads a HEL body; an EndpointUrl over 4096 bytes is BadTcpEndpointUrlInvalid (Part 6 §7.1.2.3). */
+export function readHello(r: BinaryReader): Hello {
+  const protocolVersion = r.readUInt32();
+  const receiveBufferSize = r.readUInt32();
+  const sendBufferSize = r.readUInt32();
+  const maxMessageSize = r.readUInt32();
+  const maxChunkCount = r.readUInt32();
+  const urlLength = r.readLength();
+  if (urlLength > MAX_URL_LENGTH) throw new UaStatusError(StatusCodes.BadTcpEndpointUrlInvalid, `EndpointUrl of ${urlLength} bytes`);
+  r.pos -= 4;
+  const endpointUrl = r.readString() ?? "";
+  return { protocolVersion, receiveBufferSize, sendBufferSize, maxMessageSize, maxChunkCount, endpointUrl };
 }
 
 export interface Acknowledge {
