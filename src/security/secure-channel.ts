@@ -282,6 +282,7 @@ export class SecureChannel implements ConnectionSink {
     }
     this.current = token;
     this.sendOpenResponse(requestId, req.requestHeader.requestHandle, token.id, lifetime, serverNonce);
+    conn.handshakeDone();
     conn.rearm();
   }
 

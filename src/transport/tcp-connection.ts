@@ -135,6 +135,7 @@ export class TcpConnection implements PoolWaiter {
   // The one timer: HEL deadline, chunk deadline, the sink's deadlines, linger after close.
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
+  /** HEL, then OPN, must each come within helloTimeoutMs: an idle half-open handshake holds a slot. */
   private helloDeadline: number;
   private lingerDeadline = Infinity;
 
@@ -360,7 +361,7 @@ export class TcpConnection implements PoolWaiter {
     this.maxResponseSize = maxMessageSize === 0 ? this.limits.maxMessageSize : Math.min(maxMessageSize, this.limits.maxMessageSize);
     this.maxResponseChunks = hel.maxChunkCount;
     this.state = ConnectionState.Open;
-    this.helloDeadline = Infinity;
+    this.helloDeadline = performance.now() + this.limits.helloTimeoutMs;
     this.beginOutput();
     writeAcknowledge(this.writer, {
       protocolVersion: PROTOCOL_VERSION,
@@ -400,6 +401,11 @@ export class TcpConnection implements PoolWaiter {
   /** A request goes up to the service layer: it counts against the high-water mark until answered. */
   requestHandedUp(): void {
     this.awaiting++;
+  }
+
+  /** The secure channel is open (OPN Issue answered): no more handshake deadline. */
+  handshakeDone(): void {
+    this.helloDeadline = Infinity;
   }
 
   /** Prepares the staging writer for one more message; returns the offset it starts at. */
@@ -578,7 +584,7 @@ export class TcpConnection implements PoolWaiter {
         return;
       }
     } else if (now >= this.helloDeadline) {
-      this.close(StatusCodes.BadTimeout, "HEL not received in time");
+      this.close(StatusCodes.BadTimeout, this.state === ConnectionState.AwaitingHello ? "HEL not received in time" : "OPN not received in time");
     } else if (this.partialSince !== 0 && !this.waitingReceiveBuffer && now >= this.partialSince + this.limits.incompleteMessageTimeoutMs) {
       this.close(StatusCodes.BadTimeout, "chunk not completed in time");
     } else if (this.state === ConnectionState.Open && this.sink !== null && now >= this.sink.nextDeadline()) {

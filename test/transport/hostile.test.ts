@@ -156,6 +156,16 @@ describe("connection protocol", () => {
     const c = await raw();
     expect(hex(await c.expectErr())).toBe(hex(StatusCodes.BadTimeout));
   });
+
+  it("HEL without OPN is closed after the same timeout; an opened channel is not", async () => {
+    const c = await raw();
+    await c.write(hello());
+    expect((await c.next()).type).toBe("ACK");
+    const opened = await channel();
+    expect(hex(await c.expectErr())).toBe(hex(StatusCodes.BadTimeout));
+    await delay(350);
+    expect((await opened.roundTrip(4)).length).toBe(8);
+  });
 });
 
 describe("secure channel", () => {
