@@ -45,7 +45,7 @@ export async function runLoad<N extends LoadName>(load: N, params: LoadParams<N>
   if (!existsSync(worker)) throw new Error(`${worker} is missing: build first (npm run build), or run the load inline`);
   const cmd = pinnedCommand(placement.cpu, process.execPath, [...(placement.nodeFlags ?? []), worker]);
   const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const result = await new Promise<LoadResult<N>>((resolve, reject) => {
+  const finished = new Promise<LoadResult<N>>((resolve, reject) => {
     let settled = false;
     child.once("message", (raw: unknown) => {
       settled = true;
@@ -66,5 +66,16 @@ export async function runLoad<N extends LoadName>(load: N, params: LoadParams<N>
     const request: WorkerRequest = { load, params };
     child.send(request);
   });
+  let result: LoadResult<N>;
+  try {
+    result = await finished;
+  } finally {
+    // The worker exits by itself once its sockets close; one that hangs must not outlive the run.
+    if (child.exitCode === null && child.signalCode === null) {
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      timer.unref();
+      child.once("exit", () => clearTimeout(timer));
+    }
+  }
   return { result, pinnedCpu: cmd.pinned ? placement.cpu : undefined, inline: false };
 }

@@ -10,6 +10,8 @@ function reply(message: WorkerReply): Promise<void> {
   });
 }
 
+let done = false;
+
 process.once("message", (raw: unknown) => {
   const request = raw as WorkerRequest;
   void (async () => {
@@ -22,8 +24,14 @@ process.once("message", (raw: unknown) => {
       const e = err as Error & { code?: string };
       await reply({ type: "error", message: e.message ?? String(err), code: e.code });
     }
+    done = true;
     process.disconnect?.();
   })();
+});
+
+// An orphaned load (the harness was interrupted) must not keep hammering the server.
+process.once("disconnect", () => {
+  if (!done) process.exit(1);
 });
 
 if (!process.send) {
