@@ -23,10 +23,10 @@ export function generateNodeIds(): GeneratedFile[] {
   }
   const out: string[] = [generatedHeader("gen-node-ids.ts", ["NodeIds.csv", "AttributeIds.csv"])];
   for (const [table, entries] of tables) {
-    out.push(`export const ${table} = {`, ...entries, "} as const;", "");
+    out.push(`export const enum ${table} {`, ...entries.map((e) => e.replace(": ", " = ")), "}", "");
   }
-  out.push("/** Attribute ids (Part 6 §A.1, AttributeIds.csv). */", "export const AttributeIds = {");
-  for (const [name, id] of parseCsv(readSchemaFile("AttributeIds.csv"))) out.push(`  ${name}: ${Number(id)},`);
-  out.push("} as const;", "");
+  out.push("/** Attribute ids (Part 6 §A.1, AttributeIds.csv). */", "export const enum AttributeIds {");
+  for (const [name, id] of parseCsv(readSchemaFile("AttributeIds.csv"))) out.push(`  ${name} = ${Number(id)},`);
+  out.push("}", "");
   return [{ path: "src/ua/generated/node-ids.ts", content: out.join("\n") }];
 }
