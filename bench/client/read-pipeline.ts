@@ -72,8 +72,9 @@ export class ReadPipeline implements MessageHandler {
   private running = false;
   private corked = false;
   private now = 0;
+  /** Bodies of the intermediate chunks of the response being reassembled, or null. */
+  private partialParts: Buffer[] | null = null;
   private partialRequestId = 0;
-  private partialSlot = -1;
   private drained: (() => void) | null = null;
   private readonly verifyEvery: number;
   private untilVerify: number;
@@ -207,41 +208,50 @@ export class ReadPipeline implements MessageHandler {
 
   onMessage(kind: FrameKind, buffer: Buffer, start: number, end: number): void {
     const requestId = buffer.readUInt32LE(start + MSG_OFFSET_REQUEST_ID);
-    const body = start + MSG_BODY_OFFSET;
+    let b = buffer;
+    let body = start + MSG_BODY_OFFSET;
     if (kind === FrameKind.MSGF) {
-      if (this.partialRequestId === requestId && this.partialSlot >= 0) {
-        // The header was checked on the first chunk of this response.
-        const slot = this.partialSlot;
+      if (this.partialParts !== null && this.partialRequestId === requestId) {
+        // The last chunk of a multi-chunk response: parse the whole body at once.
+        this.partialParts.push(buffer.subarray(body, end));
+        b = Buffer.concat(this.partialParts);
+        body = 0;
+        end = b.length;
+        this.partialParts = null;
         this.partialRequestId = 0;
-        this.partialSlot = -1;
-        this.complete(slot);
-        return;
       }
       let slot: number;
       if (--this.untilVerify === 0) {
         this.untilVerify = this.verifyEvery;
-        slot = this.verifyResponse(buffer, body, end, requestId);
+        slot = this.verifyResponse(b, body, end, requestId);
       } else {
-        slot = this.parseResponse(buffer, body, end, requestId);
+        slot = this.parseResponse(b, body, end, requestId);
       }
       if (slot >= 0) this.complete(slot);
     } else if (kind === FrameKind.MSGC) {
-      if (this.partialRequestId === requestId) return;
-      this.partialRequestId = requestId;
-      this.partialSlot = this.parseResponse(buffer, body, end, requestId);
+      // Part 6 §6.7.2: intermediate chunks of a large response. Rare (a response over the 64 KiB
+      // receive buffer), so the bodies are copied: they outlive the socket chunk.
+      if (this.partialParts === null || this.partialRequestId !== requestId) {
+        if (this.partialParts !== null) this.error("chunks of two responses interleaved");
+        this.partialParts = [];
+        this.partialRequestId = requestId;
+      }
+      this.partialParts.push(Buffer.from(buffer.subarray(body, end)));
     } else {
       // Abort chunk (Part 6 §6.7.3): Error then Reason; the response is abandoned.
-      const slot = this.partialRequestId === requestId ? this.partialSlot : this.slotOf(requestId, -1);
-      this.partialRequestId = 0;
-      this.partialSlot = -1;
+      if (this.partialRequestId === requestId) {
+        this.partialParts = null;
+        this.partialRequestId = 0;
+      }
       const status = end - body >= 4 ? buffer.readUInt32LE(body) : 0;
       this.error(`response aborted: ${statusCodeName(status)}`);
+      const slot = this.slotOf(requestId, -1);
       if (slot >= 0) this.complete(slot);
     }
   }
 
   /**
-   * Checks one response (or its first chunk) and returns its slot, or -1 when it matches no
+   * Checks one response and returns its slot, or -1 when it matches no
    * request in flight (counted as an error).
    */
   private parseResponse(b: Buffer, p: number, end: number, requestId: number): number {

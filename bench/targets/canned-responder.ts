@@ -49,6 +49,8 @@ export interface CannedResponderOptions {
   faultEvery?: number;
   /** Write each socket batch in two writes split at this byte (0: one write), to exercise reassembly. */
   splitAt?: number;
+  /** Send each Read response as two chunks (MSG "C" then "F"), the first with this many body bytes (0: one chunk). */
+  chunkBodyAt?: number;
   /** The anonymous policyId offered in CreateSession's endpoints. */
   anonymousPolicyId?: string;
   host?: string;
@@ -179,6 +181,25 @@ class Connection implements FrameSink {
     out.writeUInt32LE(requestId, at + MSG_OFFSET_REQUEST_ID);
     // ResponseHeader: type id (4), timestamp (8), then requestHandle.
     out.writeUInt32LE(buffer.readUInt32LE(handleAt), at + MSG_BODY_OFFSET + 4 + 8);
+    const cut = responder.options.chunkBodyAt ?? 0;
+    if (cut > 0 && cut < template.length - MSG_BODY_OFFSET) this.rechunk(at, cut);
+  }
+
+  /**
+   * Part 6 §6.7.2: turns the single-chunk message at `at` into an intermediate chunk with the
+   * first `cut` body bytes and a final chunk with the rest, each with its own headers.
+   */
+  private rechunk(at: number, cut: number): void {
+    const whole = Buffer.from(this.out.subarray(at, this.outLen));
+    this.outLen = at;
+    const first = Buffer.concat([whole.subarray(0, MSG_BODY_OFFSET), whole.subarray(MSG_BODY_OFFSET, MSG_BODY_OFFSET + cut)]);
+    const last = Buffer.concat([whole.subarray(0, MSG_BODY_OFFSET), whole.subarray(MSG_BODY_OFFSET + cut)]);
+    first.writeUInt32LE(FrameKind.MSGC, 0);
+    first.writeUInt32LE(first.length, 4);
+    last.writeUInt32LE(last.length, 4);
+    last.writeUInt32LE(++this.seq, MSG_OFFSET_SEQUENCE);
+    this.append(first);
+    this.append(last);
   }
 
   /** The one full decode per request size: as many DateTime results as nodes read. */

@@ -65,6 +65,17 @@ describe("read load client (fake server)", () => {
     expect(r.errorsTotal).toBe(0);
   });
 
+  it("completes responses sent as an intermediate and a final chunk", async () => {
+    for (const cut of [1, 10, 30]) {
+      await fake?.close();
+      fake = await startCannedResponder({ chunkBodyAt: cut });
+      const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 3, values: 2, durationSeconds: 0.2 }));
+      expect(r.requests).toBeGreaterThan(0);
+      expect(r.errorKinds).toEqual({});
+      expect(r.lostInFlight).toBe(0);
+    }
+  });
+
   it("checks its minimal parse against full decodes of the responses", async () => {
     fake = await startCannedResponder();
     const r = await runReadLoad(params(fake.port, { connections: 1, outstanding: 2, values: 3, verifyEvery: 1 }));
