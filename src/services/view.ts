@@ -61,17 +61,12 @@ function referenceTypeMatches(registry: NamespaceRegistry, typeId: NodeId, wante
   return includeSubtypes && registry.isSubtypeOf(typeId, wanted);
 }
 
-function isReferenceType(registry: NamespaceRegistry, id: NodeId): boolean {
-  const summary = registry.managerFor(id)?.summary(id);
-  return summary !== undefined && summary.nodeClass === NodeClass.ReferenceType;
-}
-
 /** All references of one BrowseDescription, filtered and described per its resultMask. */
 function browseOne(registry: NamespaceRegistry, d: BrowseDescription): { status: number; refs: ReferenceDescription[] } {
   if (d.browseDirection < BrowseDirection.Forward || d.browseDirection > BrowseDirection.Both) {
     return { status: StatusCodes.BadBrowseDirectionInvalid, refs: [] };
   }
-  if (!isNullNodeId(d.referenceTypeId) && !isReferenceType(registry, d.referenceTypeId)) {
+  if (!isNullNodeId(d.referenceTypeId) && !registry.isReferenceType(d.referenceTypeId)) {
     return { status: StatusCodes.BadReferenceTypeIdInvalid, refs: [] };
   }
   const manager = registry.managerFor(d.nodeId);
