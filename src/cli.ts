@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadGatewayConfig, validateConfigFile } from "./config/load.js";
 import { FieldgateServer } from "./server/server.js";
+import { SystemdNotifier } from "./server/systemd-notify.js";
 
 const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
@@ -57,12 +58,16 @@ async function run(configFile: string, portOverride: string | undefined): Promis
   const server = new FieldgateServer(config);
   await server.start();
   console.log(`fieldgate: listening on ${server.endpointUrl}`);
+  // Under systemd (Type=notify): READY=1 now, then watchdog pings; nothing when run by hand.
+  const notifier = SystemdNotifier.fromEnv();
+  notifier?.ready(`listening on ${server.endpointUrl}`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
       console.log(`fieldgate: ${signal}, closing channels and sessions`);
+      notifier?.stopping();
       server.stop().then(
         () => resolve(0),
         (err: unknown) => {
@@ -73,6 +78,12 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process.
+    process.on("SIGHUP", () => {
+      notifier?.reloading();
+      console.log("fieldgate: SIGHUP: this build cannot reload the device map yet; the running configuration is kept");
+      notifier?.ready(`listening on ${server.endpointUrl}`);
+    });
   });
 }
 
