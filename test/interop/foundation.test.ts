@@ -95,6 +95,17 @@ describe("node-opcua-client against fieldgate", () => {
     expect(Math.abs(t - Date.now())).toBeLessThan(5000);
   });
 
+  it("publishes the enforced operation limits in ServerCapabilities", async () => {
+    const [maxRead, maxBrowse, maxCp] = await session.read([
+      { nodeId: "i=11705", attributeId: AttributeIds.Value }, // OperationLimits.MaxNodesPerRead
+      { nodeId: "i=11710", attributeId: AttributeIds.Value }, // OperationLimits.MaxNodesPerBrowse
+      { nodeId: "i=2735", attributeId: AttributeIds.Value }, // MaxBrowseContinuationPoints
+    ]);
+    expect(maxRead.value.value).toBe(gw.server.limits.maxNodesPerRead);
+    expect(maxBrowse.value.value).toBe(gw.server.limits.maxNodesPerBrowse);
+    expect(maxCp.value.value).toBe(gw.server.limits.maxBrowseContinuationPoints);
+  });
+
   it("reads the attributes of a node of each class", async () => {
     const results = await session.read([
       { nodeId: "i=85", attributeId: AttributeIds.BrowseName },
