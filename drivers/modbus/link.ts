@@ -1,0 +1,824 @@
+// One Modbus link (a TCP connection, a serial bus, or a TCP-to-RTU gateway connection) as one
+// serialized queue for every unit id on it (DESIGN: Devices; issue 4). Strictly one request is
+// outstanding; each waits at most `timeout`, so a dead slave delays the others by at most that.
+//
+// Framing is ours, on `net` and `serialport`, not modbus-serial's client: its RTU port does not
+// drop stale input before a request (a late answer to a timed-out request is taken as the next
+// answer), it cuts frames by header scan and then fails the request on a bad CRC instead of
+// resynchronising, its client keeps several transactions open at once, and it allocates a
+// closure, a timer and concatenated buffers per request.
+//
+// Allocation on the request path: the Promise the Driver interface returns (with its resolve and
+// reject functions, captured without a closure of ours) and the result array the caller keeps.
+// Jobs are pooled; one receive buffer and one transmit buffer per link; the time-out timer is
+// one Node timer re-armed with refresh(); socket handlers are module-level functions that reach
+// the link through a symbol (the ws pattern in STYLE.md).
+import net from "node:net";
+import type { Duplex } from "node:stream";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import { DriverError } from "../../src/sampling/driver.js";
+import type { BlockRequest, Driver } from "../../src/sampling/driver.js";
+import {
+  FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
+  checkResponsePdu, crc16, decodeReadData, encodeRequestPdu, exceptionError, isBusyException,
+  isGatewayException, isReadFunction, responsePduLength,
+} from "./pdu.js";
+import type { ModbusLinkHealth, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
+
+const LINK = Symbol("modbusLink");
+type LinkStream = Duplex & { [LINK]?: ModbusLink };
+
+const enum State { Idle, Connecting, Open, Closed }
+const STATE_NAMES = ["idle", "connecting", "open", "closed"] as const;
+const enum Timer { None, Request, Connect }
+
+/** TCP ADU: 7-byte MBAP header + 253-byte PDU (MBAP spec §4.1). */
+const MAX_ADU = 260;
+const RX_SIZE = 1024;
+const JOB_POOL = 32;
+
+class Job {
+  fc = 0;
+  unitId = 0;
+  address = 0;
+  count = 0;
+  values: Uint16Array | Uint8Array | null = null;
+  /** FC5/FC6 sequences (forceSingleRegisterWrite): index of the next item; `steps` in all. */
+  step = 0;
+  steps = 1;
+  busyLeft = 0;
+  backoff = 0;
+  notBefore = 0;
+  sentAt = 0;
+  sawBadFrame = false;
+  unit: UnitStats | null = null;
+  resolve: ((v: Uint16Array | Uint8Array | undefined) => void) | null = null;
+  reject: ((e: DriverError) => void) | null = null;
+  next: Job | null = null;
+}
+
+class UnitStats implements ModbusUnitHealth {
+  requests = 0;
+  errors = 0;
+  timeouts = 0;
+  exceptions = 0;
+  lastError: string | undefined = undefined;
+  lastRoundTrip: number | undefined = undefined;
+}
+
+// The Promise executor is module-level: it hands resolve/reject over through these two slots,
+// so making a request's promise creates no closure of our own.
+let capturedResolve: Job["resolve"] = null;
+let capturedReject: Job["reject"] = null;
+function capture(resolve: NonNullable<Job["resolve"]>, reject: NonNullable<Job["reject"]>): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+function onStreamData(this: LinkStream, chunk: Buffer): void {
+  const link = this[LINK];
+  if (link !== undefined) link.receive(this, chunk);
+}
+function onStreamOpen(this: LinkStream): void {
+  const link = this[LINK];
+  if (link !== undefined) link.opened(this);
+}
+function onStreamError(this: LinkStream, err: Error): void {
+  const link = this[LINK];
+  if (link !== undefined) link.lost(this, err.message);
+}
+function onStreamClose(this: LinkStream): void {
+  const link = this[LINK];
+  if (link !== undefined) link.lost(this, "closed by peer");
+}
+function onLinkTimer(link: ModbusLink): void {
+  link.timerFired();
+}
+function onPacingTimer(link: ModbusLink): void {
+  link.pump();
+}
+
+export class ModbusLink implements Driver {
+  readonly options: ResolvedLinkOptions;
+  private readonly mbap: boolean;
+  private state = State.Idle;
+  private stream: LinkStream | null = null;
+
+  private head: Job | null = null;
+  private tail: Job | null = null;
+  private queued = 0;
+  private inFlight: Job | null = null;
+  private pool: Job[] = [];
+
+  private tx = Buffer.allocUnsafe(MAX_ADU);
+  private txViews: (Buffer | undefined)[] = [];
+  private tid = 0;
+  private readonly rx = Buffer.allocUnsafe(RX_SIZE);
+  private rxStart = 0;
+  private rxEnd = 0;
+  private inReceive = false;
+
+  private timer: NodeJS.Timeout | null = null;
+  private timerKind = Timer.None;
+  private timerDeadline = 0;
+  private pacing: NodeJS.Timeout | null = null;
+  private pacingDelay = 0;
+  private nextSendAt = 0;
+
+  private lastConnectAttempt = 0;
+  private nextConnectAt = 0;
+  private reconnectDelay: number;
+  private connectError = "";
+  private consecutiveTimeouts = 0;
+  private waiters: { resolve: () => void; reject: (e: DriverError) => void }[] = [];
+
+  private readonly units = new Map<number, UnitStats>();
+  private requests = 0;
+  private errors = 0;
+  private lastError: string | undefined = undefined;
+  private lastRoundTrip: number | undefined = undefined;
+  private timeouts = 0;
+  private exceptions = 0;
+  private communicationErrors = 0;
+  private busyRetries = 0;
+  private discardedBytes = 0;
+  private badFrames = 0;
+  private staleFrames = 0;
+  private connects = 0;
+
+  constructor(options: ResolvedLinkOptions) {
+    this.options = options;
+    this.mbap = options.kind === "tcp";
+    this.reconnectDelay = options.reconnectDelay;
+  }
+
+  // ---------------------------------------------------------------- Driver
+
+  connect(): Promise<void> {
+    if (this.state === State.Closed) this.state = State.Idle;
+    if (this.state === State.Open) return Promise.resolve();
+    if (this.state === State.Idle) {
+      const wait = this.nextConnectAt - performance.now();
+      if (wait > 0) return Promise.reject(this.notConnectedError(wait));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      if (this.state === State.Idle) this.startConnect();
+    });
+  }
+
+  readBlock(request: BlockRequest): Promise<Uint16Array | Uint8Array> {
+    const { unitId, area, start, count } = request;
+    let fc: number;
+    let max: number;
+    switch (area) {
+      case "coil": fc = FunctionCode.ReadCoils; max = MAX_READ_BITS; break;
+      case "discrete": fc = FunctionCode.ReadDiscreteInputs; max = MAX_READ_BITS; break;
+      case "holding": fc = FunctionCode.ReadHoldingRegisters; max = MAX_READ_REGISTERS; break;
+      case "input": fc = FunctionCode.ReadInputRegisters; max = MAX_READ_REGISTERS; break;
+      default: return Promise.reject(invalid(`unknown area ${String(area)}`));
+    }
+    const bad = this.checkArgs(unitId, start, count, max);
+    if (bad !== undefined) return Promise.reject(invalid(bad));
+    return this.enqueue(fc, unitId, start, count, null, 1) as Promise<Uint16Array | Uint8Array>;
+  }
+
+  write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void> {
+    const count = values.length;
+    let fc: number;
+    let steps = 1;
+    if (area === "coil") {
+      const bad = this.checkArgs(unitId, start, count, MAX_WRITE_BITS);
+      if (bad !== undefined) return Promise.reject(invalid(bad));
+      fc = count === 1 ? FunctionCode.WriteSingleCoil : FunctionCode.WriteMultipleCoils;
+    } else if (area === "holding") {
+      const force = this.options.forceSingleRegisterWrite;
+      const bad = this.checkArgs(unitId, start, count, force ? 0xffff : MAX_WRITE_REGISTERS);
+      if (bad !== undefined) return Promise.reject(invalid(bad));
+      if (count === 1 || force) {
+        fc = FunctionCode.WriteSingleRegister;
+        steps = count;
+      } else {
+        fc = FunctionCode.WriteMultipleRegisters;
+      }
+    } else {
+      return Promise.reject(invalid(`area ${String(area)} is not writable`));
+    }
+    return this.enqueue(fc, unitId, start, count, values, steps) as Promise<unknown> as Promise<void>;
+  }
+
+  close(): Promise<void> {
+    const stream = this.stream;
+    this.state = State.Closed;
+    this.failEverything(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.pacing !== null) clearTimeout(this.pacing);
+    this.timer = this.pacing = null;
+    this.timerKind = Timer.None;
+    this.nextConnectAt = 0;
+    this.reconnectDelay = this.options.reconnectDelay;
+    if (stream === null) return Promise.resolve();
+    this.detach();
+    // A serial port holds an exclusive lock until its close completes; wait for it (bounded),
+    // so that a link reopened on the same path right after close() does not find it busy.
+    return new Promise<void>((resolve) => {
+      if (stream.destroyed && stream.closed) return resolve();
+      const t = setTimeout(resolve, 1000);
+      stream.once("close", () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  health(): ModbusLinkHealth {
+    return {
+      connected: this.state === State.Open,
+      requests: this.requests,
+      errors: this.errors,
+      lastError: this.lastError,
+      lastRoundTrip: this.lastRoundTrip,
+      state: STATE_NAMES[this.state],
+      timeouts: this.timeouts,
+      exceptions: this.exceptions,
+      communicationErrors: this.communicationErrors,
+      busyRetries: this.busyRetries,
+      discardedBytes: this.discardedBytes,
+      badFrames: this.badFrames,
+      staleFrames: this.staleFrames,
+      connects: this.connects,
+      queued: this.queued + (this.inFlight === null ? 0 : 1),
+    };
+  }
+
+  /** Counters of one unit id on this link (one device of the map), or undefined before its first request. */
+  unitHealth(unitId: number): ModbusUnitHealth | undefined {
+    const u = this.units.get(unitId);
+    return u === undefined ? undefined : { ...u };
+  }
+
+  // ------------------------------------------------------------------ queue
+
+  private checkArgs(unitId: number, start: number, count: number, max: number): string | undefined {
+    // Serial spec §2.2: 0 is broadcast (no answer; not supported here), 248-255 are reserved.
+    const maxUnit = this.mbap ? 255 : 247;
+    const minUnit = this.mbap ? 0 : 1;
+    if (!Number.isInteger(unitId) || unitId < minUnit || unitId > maxUnit) return `unit id ${unitId} outside ${minUnit}..${maxUnit}`;
+    if (!Number.isInteger(start) || start < 0 || start > 0xffff) return `start address ${start} outside 0..65535`;
+    if (!Number.isInteger(count) || count < 1 || count > max) return `quantity ${count} outside 1..${max}`;
+    if (start + count > 0x10000) return `block ${start}+${count} passes address 65535`;
+    return undefined;
+  }
+
+  private enqueue(
+    fc: number, unitId: number, address: number, count: number,
+    values: Uint16Array | Uint8Array | null, steps: number,
+  ): Promise<Uint16Array | Uint8Array | undefined> {
+    if (this.state === State.Closed) {
+      return Promise.reject(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
+    }
+    if (this.queued >= this.options.queueLimit) {
+      this.errors++;
+      return Promise.reject(new DriverError(
+        StatusCodes.BadResourceUnavailable, `link queue full (${this.options.queueLimit} requests)`, true));
+    }
+    const job = this.pool.pop() ?? new Job();
+    job.fc = fc;
+    job.unitId = unitId;
+    job.address = address;
+    job.count = count;
+    job.values = values;
+    job.step = 0;
+    job.steps = steps;
+    job.busyLeft = this.options.busyRetries;
+    job.backoff = this.options.busyBackoff;
+    job.notBefore = 0;
+    job.sawBadFrame = false;
+    let unit = this.units.get(unitId);
+    if (unit === undefined) this.units.set(unitId, (unit = new UnitStats()));
+    job.unit = unit;
+    const promise = new Promise<Uint16Array | Uint8Array | undefined>(capture);
+    job.resolve = capturedResolve;
+    job.reject = capturedReject;
+    capturedResolve = capturedReject = null;
+    job.next = null;
+    if (this.tail === null) this.head = job;
+    else this.tail.next = job;
+    this.tail = job;
+    this.queued++;
+    this.pump();
+    return promise;
+  }
+
+  private pushFront(job: Job): void {
+    job.next = this.head;
+    this.head = job;
+    if (this.tail === null) this.tail = job;
+    this.queued++;
+  }
+
+  /** Unlinks and returns the first job whose busy backoff has passed, or null. */
+  private takeReady(now: number): Job | null {
+    let prev: Job | null = null;
+    for (let j = this.head; j !== null; prev = j, j = j.next) {
+      if (j.notBefore > now) continue;
+      if (prev === null) this.head = j.next;
+      else prev.next = j.next;
+      if (this.tail === j) this.tail = prev;
+      j.next = null;
+      this.queued--;
+      return j;
+    }
+    return null;
+  }
+
+  /** Starts the next request if the link allows it now; otherwise arms what will call it again. */
+  pump(): void {
+    if (this.inFlight !== null || this.head === null || this.inReceive) return;
+    if (this.state === State.Connecting || this.state === State.Closed) return;
+    const now = performance.now();
+    if (this.state === State.Idle) {
+      // Reconnect on demand, never sooner than the backoff allows: until then requests fail at
+      // once instead of waiting, so a dead link costs its devices nothing but Bad values.
+      const wait = this.nextConnectAt - now;
+      if (wait > 0) this.failQueued(this.notConnectedError(wait));
+      else this.startConnect();
+      return;
+    }
+    if (now < this.nextSendAt) return this.armPacing(this.nextSendAt - now);
+    const job = this.takeReady(now);
+    if (job === null) {
+      let soonest = Infinity;
+      for (let j: Job | null = this.head; j !== null; j = j.next) if (j.notBefore < soonest) soonest = j.notBefore;
+      return this.armPacing(soonest - now);
+    }
+    this.send(job, now);
+  }
+
+  private send(job: Job, now: number): void {
+    const stream = this.stream!;
+    // A write the OS has not taken yet still references the transmit buffer: leave it to that
+    // write and encode into a fresh one (only a stalled link gets here).
+    if (stream.writableLength > 0) {
+      this.tx = Buffer.allocUnsafe(MAX_ADU);
+      this.txViews.length = 0;
+    }
+    const tx = this.tx;
+    const single = job.fc === FunctionCode.WriteSingleCoil || job.fc === FunctionCode.WriteSingleRegister;
+    const address = single ? job.address + job.step : job.address;
+    let length: number;
+    if (this.mbap) {
+      // MBAP header (MBAP spec §4.1): transaction id, protocol 0, length of unit id + PDU.
+      const pduLength = encodeRequestPdu(tx, 7, job.fc, address, job.count, job.values, job.step);
+      this.tid = (this.tid + 1) & 0xffff;
+      tx.writeUInt16BE(this.tid, 0);
+      tx.writeUInt16BE(0, 2);
+      tx.writeUInt16BE(pduLength + 1, 4);
+      tx[6] = job.unitId;
+      length = 7 + pduLength;
+    } else {
+      const pduLength = encodeRequestPdu(tx, 1, job.fc, address, job.count, job.values, job.step);
+      tx[0] = job.unitId;
+      tx.writeUInt16LE(crc16(tx, 0, 1 + pduLength), 1 + pduLength);
+      length = 3 + pduLength;
+      // No transaction ids on a serial line: whatever arrived before this request is stale.
+      this.discardedBytes += this.rxEnd - this.rxStart;
+      this.rxStart = this.rxEnd = 0;
+    }
+    this.inFlight = job;
+    job.sentAt = now;
+    this.requests++;
+    job.unit!.requests++;
+    this.armTimer(Timer.Request, now);
+    let view = this.txViews[length];
+    if (view === undefined) view = this.txViews[length] = tx.subarray(0, length);
+    stream.write(view);
+  }
+
+  // ---------------------------------------------------------------- receive
+
+  /** Bytes from the link. Frames are cut by their length and checked (CRC on RTU) here. */
+  receive(stream: LinkStream, chunk: Buffer): void {
+    if (stream !== this.stream) return;
+    this.inReceive = true;
+    let off = 0;
+    while (off < chunk.length && this.stream === stream) {
+      if (this.rxEnd === RX_SIZE) this.compact();
+      const n = Math.min(chunk.length - off, RX_SIZE - this.rxEnd);
+      chunk.copy(this.rx, this.rxEnd, off, off + n);
+      this.rxEnd += n;
+      off += n;
+      if (this.mbap) this.parseMbap();
+      else this.parseRtu();
+    }
+    this.compact();
+    this.inReceive = false;
+    this.pump();
+  }
+
+  private compact(): void {
+    const rest = this.rxEnd - this.rxStart;
+    if (rest > 0 && this.rxStart > 0) this.rx.copyWithin(0, this.rxStart, this.rxEnd);
+    this.rxStart = 0;
+    this.rxEnd = rest;
+  }
+
+  /** Modbus TCP: frames are cut by the MBAP length; answers are matched by transaction id. */
+  private parseMbap(): void {
+    const rx = this.rx;
+    while (this.rxEnd - this.rxStart >= 7) {
+      const s = this.rxStart;
+      const length = rx.readUInt16BE(s + 4);
+      // Unit id + function code + at least one byte, at most unit id + 253-byte PDU.
+      if (rx.readUInt16BE(s + 2) !== 0 || length < 3 || length > 254) {
+        this.badFrames++;
+        this.drop(`malformed MBAP header (protocol ${rx.readUInt16BE(s + 2)}, length ${length})`);
+        return;
+      }
+      if (this.rxEnd - s < 6 + length) return;
+      this.rxStart = s + 6 + length;
+      const job = this.inFlight;
+      if (job === null || rx.readUInt16BE(s) !== this.tid) {
+        // An answer to a request that already timed out, or noise from the peer.
+        this.staleFrames++;
+        continue;
+      }
+      this.handlePdu(job, s + 7, length - 1);
+    }
+  }
+
+  /**
+   * Modbus RTU (serial spec §2.5.1.1): a frame ends at the length its request implies, and only
+   * counts when its CRC holds. The scan resynchronises byte by byte past garbage, answers of
+   * other slaves and frames with a bad CRC, so noise costs at most this request's time-out.
+   */
+  private parseRtu(): void {
+    const job = this.inFlight;
+    const rx = this.rx;
+    if (job === null) {
+      this.discardedBytes += this.rxEnd - this.rxStart;
+      this.rxStart = this.rxEnd = 0;
+      return;
+    }
+    const fc = job.fc;
+    const aduLength = responsePduLength(fc, job.count) + 3;
+    const read = isReadFunction(fc);
+    while (this.rxEnd - this.rxStart >= 5) {
+      const p = this.rxStart;
+      const f = rx[p + 1]!;
+      if (rx[p] === job.unitId) {
+        if (f === (fc | 0x80)) {
+          if (crc16(rx, p, p + 3) === rx.readUInt16LE(p + 3)) {
+            this.rxStart = p + 5;
+            return this.handlePdu(job, p + 1, 2);
+          }
+          this.badFrame(job);
+        } else if (f === fc && (!read || rx[p + 2] === aduLength - 5)) {
+          if (this.rxEnd - p < aduLength) return;
+          const end = p + aduLength - 2;
+          if (crc16(rx, p, end) === rx.readUInt16LE(end)) {
+            const wrongEcho = checkResponsePdu(rx, p + 1, aduLength - 3, fc, this.sentAddress(job), job.count, job.values, job.step);
+            if (wrongEcho === undefined) {
+              this.rxStart = p + aduLength;
+              return this.handlePdu(job, p + 1, aduLength - 3);
+            }
+            // A valid frame echoing another write: a late answer to an earlier request.
+            this.staleFrames++;
+          } else {
+            this.badFrame(job);
+          }
+        }
+      }
+      this.rxStart = p + 1;
+      this.discardedBytes++;
+    }
+  }
+
+  private badFrame(job: Job): void {
+    this.badFrames++;
+    job.sawBadFrame = true;
+  }
+
+  private sentAddress(job: Job): number {
+    const single = job.fc === FunctionCode.WriteSingleCoil || job.fc === FunctionCode.WriteSingleRegister;
+    return single ? job.address + job.step : job.address;
+  }
+
+  /** The answer to `job`: its PDU is at rx[off, off+length). */
+  private handlePdu(job: Job, off: number, length: number): void {
+    const rx = this.rx;
+    const f = rx[off];
+    if (f === (job.fc | 0x80) && length === 2) return this.exception(job, rx[off + 1]!);
+    const problem = f !== job.fc
+      ? `function code ${f} in the answer to FC${job.fc}`
+      : checkResponsePdu(rx, off, length, job.fc, this.sentAddress(job), job.count, job.values, job.step);
+    if (problem !== undefined) {
+      this.badFrames++;
+      this.communicationErrors++;
+      return this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: bad answer: ${problem}`, true));
+    }
+    const now = performance.now();
+    const rtt = now - job.sentAt;
+    this.lastRoundTrip = job.unit!.lastRoundTrip = rtt;
+    this.reconnectDelay = this.options.reconnectDelay;
+    this.consecutiveTimeouts = 0;
+    const resolve = job.resolve!;
+    if (isReadFunction(job.fc)) {
+      const data = decodeReadData(rx, off, job.fc, job.count);
+      this.finish(now);
+      this.release(job);
+      return resolve(data);
+    }
+    if (++job.step < job.steps) {
+      // The next register of a forced-FC6 write goes next, ahead of other requests, so that the
+      // registers of one value are written together.
+      job.notBefore = 0;
+      this.pushFront(job);
+      return this.finish(now);
+    }
+    this.finish(now);
+    this.release(job);
+    resolve(undefined);
+  }
+
+  private exception(job: Job, code: number): void {
+    const now = performance.now();
+    this.consecutiveTimeouts = 0;
+    if (isBusyException(code) && job.busyLeft > 0) {
+      // 05/06: the slave is alive but busy. Back off without holding the link: other requests
+      // go first while this one waits (the time-out rule bounds every wait on the queue).
+      job.busyLeft--;
+      job.notBefore = now + job.backoff;
+      job.backoff *= 2;
+      this.busyRetries++;
+      this.pushFront(job);
+      return this.finish(now);
+    }
+    this.exceptions++;
+    job.unit!.exceptions++;
+    if (isGatewayException(code)) this.communicationErrors++;
+    const what = isReadFunction(job.fc) ? `reading ${job.count} at ${job.address}` : `writing at ${this.sentAddress(job)}`;
+    this.fail(job, exceptionError(job.unitId, job.fc, code, what));
+  }
+
+  private fail(job: Job, err: DriverError): void {
+    const reject = job.reject!;
+    if (this.inFlight === job) this.finish(performance.now());
+    this.count(job, err);
+    this.release(job);
+    reject(err);
+  }
+
+  private count(job: Job, err: DriverError): void {
+    this.errors++;
+    this.lastError = err.message;
+    job.unit!.errors++;
+    job.unit!.lastError = err.message;
+  }
+
+  private finish(now: number): void {
+    this.inFlight = null;
+    this.nextSendAt = now + this.options.interRequestDelay;
+    this.pump();
+  }
+
+  private release(job: Job): void {
+    job.resolve = job.reject = null;
+    job.values = null;
+    job.unit = null;
+    job.next = null;
+    if (this.pool.length < JOB_POOL) this.pool.push(job);
+  }
+
+  // ----------------------------------------------------------------- timers
+
+  private armTimer(kind: Timer, now: number): void {
+    this.timerKind = kind;
+    this.timerDeadline = now + this.options.timeout;
+    if (this.timer === null) {
+      this.timer = setTimeout(onLinkTimer, this.options.timeout, this);
+      this.timer.unref();
+    } else {
+      this.timer.refresh();
+    }
+  }
+
+  timerFired(): void {
+    const kind = this.timerKind;
+    if (kind === Timer.None) return;
+    const now = performance.now();
+    // Node timers run on a millisecond clock and can fire a fraction early.
+    if (now < this.timerDeadline - 1) {
+      setTimeout(onLinkTimer, this.timerDeadline - now, this).unref();
+      return;
+    }
+    this.timerKind = Timer.None;
+    if (kind === Timer.Connect) {
+      if (this.state === State.Connecting) this.connectFailed(`connect timed out after ${this.options.timeout} ms`);
+      return;
+    }
+    const job = this.inFlight;
+    if (job === null) return;
+    this.timeouts++;
+    this.communicationErrors++;
+    job.unit!.timeouts++;
+    const err = new DriverError(
+      StatusCodes.BadCommunicationError,
+      `unit ${job.unitId}: no ${job.sawBadFrame ? "valid " : ""}answer to FC${job.fc} within ${this.options.timeout} ms` +
+        (job.sawBadFrame ? " (bad frames received)" : ""),
+      true,
+    );
+    // On TCP, a run of time-outs with no answer from anyone on the link means the connection is
+    // likely half-open (peer rebooted, NAT state lost): open a new one, with backoff.
+    if (this.options.kind !== "rtu" && ++this.consecutiveTimeouts >= this.options.maxConsecutiveTimeouts) {
+      this.consecutiveTimeouts = 0;
+      this.inFlight = null;
+      this.drop(`${this.options.maxConsecutiveTimeouts} time-outs in a row`);
+      this.count(job, err);
+      const reject = job.reject!;
+      this.release(job);
+      reject(err);
+      return;
+    }
+    this.fail(job, err);
+  }
+
+  private armPacing(delay: number): void {
+    const ms = Math.max(1, Math.ceil(delay));
+    if (this.pacing !== null && this.pacingDelay === ms) {
+      this.pacing.refresh();
+      return;
+    }
+    if (this.pacing !== null) clearTimeout(this.pacing);
+    this.pacing = setTimeout(onPacingTimer, ms, this);
+    this.pacing.unref();
+    this.pacingDelay = ms;
+  }
+
+  // ------------------------------------------------------------- connection
+
+  private startConnect(): void {
+    const now = performance.now();
+    this.state = State.Connecting;
+    this.lastConnectAttempt = now;
+    this.armTimer(Timer.Connect, now);
+    const o = this.options;
+    if (o.kind === "rtu") {
+      void this.openSerial();
+      return;
+    }
+    const socket = net.createConnection({ host: o.host, port: o.port, noDelay: true });
+    socket.setKeepAlive(true, 10_000);
+    this.attach(socket as LinkStream, "connect");
+  }
+
+  private async openSerial(): Promise<void> {
+    const o = this.options;
+    let SerialPort: typeof import("serialport").SerialPort;
+    try {
+      // Loaded on first use: the native addon costs nothing to TCP-only gateways.
+      ({ SerialPort } = await import("serialport"));
+    } catch (e) {
+      if (this.state === State.Connecting) this.connectFailed(`serialport unavailable: ${(e as Error).message}`);
+      return;
+    }
+    if (this.state !== State.Connecting || this.stream !== null) return;
+    const port = new SerialPort({
+      path: o.path,
+      baudRate: o.baudRate,
+      dataBits: o.dataBits,
+      stopBits: o.stopBits,
+      parity: o.parity,
+      autoOpen: false,
+    }) as unknown as LinkStream;
+    this.attach(port, "open");
+    (port as unknown as { open(): void }).open();
+  }
+
+  private attach(stream: LinkStream, openEvent: "connect" | "open"): void {
+    stream[LINK] = this;
+    this.stream = stream;
+    this.rxStart = this.rxEnd = 0;
+    stream.on("data", onStreamData);
+    stream.on("error", onStreamError);
+    stream.on("close", onStreamClose);
+    stream.once(openEvent, onStreamOpen);
+  }
+
+  private detach(): void {
+    const s = this.stream;
+    if (s === null) return;
+    this.stream = null;
+    s[LINK] = undefined;
+    // Keep an error listener: a late socket error must not become an uncaught exception.
+    s.removeListener("data", onStreamData);
+    s.destroy();
+    this.rxStart = this.rxEnd = 0;
+  }
+
+  opened(stream: LinkStream): void {
+    if (stream !== this.stream || this.state !== State.Connecting) return;
+    this.state = State.Open;
+    this.connects++;
+    this.consecutiveTimeouts = 0;
+    this.timerKind = Timer.None;
+    this.nextSendAt = 0;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.resolve();
+    this.pump();
+  }
+
+  /** The stream failed or closed. */
+  lost(stream: LinkStream, reason: string): void {
+    if (stream !== this.stream) return;
+    if (this.state === State.Connecting) this.connectFailed(reason);
+    else this.drop(reason);
+  }
+
+  private connectFailed(reason: string): void {
+    this.detach();
+    this.state = State.Idle;
+    this.timerKind = Timer.None;
+    const o = this.options;
+    this.connectError = `${o.kind === "rtu" ? `open ${o.path}` : `connect to ${o.host}:${o.port}`} failed: ${reason}`;
+    this.scheduleReconnect();
+    const err = new DriverError(StatusCodes.BadCommunicationError, this.connectError, true);
+    this.communicationErrors++;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(err);
+    this.failQueued(err);
+  }
+
+  /** Ends the connection; the request in flight fails now, the queue reconnects with backoff. */
+  private drop(reason: string): void {
+    if (this.state !== State.Open) return;
+    const partial = this.rxEnd - this.rxStart;
+    this.detach();
+    this.state = State.Idle;
+    this.timerKind = Timer.None;
+    this.connectError = `connection lost: ${reason}`;
+    this.scheduleReconnect();
+    const job = this.inFlight;
+    if (job !== null) {
+      this.communicationErrors++;
+      const detail = partial > 0 ? ` (${partial} bytes of an answer received)` : "";
+      this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${this.connectError}${detail}`, true));
+    } else {
+      this.pump();
+    }
+  }
+
+  /**
+   * The next attempt waits `reconnectDelay` from the previous attempt; the delay doubles (up to
+   * maxReconnectDelay) until a request is answered. A peer that accepts and drops connections
+   * therefore sees ever rarer attempts, never a storm; a long-lived connection that drops once
+   * reconnects at the next request.
+   */
+  private scheduleReconnect(): void {
+    this.nextConnectAt = this.lastConnectAttempt + this.reconnectDelay;
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectDelay);
+  }
+
+  private notConnectedError(wait: number): DriverError {
+    return new DriverError(
+      StatusCodes.BadCommunicationError,
+      `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`,
+      true,
+    );
+  }
+
+  private failQueued(err: DriverError): void {
+    let j = this.head;
+    this.head = this.tail = null;
+    this.queued = 0;
+    while (j !== null) {
+      const next = j.next;
+      const reject = j.reject!;
+      this.count(j, err);
+      this.release(j);
+      reject(err);
+      j = next;
+    }
+  }
+
+  private failEverything(err: DriverError): void {
+    const job = this.inFlight;
+    this.inFlight = null;
+    if (job !== null) {
+      const reject = job.reject!;
+      this.count(job, err);
+      this.release(job);
+      reject(err);
+    }
+    this.failQueued(err);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+}
+
+function invalid(message: string): DriverError {
+  return new DriverError(StatusCodes.BadInvalidArgument, message, false);
+}
