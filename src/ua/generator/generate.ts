@@ -7,9 +7,10 @@ import { generateNodeIds } from "./gen-node-ids.js";
 import { generateNs0 } from "./gen-ns0.js";
 import { generateStatusCodes } from "./gen-status-codes.js";
 import { generateTypes } from "./gen-types.js";
+import { generateUnits } from "./gen-units.js";
 import { repoRoot, type GeneratedFile } from "./schema.js";
 
-export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds, generateTypes, generateNs0];
+export const generators: ReadonlyArray<() => GeneratedFile[]> = [generateStatusCodes, generateNodeIds, generateTypes, generateNs0, generateUnits];
 
 export function generateAll(): GeneratedFile[] {
   return generators.flatMap((g) => g());
