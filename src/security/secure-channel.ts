@@ -14,6 +14,7 @@ import { decodeOpenSecureChannelRequest, encodeOpenSecureChannelResponse } from 
 import { ConnectionState, TcpConnection, type ConnectionContext, type ConnectionSink } from "../transport/tcp-connection.js";
 import { MessageAssembler } from "../transport/message-assembler.js";
 import { ChunkType, HEADER_SIZE, MessageType, writeHeader } from "../transport/ua-tcp.js";
+import type { HandshakeJob, HandshakeLimiter } from "./handshake-limiter.js";
 import type { AsymmetricSecurity, ChunkCrypto, SecurityPolicyRegistry, SymmetricSecurity } from "./security-policy.js";
 
 export interface ChannelHandler {
@@ -28,6 +29,8 @@ export interface ChannelHandler {
 export interface ChannelContext extends ConnectionContext {
   readonly handler: ChannelHandler;
   readonly policies: SecurityPolicyRegistry;
+  /** Bounds RSA handshakes (OPN Issue with a signing policy); none = run each at once. */
+  readonly handshakes?: HandshakeLimiter;
   /** A SecureChannelId not in use on this server, never 0. */
   allocateChannelId(): number;
   /** The socket is gone: forget the channel. */
@@ -67,7 +70,7 @@ function encodingNodeId(id: number): NodeId {
   return n;
 }
 
-export class SecureChannel implements ConnectionSink {
+export class SecureChannel implements ConnectionSink, HandshakeJob {
   /** The connection under this channel (framing, buffers, backpressure). */
   readonly connection: TcpConnection;
   securityPolicyUri = "";
@@ -76,6 +79,8 @@ export class SecureChannel implements ConnectionSink {
   sessionCount = 0;
   /** The client's certificate from the OPN (undefined for policy None). */
   clientCertificate: Buffer | undefined = undefined;
+  /** Tokens issued on this channel (1 after the Issue, +1 per Renew). */
+  tokensIssued = 0;
 
   private readonly ctx: ChannelContext;
   private id = 0;
@@ -90,6 +95,8 @@ export class SecureChannel implements ConnectionSink {
   private nextSendSequence = 1;
   private readonly assembler: MessageAssembler;
   private closedNotified = false;
+  /** An OPN Issue waiting for the handshake limiter (a copy: the chunk outlives the read). */
+  private pendingOpen: Buffer | null = null;
 
   constructor(socket: Socket, ctx: ChannelContext) {
     this.ctx = ctx;
@@ -171,8 +178,34 @@ export class SecureChannel implements ConnectionSink {
   // ---------------------------------------------------------------- ConnectionSink
 
   onChunk(type: number, chunkType: number, buf: Buffer, start: number, end: number): void {
-    if (type === MessageType.OPN) this.onOpen(buf, start, end);
-    else this.onSymmetric(type, chunkType, buf, start, end);
+    try {
+      if (type === MessageType.OPN) this.onOpen(buf, start, end);
+      else this.onSymmetric(type, chunkType, buf, start, end);
+    } catch (err) {
+      // Part 6 §6.7.6: on a signed channel, an unknown token, a replayed or missing sequence
+      // number, bad padding and a bad signature all end the channel with the same code.
+      if (this.securityMode === MessageSecurityMode.Sign || this.securityMode === MessageSecurityMode.SignAndEncrypt) {
+        const status = err instanceof UaStatusError ? err.statusCode : 0;
+        if (status === StatusCodes.BadSecureChannelTokenUnknown || status === StatusCodes.BadSequenceNumberInvalid) {
+          throw new UaStatusError(StatusCodes.BadSecurityChecksFailed);
+        }
+      }
+      throw err;
+    }
+  }
+
+  /** HandshakeJob: the queued OPN Issue gets its turn. */
+  runHandshake(): void {
+    const chunk = this.pendingOpen;
+    this.pendingOpen = null;
+    if (chunk === null || this.connection.state !== ConnectionState.Open) return;
+    try {
+      this.processOpen(chunk, 0, chunk.length);
+    } catch (err) {
+      this.connection.close(err instanceof UaStatusError ? err.statusCode : StatusCodes.BadInternalError, err instanceof Error ? err.message : String(err));
+      return;
+    }
+    this.connection.resumeInput();
   }
 
   nextDeadline(): number {
@@ -200,6 +233,7 @@ export class SecureChannel implements ConnectionSink {
 
   onClosing(): void {
     this.assembler.clear();
+    this.pendingOpen = null;
     if (this.current !== null && !this.closedNotified) {
       this.closedNotified = true;
       this.ctx.handler.onChannelClosed(this);
@@ -213,6 +247,28 @@ export class SecureChannel implements ConnectionSink {
   // ---------------------------------------------------------------- OPN
 
   private onOpen(buf: Buffer, start: number, end: number): void {
+    const limiter = this.ctx.handshakes;
+    if (limiter !== undefined && this.current === null && this.pendingOpen === null) {
+      // Peek at the policy: only RSA handshakes go through the limiter (None costs nothing).
+      const r = this.connection.reader.setBuffer(buf, start + HEADER_SIZE + 4, end);
+      const policy = this.ctx.policies.get(r.readString() ?? "");
+      if (policy !== undefined && policy.nonceLength > 0) {
+        if (!limiter.admit(this.connection.remoteHost)) {
+          throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "too many new secure channels from this address");
+        }
+        this.pendingOpen = Buffer.from(buf.subarray(start, end));
+        this.connection.suspendInput();
+        if (!limiter.submit(this)) {
+          this.pendingOpen = null;
+          throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "too many secure channel handshakes waiting");
+        }
+        return;
+      }
+    }
+    this.processOpen(buf, start, end);
+  }
+
+  private processOpen(buf: Buffer, start: number, end: number): void {
     const conn = this.connection;
     const r = conn.reader.setBuffer(buf, start + HEADER_SIZE, end);
     // Asymmetric security header, Part 6 §6.7.2.3.
@@ -274,6 +330,7 @@ export class SecureChannel implements ConnectionSink {
       expiresAt: performance.now() + lifetime * TOKEN_OVERLAP,
     };
     this.nextTokenId = this.nextTokenId === 0xffffffff ? 1 : this.nextTokenId + 1;
+    this.tokensIssued++;
     if (this.current === null) {
       this.sendToken = token;
     } else {

@@ -116,6 +116,8 @@ export class TcpConnection implements PoolWaiter {
   private waitingReceiveBuffer = false;
   private readPaused = false;
   private pumping = false;
+  /** The secure channel holds further input until a queued OPN handshake has run. */
+  private inputSuspended = false;
 
   // Backpressure: requests handed up and not answered, plus answers not yet written out.
   private awaiting = 0;
@@ -210,7 +212,7 @@ export class TcpConnection implements PoolWaiter {
   }
 
   private canRead(): boolean {
-    if (this.state >= ConnectionState.Closing || this.waitingReceiveBuffer) return false;
+    if (this.state >= ConnectionState.Closing || this.waitingReceiveBuffer || this.inputSuspended) return false;
     // A count of responses says little when each is megabytes: bound the bytes as well. Only
     // `flush` lowers this, and `pump` asks again right after it.
     if (this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes) return false;
@@ -234,6 +236,7 @@ export class TcpConnection implements PoolWaiter {
       !closing &&
       (this.queue.length > 0 ||
         this.waitingReceiveBuffer ||
+        this.inputSuspended ||
         this.bpPaused ||
         this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes);
     if (blocked && !this.readPaused) {
@@ -401,6 +404,25 @@ export class TcpConnection implements PoolWaiter {
   /** A request goes up to the service layer: it counts against the high-water mark until answered. */
   requestHandedUp(): void {
     this.awaiting++;
+  }
+
+  /**
+   * Stops handing chunks up (the socket pauses) until `resumeInput()`: the OPN being handled
+   * was queued for the handshake limiter, and nothing after it may overtake it.
+   */
+  suspendInput(): void {
+    this.inputSuspended = true;
+  }
+
+  resumeInput(): void {
+    if (!this.inputSuspended) return;
+    this.inputSuspended = false;
+    this.pump();
+  }
+
+  /** The peer's address without the port (per-address handshake rates). */
+  get remoteHost(): string {
+    return this.socket.remoteAddress ?? "?";
   }
 
   /** The secure channel is open (OPN Issue answered): no more handshake deadline. */

@@ -6,6 +6,7 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { UaStatusError } from "../ua/errors.js";
 import { SecureChannel, type ChannelContext, type ChannelHandler } from "../security/secure-channel.js";
 import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../security/security-policy.js";
+import type { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { BufferPool } from "./buffer-pool.js";
 import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
 import type { PendingBudget } from "./message-assembler.js";
@@ -23,6 +24,8 @@ export interface UaTcpServerOptions {
   serverUri?: string;
   /** Policies offered; SecurityPolicy None by default. */
   policies?: SecurityPolicyRegistry;
+  /** Bounds RSA handshakes; without one each OPN is handled as it arrives. */
+  handshakes?: HandshakeLimiter;
 }
 
 export class UaTcpServer {
@@ -64,6 +67,7 @@ export class UaTcpServer {
       budget,
       handler: options.handler,
       policies: options.policies ?? defaultSecurityPolicies(),
+      handshakes: options.handshakes,
       allocateChannelId: () => this.allocateChannelId(),
       channelGone: (channel) => this.channelGone(channel),
     };

@@ -1,0 +1,162 @@
+// X.509 certificates: the gateway's own application instance certificate (Part 6 §6.2.2), and
+// what the PKI and the CLI read out of a DER certificate. Parsing uses node-opcua-crypto's
+// `exploreCertificate` (key usage, subjectAltName URI, signature algorithm, which node:crypto's
+// X509Certificate does not expose on Node 20); signatures are checked with node:crypto.
+import { createHash, generateKeyPair, webcrypto, type KeyObject } from "node:crypto";
+import { hostname, networkInterfaces } from "node:os";
+import { promisify } from "node:util";
+import { CertificatePurpose, convertPEMtoDER, createSelfSignedCertificate, exploreCertificate, type X509KeyUsage } from "node-opcua-crypto";
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+export interface OwnCertificateOptions {
+  applicationUri: string;
+  applicationName: string;
+  /** Host names for subjectAltName dNSName (default: the host name). */
+  dns?: string[];
+  /** Addresses for subjectAltName iPAddress (default: the host's addresses). */
+  ip?: string[];
+  /** Days of validity from now. */
+  validityDays: number;
+  /** RSA modulus bits (2048 unless a policy needs more). */
+  keyBits?: number;
+}
+
+export interface CertificateAndKey {
+  /** DER. */
+  certificate: Buffer;
+  privateKey: KeyObject;
+}
+
+/** The host's names and non-link-local addresses, for the certificate's subjectAltName. */
+export function hostNamesAndAddresses(): { dns: string[]; ip: string[] } {
+  const dns = new Set<string>([hostname(), "localhost"]);
+  const ip = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) {
+      // fe80:: addresses carry a zone and change with the interface; clients never use them.
+      if (a.family === "IPv6" && a.address.toLowerCase().startsWith("fe80")) continue;
+      ip.add(a.address);
+    }
+  }
+  return { dns: [...dns], ip: [...ip] };
+}
+
+/**
+ * A self-signed application instance certificate: RSA, SHA-256, keyUsage digitalSignature,
+ * nonRepudiation, keyEncipherment, dataEncipherment (and keyCertSign, as self-signed
+ * certificates carry it), extendedKeyUsage serverAuth+clientAuth, and subjectAltName with the
+ * applicationUri (Part 6 §6.2.2) and the host's names and addresses.
+ */
+export async function createOwnCertificate(o: OwnCertificateOptions): Promise<CertificateAndKey> {
+  const { privateKey } = await generateKeyPairAsync("rsa", { modulusLength: o.keyBits ?? 2048 });
+  const cryptoKey = await webcrypto.subtle.importKey(
+    "pkcs8",
+    privateKey.export({ type: "pkcs8", format: "der" }),
+    { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    true,
+    ["sign"],
+  );
+  const names = hostNamesAndAddresses();
+  // A day of slack before now: a gateway's clock, or its clients', is often a little off.
+  const notBefore = new Date(Date.now() - 86_400_000);
+  const notAfter = new Date(Date.now() + o.validityDays * 86_400_000);
+  const { cert } = await createSelfSignedCertificate({
+    privateKey: cryptoKey,
+    subject: `/CN=${escapeRdn(o.applicationName)}/O=fieldgate/DC=${escapeRdn(hostname())}`,
+    applicationUri: o.applicationUri,
+    dns: o.dns ?? names.dns,
+    ip: o.ip ?? names.ip,
+    notBefore,
+    notAfter,
+    purpose: CertificatePurpose.ForApplication,
+  });
+  return { certificate: convertPEMtoDER(cert), privateKey };
+}
+
+function escapeRdn(s: string): string {
+  return s.replace(/[/=]/g, "-");
+}
+
+export function thumbprintHex(der: Buffer): string {
+  return createHash("sha1").update(der).digest("hex");
+}
+
+export function derToPem(der: Buffer): string {
+  const b64 = der.toString("base64").replace(/.{64}/g, "$&\n");
+  return `-----BEGIN CERTIFICATE-----\n${b64}${b64.endsWith("\n") ? "" : "\n"}-----END CERTIFICATE-----\n`;
+}
+
+/** DER from a .der or .pem file's bytes; undefined when it is neither. */
+export function certificateFromFile(bytes: Buffer): Buffer | undefined {
+  if (bytes.length > 0 && bytes[0] === 0x30) return bytes;
+  const text = bytes.toString("latin1");
+  const m = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(text);
+  if (!m) return undefined;
+  return Buffer.from(m[1].replace(/\s+/g, ""), "base64");
+}
+
+/** What operators and the validator need to know about a certificate. */
+export interface CertificateInfo {
+  readonly thumbprint: string;
+  readonly subject: string;
+  readonly issuer: string;
+  readonly serialNumber: string;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly applicationUri: string | undefined;
+  readonly keyBits: number;
+  /** e.g. sha256WithRSAEncryption */
+  readonly signatureAlgorithm: string;
+  readonly isCa: boolean;
+  readonly selfSigned: boolean;
+  readonly keyUsage: X509KeyUsage | undefined;
+  readonly subjectFingerprint: string;
+  readonly issuerFingerprint: string;
+}
+
+function dnToString(dn: unknown): string {
+  const entries = (dn as { entries?: { name?: string; oid: string; value: unknown }[] } | undefined)?.entries ?? [];
+  return entries.map((e) => `${shortName(e.name ?? e.oid)}=${String(e.value)}`).join(", ");
+}
+
+const SHORT: Readonly<Record<string, string>> = {
+  commonName: "CN",
+  organizationName: "O",
+  organizationalUnitName: "OU",
+  countryName: "C",
+  localityName: "L",
+  stateOrProvinceName: "ST",
+  domainComponent: "DC",
+};
+
+function shortName(n: string): string {
+  return SHORT[n] ?? n;
+}
+
+/** Parses a DER certificate; throws on malformed input. */
+export function describeCertificate(der: Buffer): CertificateInfo {
+  const c = exploreCertificate(der);
+  const tbs = c.tbsCertificate;
+  const ext = tbs.extensions;
+  const san = ext?.subjectAltName as Record<string, string[]> | undefined;
+  const issuerFp = ext?.authorityKeyIdentifier?.keyIdentifier ?? "";
+  const subject = dnToString(tbs.subject);
+  const issuer = dnToString(tbs.issuer);
+  return {
+    thumbprint: thumbprintHex(der),
+    subject,
+    issuer,
+    serialNumber: tbs.serialNumber.replace(/:/g, "").toLowerCase(),
+    notBefore: tbs.validity.notBefore,
+    notAfter: tbs.validity.notAfter,
+    applicationUri: san?.uniformResourceIdentifier?.[0],
+    keyBits: (tbs.subjectPublicKeyInfo.keyLength as number) * 8,
+    signatureAlgorithm: c.signatureAlgorithm.identifier,
+    isCa: ext?.basicConstraints?.cA === true,
+    selfSigned: subject === issuer && (issuerFp === "" || issuerFp === (ext?.subjectKeyIdentifier ?? "")),
+    keyUsage: ext?.keyUsage,
+    subjectFingerprint: tbs.subjectFingerPrint,
+    issuerFingerprint: issuerFp,
+  };
+}

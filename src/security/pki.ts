@@ -1,0 +1,493 @@
+// The PKI folder (the layout of other OPC UA servers, DESIGN "Secure channel"):
+//
+//   <dataDir>/pki/own/certs/fieldgate.der       the gateway's certificate
+//   <dataDir>/pki/own/private/private_key.pem   its key (0600)
+//   <dataDir>/pki/trusted/{certs,crl}           trusted application and CA certificates, their CRLs
+//   <dataDir>/pki/issuers/{certs,crl}           CAs that may complete a chain but are not trusted themselves
+//   <dataDir>/pki/rejected/certs                refused client certificates, for an operator to move to trusted/
+//
+// Certificate validation follows Part 4 §6.1.3 (Table 106) in its order: structure, chain,
+// signatures, security policy (key size, hash), trust list, validity, URI, usage, revocation.
+// The folders are re-read when their mtime changes (stat on each validation), so a certificate
+// moved to trusted/ is picked up without a restart.
+import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { exploreCertificateRevocationList, verifyCrlIssuedByCertificate } from "node-opcua-crypto";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { certificateFromFile, createOwnCertificate, describeCertificate, thumbprintHex, type CertificateInfo } from "./certificates.js";
+import { splitLeaf, type PolicyPki } from "./policies.js";
+
+export interface PkiOptions {
+  /** The pki folder (usually <dataDir>/pki). */
+  root: string;
+  applicationUri: string;
+  applicationName: string;
+  /** Validity of a certificate the gateway makes for itself, in days. */
+  certificateValidityDays: number;
+  /** Most certificates in a chain, the leaf included. */
+  maxChainLength?: number;
+  /** Most files kept in rejected/certs; the oldest go first. */
+  maxRejected?: number;
+  /** Smallest RSA key accepted, in bits (Part 7: 2048 for the offered policies). */
+  minKeyBits?: number;
+  log?: (message: string) => void;
+}
+
+export type CertificatePurpose = "application" | "user";
+
+export interface VerifyOptions {
+  /** Checked against the certificate's subjectAltName URI (Part 4 §5.6.2: BadCertificateUriInvalid). */
+  applicationUri?: string;
+  /** Application instance certificates need encipherment usages; user certificates only signing. */
+  purpose?: CertificatePurpose;
+  /** Save an untrusted certificate in rejected/certs (default true). */
+  saveRejected?: boolean;
+  now?: number;
+}
+
+interface Entry {
+  readonly der: Buffer;
+  readonly file: string;
+  readonly info: CertificateInfo;
+  readonly x509: X509Certificate;
+}
+
+interface Crl {
+  readonly der: Buffer;
+  readonly issuerFingerprint: string;
+  readonly revoked: ReadonlySet<string>;
+}
+
+/** A certs/ (and crl/) folder, parsed again only when the folder changes. */
+class Store {
+  private certsMtime = -1;
+  private crlMtime = -1;
+  private certs: Entry[] = [];
+  private byThumbprint = new Map<string, Entry>();
+  private crls: Crl[] = [];
+
+  constructor(
+    readonly certsDir: string,
+    readonly crlDir: string | undefined,
+  ) {}
+
+  refresh(): void {
+    const m = mtime(this.certsDir);
+    if (m !== this.certsMtime) {
+      this.certsMtime = m;
+      this.certs = [];
+      this.byThumbprint = new Map();
+      for (const file of listFiles(this.certsDir)) {
+        const der = readCertificate(join(this.certsDir, file));
+        if (der === undefined) continue;
+        const e = parseEntry(der, file);
+        if (e === undefined) continue;
+        this.certs.push(e);
+        this.byThumbprint.set(e.info.thumbprint, e);
+      }
+    }
+    if (this.crlDir !== undefined) {
+      const c = mtime(this.crlDir);
+      if (c !== this.crlMtime) {
+        this.crlMtime = c;
+        this.crls = [];
+        for (const file of listFiles(this.crlDir)) {
+          const crl = readCrl(join(this.crlDir, file));
+          if (crl !== undefined) this.crls.push(crl);
+        }
+      }
+    }
+  }
+
+  entries(): readonly Entry[] {
+    this.refresh();
+    return this.certs;
+  }
+
+  has(thumbprint: string): boolean {
+    this.refresh();
+    return this.byThumbprint.has(thumbprint);
+  }
+
+  get(thumbprint: string): Entry | undefined {
+    this.refresh();
+    return this.byThumbprint.get(thumbprint);
+  }
+
+  crlsFor(issuer: Entry): Crl[] {
+    this.refresh();
+    return this.crls.filter((c) => c.issuerFingerprint === issuer.info.subjectFingerprint && verifyCrl(c, issuer));
+  }
+}
+
+function mtime(dir: string): number {
+  try {
+    return statSync(dir).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function listFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => !f.startsWith("."));
+  } catch {
+    return [];
+  }
+}
+
+function readCertificate(file: string): Buffer | undefined {
+  try {
+    return certificateFromFile(readFileSync(file));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseEntry(der: Buffer, file: string): Entry | undefined {
+  try {
+    return { der, file, info: describeCertificate(der), x509: new X509Certificate(der) };
+  } catch {
+    return undefined;
+  }
+}
+
+function normalizeSerial(s: string): string {
+  return s.replace(/[:\s]/g, "").toLowerCase().replace(/^0+/, "");
+}
+
+function readCrl(file: string): Crl | undefined {
+  try {
+    let der = readFileSync(file);
+    if (der[0] !== 0x30) {
+      const m = /-----BEGIN X509 CRL-----([\s\S]*?)-----END X509 CRL-----/.exec(der.toString("latin1"));
+      if (!m) return undefined;
+      der = Buffer.from(m[1].replace(/\s+/g, ""), "base64");
+    }
+    const info = exploreCertificateRevocationList(der);
+    const revoked = new Set(info.tbsCertList.revokedCertificates.map((r) => normalizeSerial(r.userCertificate)));
+    return { der, issuerFingerprint: info.tbsCertList.issuerFingerprint, revoked };
+  } catch {
+    return undefined;
+  }
+}
+
+function verifyCrl(crl: Crl, issuer: Entry): boolean {
+  try {
+    return verifyCrlIssuedByCertificate(crl.der, issuer.der);
+  } catch {
+    return false;
+  }
+}
+
+/** Part 7: no SHA-1 (or older) signatures. */
+const WEAK_SIGNATURE = /md2|md5|sha1With|sha-1|sha1$/i;
+
+/**
+ * The codes a refused OpenSecureChannel may carry on the wire. A client can act on these; the
+ * rest (untrusted, revoked, bad signature) are BadSecurityChecksFailed so the answer does not
+ * reveal what the trust list holds (Part 4 §5.5.2.3, Part 6 §6.7.7; the specific code is logged).
+ */
+const CHANNEL_VISIBLE: ReadonlySet<number> = new Set([
+  StatusCodes.BadCertificateTimeInvalid,
+  StatusCodes.BadCertificateIssuerTimeInvalid,
+  StatusCodes.BadCertificateUseNotAllowed,
+  StatusCodes.BadCertificatePolicyCheckFailed,
+  StatusCodes.BadCertificateRevocationUnknown,
+]);
+
+export class Pki implements PolicyPki {
+  readonly root: string;
+  readonly ownCertificate: Buffer;
+  readonly ownPrivateKey: KeyObject;
+  readonly trusted: Store;
+  readonly issuers: Store;
+  readonly rejected: Store;
+  private readonly maxChainLength: number;
+  private readonly maxRejected: number;
+  private readonly minKeyBits: number;
+  private readonly log: (message: string) => void;
+
+  private constructor(o: PkiOptions, certificate: Buffer, key: KeyObject) {
+    this.root = o.root;
+    this.ownCertificate = certificate;
+    this.ownPrivateKey = key;
+    this.trusted = new Store(join(o.root, "trusted", "certs"), join(o.root, "trusted", "crl"));
+    this.issuers = new Store(join(o.root, "issuers", "certs"), join(o.root, "issuers", "crl"));
+    this.rejected = new Store(join(o.root, "rejected", "certs"), undefined);
+    this.maxChainLength = o.maxChainLength ?? 5;
+    this.maxRejected = o.maxRejected ?? 100;
+    this.minKeyBits = o.minKeyBits ?? 2048;
+    this.log = o.log ?? (() => {});
+  }
+
+  /** Creates the folders, and the gateway's own certificate and key unless they are there. */
+  static async open(o: PkiOptions): Promise<Pki> {
+    ensureLayout(o.root);
+    const certFile = ownCertificateFile(o.root);
+    const keyFile = ownKeyFile(o.root);
+    if (!existsSync(certFile) || !existsSync(keyFile)) {
+      await Pki.regenerate(o);
+      o.log?.(`created the gateway certificate ${certFile}`);
+    }
+    const der = certificateFromFile(readFileSync(certFile));
+    if (der === undefined) throw new Error(`${certFile}: not a certificate`);
+    const key = createPrivateKey(readFileSync(keyFile));
+    return new Pki(o, der, key);
+  }
+
+  /** Makes a new own certificate and key (first start, or `fieldgate cert regenerate`). */
+  static async regenerate(o: PkiOptions): Promise<Buffer> {
+    ensureLayout(o.root);
+    const { certificate, privateKey } = await createOwnCertificate({
+      applicationUri: o.applicationUri,
+      applicationName: o.applicationName,
+      validityDays: o.certificateValidityDays,
+    });
+    const keyFile = ownKeyFile(o.root);
+    writeFileSync(keyFile, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    writeFileSync(ownCertificateFile(o.root), certificate);
+    return certificate;
+  }
+
+  get ownThumbprint(): string {
+    return thumbprintHex(this.ownCertificate);
+  }
+
+  /** PolicyPki: validates a channel's SenderCertificate and maps the result to what the wire may say. */
+  validateChannelCertificate(chain: Buffer): number {
+    const status = this.verifyCertificate(chain, { purpose: "application" });
+    if (status === StatusCodes.Good || CHANNEL_VISIBLE.has(status)) return status;
+    return StatusCodes.BadSecurityChecksFailed;
+  }
+
+  /**
+   * Validates a certificate (or chain, leaf first) against the trust lists; returns Good or the
+   * specific StatusCode of Part 4 Table 106. An untrusted certificate is saved in rejected/certs.
+   * For X509 user tokens pass `purpose: "user"`.
+   */
+  verifyCertificate(chain: Buffer, options: VerifyOptions = {}): number {
+    const status = this.check(chain, options);
+    if (status !== StatusCodes.Good) this.log(`certificate refused: ${statusName(status)}`);
+    return status;
+  }
+
+  private check(chain: Buffer, options: VerifyOptions): number {
+    const now = options.now ?? Date.now();
+    // Structure.
+    const given: Entry[] = [];
+    let rest = chain;
+    while (rest.length > 0) {
+      if (given.length >= this.maxChainLength) return StatusCodes.BadCertificateChainIncomplete;
+      let part;
+      try {
+        part = splitLeaf(rest);
+      } catch {
+        return StatusCodes.BadCertificateInvalid;
+      }
+      const e = parseEntry(Buffer.from(part.leaf), "");
+      if (e === undefined) return StatusCodes.BadCertificateInvalid;
+      given.push(e);
+      rest = part.rest;
+    }
+    if (given.length === 0) return StatusCodes.BadCertificateInvalid;
+    const leaf = given[0];
+
+    // Chain: from the leaf up to a self-signed root, through the certificates sent with it, the
+    // trusted and the issuer certificates.
+    const path: Entry[] = [leaf];
+    for (;;) {
+      const cur = path[path.length - 1];
+      if (isSelfIssued(cur)) break;
+      const issuer = this.findIssuer(cur, given);
+      if (issuer === undefined) break;
+      if (path.length >= this.maxChainLength || path.some((p) => p.info.thumbprint === issuer.info.thumbprint)) {
+        return StatusCodes.BadCertificateChainIncomplete;
+      }
+      path.push(issuer);
+    }
+    const top = path[path.length - 1];
+    const complete = isSelfIssued(top);
+
+    // Signatures: each certificate by its issuer, a root by itself.
+    for (let i = 0; i < path.length; i++) {
+      const signer = i + 1 < path.length ? path[i + 1] : path[i];
+      if (i + 1 === path.length && !complete) break;
+      if (!verifySignature(path[i], signer)) return StatusCodes.BadCertificateInvalid;
+    }
+
+    // Security policy: key size and signature hash (Part 7: RSA >= 2048 bits, SHA-256).
+    for (const e of path) {
+      if (e.info.keyBits < this.minKeyBits) return StatusCodes.BadCertificatePolicyCheckFailed;
+      if (WEAK_SIGNATURE.test(e.info.signatureAlgorithm)) return StatusCodes.BadCertificatePolicyCheckFailed;
+    }
+
+    // Trust list: the leaf itself or a CA of its chain is in trusted/certs.
+    const trusted = path.some((e) => this.trusted.has(e.info.thumbprint));
+    if (!trusted) {
+      if (options.saveRejected !== false) this.saveRejected(leaf);
+      return StatusCodes.BadCertificateUntrusted;
+    }
+    if (!complete) return StatusCodes.BadCertificateChainIncomplete;
+
+    // Validity.
+    for (let i = 0; i < path.length; i++) {
+      const e = path[i];
+      if (now < e.info.notBefore.getTime() || now > e.info.notAfter.getTime()) {
+        return i === 0 ? StatusCodes.BadCertificateTimeInvalid : StatusCodes.BadCertificateIssuerTimeInvalid;
+      }
+    }
+
+    // URI (Part 4 §5.6.2: CreateSession's ApplicationDescription against the certificate).
+    if (options.applicationUri !== undefined && leaf.info.applicationUri !== options.applicationUri) {
+      return StatusCodes.BadCertificateUriInvalid;
+    }
+
+    // Usage (Part 6 §6.2.2).
+    const ku = leaf.info.keyUsage;
+    if (ku !== undefined) {
+      const ok =
+        options.purpose === "user" ? ku.digitalSignature || ku.nonRepudiation : ku.digitalSignature && (ku.keyEncipherment || ku.dataEncipherment);
+      if (!ok) return StatusCodes.BadCertificateUseNotAllowed;
+    }
+    if (leaf.info.isCa && path.length > 1) return StatusCodes.BadCertificateUseNotAllowed;
+    for (let i = 1; i < path.length; i++) {
+      const u = path[i].info.keyUsage;
+      if (!path[i].info.isCa || (u !== undefined && !u.keyCertSign)) return StatusCodes.BadCertificateIssuerUseNotAllowed;
+    }
+
+    // Revocation: a CRL of the issuer (trusted/crl or issuers/crl) that lists the serial. A CA
+    // without a CRL is accepted (decision: operators of small plants rarely publish CRLs).
+    for (let i = 0; i + 1 < path.length; i++) {
+      const issuer = path[i + 1];
+      const serial = normalizeSerial(path[i].info.serialNumber);
+      for (const crl of [...this.trusted.crlsFor(issuer), ...this.issuers.crlsFor(issuer)]) {
+        if (crl.revoked.has(serial)) return i === 0 ? StatusCodes.BadCertificateRevoked : StatusCodes.BadCertificateIssuerRevoked;
+      }
+    }
+    return StatusCodes.Good;
+  }
+
+  private findIssuer(cert: Entry, given: readonly Entry[]): Entry | undefined {
+    for (const list of [given, this.trusted.entries(), this.issuers.entries()]) {
+      for (const c of list) {
+        if (c !== cert && c.info.thumbprint !== cert.info.thumbprint && cert.x509.checkIssued(c.x509)) return c;
+      }
+    }
+    return undefined;
+  }
+
+  /** Saves `leaf` in rejected/certs unless it is there; keeps at most maxRejected files. */
+  private saveRejected(leaf: Entry): void {
+    if (this.rejected.has(leaf.info.thumbprint)) return;
+    const dir = this.rejected.certsDir;
+    try {
+      const files = listFiles(dir)
+        .map((f) => ({ f, t: mtime(join(dir, f)) }))
+        .sort((a, b) => a.t - b.t);
+      // An OPN flood with made-up certificates must not fill the SD card.
+      for (let i = 0; i <= files.length - this.maxRejected; i++) unlinkSync(join(dir, files[i].f));
+      writeFileSync(join(dir, certificateFileName(leaf.info)), leaf.der);
+    } catch (err) {
+      this.log(`could not save the rejected certificate: ${(err as Error).message}`);
+    }
+  }
+
+  // ---------------------------------------------------------------- operator actions (fieldgate cert)
+
+  list(): { own: CertificateInfo; trusted: CertificateInfo[]; issuers: CertificateInfo[]; rejected: CertificateInfo[] } {
+    return {
+      own: describeCertificate(this.ownCertificate),
+      trusted: this.trusted.entries().map((e) => e.info),
+      issuers: this.issuers.entries().map((e) => e.info),
+      rejected: this.rejected.entries().map((e) => e.info),
+    };
+  }
+
+  /**
+   * Trusts a certificate: by thumbprint (a file in rejected/ moves to trusted/) or from a file
+   * (copied into trusted/). Returns the trusted certificate's info.
+   */
+  trust(thumbprintOrFile: string): CertificateInfo {
+    return this.move(thumbprintOrFile, this.rejected, this.trusted);
+  }
+
+  /** Moves a trusted certificate (by thumbprint or file) to rejected/. */
+  reject(thumbprintOrFile: string): CertificateInfo {
+    return this.move(thumbprintOrFile, this.trusted, this.rejected);
+  }
+
+  private move(what: string, from: Store, to: Store): CertificateInfo {
+    const tp = what.replace(/[:\s]/g, "").toLowerCase();
+    const found = /^[0-9a-f]{40}$/.test(tp) ? (from.get(tp) ?? this.findByPrefix(from, tp)) : undefined;
+    if (found !== undefined) {
+      const target = join(to.certsDir, basename(found.file));
+      renameSync(join(from.certsDir, found.file), target);
+      return found.info;
+    }
+    if (/^[0-9a-f]{6,40}$/.test(tp)) {
+      const e = this.findByPrefix(from, tp);
+      if (e !== undefined) {
+        renameSync(join(from.certsDir, e.file), join(to.certsDir, basename(e.file)));
+        return e.info;
+      }
+    }
+    if (!existsSync(what)) throw new Error(`no certificate ${what} in ${from.certsDir}, and no such file`);
+    const der = certificateFromFile(readFileSync(what));
+    const e = der === undefined ? undefined : parseEntry(der, "");
+    if (e === undefined) throw new Error(`${what}: not an X.509 certificate (DER or PEM)`);
+    const old = from.get(e.info.thumbprint);
+    if (old !== undefined) unlinkSync(join(from.certsDir, old.file));
+    writeFileSync(join(to.certsDir, certificateFileName(e.info)), e.der);
+    return e.info;
+  }
+
+  private findByPrefix(store: Store, prefix: string): Entry | undefined {
+    const hits = store.entries().filter((e) => e.info.thumbprint.startsWith(prefix));
+    return hits.length === 1 ? hits[0] : undefined;
+  }
+}
+
+/**
+ * Subject equals issuer and the certificate's own key verifies it. Not X509Certificate.checkIssued:
+ * OpenSSL's check also wants keyCertSign, which some clients' self-signed certificates lack.
+ */
+function isSelfIssued(e: Entry): boolean {
+  return e.info.subject === e.info.issuer && verifySignature(e, e);
+}
+
+function verifySignature(cert: Entry, signer: Entry): boolean {
+  try {
+    return cert.x509.verify(signer.x509.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+function statusName(status: number): string {
+  for (const [k, v] of Object.entries(StatusCodes)) if (v === status) return k;
+  return `0x${status.toString(16)}`;
+}
+
+/** `<CN>[<thumbprint>].der`, the naming other OPC UA servers use. */
+export function certificateFileName(info: CertificateInfo): string {
+  const cn = /CN=([^,]*)/.exec(info.subject)?.[1] ?? "certificate";
+  return `${cn.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 64)}[${info.thumbprint}].der`;
+}
+
+export function ownCertificateFile(root: string): string {
+  return join(root, "own", "certs", "fieldgate.der");
+}
+
+export function ownKeyFile(root: string): string {
+  return join(root, "own", "private", "private_key.pem");
+}
+
+function ensureLayout(root: string): void {
+  for (const sub of ["own/certs", "own/private", "trusted/certs", "trusted/crl", "issuers/certs", "issuers/crl", "rejected/certs", "rejected/crl"]) {
+    mkdirSync(join(root, sub), { recursive: true });
+  }
+  chmodSync(join(root, "own", "private"), 0o700);
+}
