@@ -1,10 +1,11 @@
-// Writes config/gateway.schema.json from the schema in gateway-config.ts:
-//   node dist/src/config/write-schema.js           writes it
-//   node dist/src/config/write-schema.js --check   exits 1 if the committed file is stale
+// Writes config/gateway.schema.json and config/devices.schema.json from the schemas in
+// gateway-config.ts and device-map.ts:
+//   node dist/src/config/write-schema.js           writes them
+//   node dist/src/config/write-schema.js --check   exits 1 if a committed file is stale
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { renderGatewayJsonSchema } from "./json-schema.js";
+import { renderDeviceMapJsonSchema, renderGatewayJsonSchema } from "./json-schema.js";
 
 /** The repository root: the nearest folder above this script with a package.json (the script
  * runs from src/ under a TS runner and from dist/src/ once built). */
@@ -18,17 +19,22 @@ function repoRoot(): string {
   return dir;
 }
 
-const target = join(repoRoot(), "config", "gateway.schema.json");
-const text = renderGatewayJsonSchema();
-const shown = relative(process.cwd(), target) || target;
+const files: ReadonlyArray<readonly [string, string]> = [
+  ["gateway.schema.json", renderGatewayJsonSchema()],
+  ["devices.schema.json", renderDeviceMapJsonSchema()],
+];
 
-if (process.argv.includes("--check")) {
-  const current = existsSync(target) ? readFileSync(target, "utf8") : "";
-  if (current !== text) {
-    process.stderr.write(`${shown} is out of date; run: node dist/src/config/write-schema.js\n`);
-    process.exit(1);
+for (const [name, text] of files) {
+  const target = join(repoRoot(), "config", name);
+  const shown = relative(process.cwd(), target) || target;
+  if (process.argv.includes("--check")) {
+    const current = existsSync(target) ? readFileSync(target, "utf8") : "";
+    if (current !== text) {
+      process.stderr.write(`${shown} is out of date; run: node dist/src/config/write-schema.js\n`);
+      process.exitCode = 1;
+    }
+  } else {
+    writeFileSync(target, text);
+    process.stdout.write(`wrote ${shown}\n`);
   }
-} else {
-  writeFileSync(target, text);
-  process.stdout.write(`wrote ${shown}\n`);
 }
