@@ -31,6 +31,8 @@ export class Session {
   role: RequestContext["role"] = "viewer";
   /** Browse continuation points by their base64 id, bounded by maxBrowseContinuationPoints. */
   readonly browseContinuations = new Map<string, BrowseContinuation<unknown>>();
+  /** HistoryRead continuation points by their base64 id (services/history.ts owns the values). */
+  readonly historyContinuations = new Map<string, unknown>();
 
   constructor(channel: SecureChannel, name: string, timeout: number, now: number) {
     // Session ids are public (they appear in diagnostics); the authentication token is the secret.
@@ -114,6 +116,7 @@ export class SessionManager {
     this.byToken.delete(session.tokenKey);
     session.channel.sessionCount--;
     session.browseContinuations.clear();
+    session.historyContinuations.clear();
     this.options.onSessionClosed?.(session);
   }
 
