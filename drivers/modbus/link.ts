@@ -82,6 +82,8 @@ function onStreamData(this: LinkStream, chunk: Buffer): void {
 function onStreamOpen(this: LinkStream): void {
   const link = this[LINK];
   if (link !== undefined) link.opened(this);
+  // A port whose open completed after its link gave up on it (time-out, close()).
+  else endStream(this);
 }
 function onStreamError(this: LinkStream, err: Error): void {
   const link = this[LINK];
@@ -91,6 +93,28 @@ function onStreamClose(this: LinkStream): void {
   const link = this[LINK];
   if (link !== undefined) link.lost(this, "closed by peer");
 }
+interface SerialLike {
+  readonly isOpen: boolean;
+  close(): void;
+}
+
+/**
+ * Closes a stream; returns whether a 'close' event is still to come. A serial port must be
+ * closed, not destroyed: serialport's stream has no _destroy, so destroy() would leave the file
+ * descriptor and its exclusive lock behind.
+ */
+function endStream(s: LinkStream): boolean {
+  if (s instanceof net.Socket) {
+    if (s.closed) return false;
+    s.destroy();
+    return true;
+  }
+  const port = s as unknown as SerialLike;
+  if (!port.isOpen) return false;
+  port.close();
+  return true;
+}
+
 function onLinkTimer(link: ModbusLink): void {
   link.timerFired();
 }
@@ -217,12 +241,10 @@ export class ModbusLink implements Driver {
     this.timerKind = Timer.None;
     this.nextConnectAt = 0;
     this.reconnectDelay = this.options.reconnectDelay;
-    if (stream === null) return Promise.resolve();
-    this.detach();
+    if (stream === null || !this.detach()) return Promise.resolve();
     // A serial port holds an exclusive lock until its close completes; wait for it (bounded),
     // so that a link reopened on the same path right after close() does not find it busy.
     return new Promise<void>((resolve) => {
-      if (stream.destroyed && stream.closed) return resolve();
       const t = setTimeout(resolve, 1000);
       stream.once("close", () => {
         clearTimeout(t);
@@ -705,15 +727,16 @@ export class ModbusLink implements Driver {
     stream.once(openEvent, onStreamOpen);
   }
 
-  private detach(): void {
+  /** Lets go of the stream and closes it; returns whether its 'close' event is still to come. */
+  private detach(): boolean {
     const s = this.stream;
-    if (s === null) return;
+    if (s === null) return false;
     this.stream = null;
     s[LINK] = undefined;
     // Keep an error listener: a late socket error must not become an uncaught exception.
     s.removeListener("data", onStreamData);
-    s.destroy();
     this.rxStart = this.rxEnd = 0;
+    return endStream(s);
   }
 
   opened(stream: LinkStream): void {

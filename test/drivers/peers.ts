@@ -102,9 +102,13 @@ export interface PtyPair {
   stop(): Promise<void>;
 }
 
-/** A socat pseudo-terminal pair in raw mode, as the issue prescribes. */
-export async function ptyPair(): Promise<PtyPair> {
-  const dir = mkdtempSync(join(tmpdir(), "fieldgate-pty-"));
+/**
+ * A socat pseudo-terminal pair in raw mode, as the issue prescribes. `dir` reuses the link paths
+ * of an earlier pair (a bus that comes back); stop() removes the folder only when it made it.
+ */
+export async function ptyPair(dir?: string): Promise<PtyPair & { dir: string }> {
+  const own = dir === undefined;
+  if (dir === undefined) dir = mkdtempSync(join(tmpdir(), "fieldgate-pty-"));
   const a = join(dir, "a");
   const b = join(dir, "b");
   const child = spawn("socat", ["-d", "-d", `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ["ignore", "ignore", "pipe"] });
@@ -126,9 +130,10 @@ export async function ptyPair(): Promise<PtyPair> {
   return {
     a,
     b,
+    dir,
     async stop() {
       await stopChild(child);
-      rmSync(dir, { recursive: true, force: true });
+      if (own) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
