@@ -1,0 +1,272 @@
+// Poll groups on a fake clock and a fake driver: statuses from first poll to failure and back,
+// backoff and demotion, exception 02 splitting, other exceptions, writes.
+import { afterEach, describe, expect, it } from "vitest";
+import { deviceMapSchema, type DeviceConfig } from "../../src/config/device-map.js";
+import { validateYaml } from "../../src/config/load.js";
+import { FakeClock } from "../../src/sampling/clock.js";
+import { DevicePoller, type PolledTag, type TagSink } from "../../src/sampling/poll-group.js";
+import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import { FakeDriver, flush } from "./fake-driver.js";
+
+const { Good, BadCommunicationError, BadNoCommunication, BadConfigurationError, BadDeviceFailure, BadWaitingForInitialData, BadOutOfRange } =
+  StatusCodes;
+
+function device(tags: string, extra = ""): DeviceConfig {
+  const yaml = `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    retryBackoff: 1s\n    maxBackoff: 4s\n    demoteAfter: 3\n${extra}    tags:\n${tags}`;
+  const r = validateYaml(deviceMapSchema, yaml, "devices.yaml");
+  if (!r.ok) throw new Error(r.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`).join("\n"));
+  return r.value.devices[0]!;
+}
+
+class Sink implements TagSink {
+  readonly updates: { tag: string; value: DataValue }[] = [];
+  update(tag: PolledTag, value: DataValue): void {
+    this.updates.push({ tag: tag.name, value });
+  }
+  last(tag: string): DataValue | undefined {
+    for (let i = this.updates.length - 1; i >= 0; i--) if (this.updates[i]!.tag === tag) return this.updates[i]!.value;
+    return undefined;
+  }
+  take(): { tag: string; value: DataValue }[] {
+    return this.updates.splice(0);
+  }
+}
+
+let clock: FakeClock;
+let scheduler: DeadlineScheduler;
+let driver: FakeDriver;
+let sink: Sink;
+let poller: DevicePoller | undefined;
+
+function start(config: DeviceConfig): DevicePoller {
+  clock = new FakeClock(0);
+  scheduler = new DeadlineScheduler(clock);
+  driver ??= new FakeDriver();
+  sink = new Sink();
+  poller = new DevicePoller({ config, driver, clock, sink });
+  poller.start(scheduler);
+  return poller;
+}
+
+async function step(ms: number): Promise<void> {
+  clock.advance(ms);
+  await flush();
+}
+
+afterEach(() => {
+  if (poller) poller.stop(scheduler);
+  scheduler?.stop();
+  poller = undefined;
+  driver = undefined as unknown as FakeDriver;
+});
+
+const TAGS = `      - { name: a, address: holding:0 }
+      - { name: b, address: holding:1, type: int16, scale: 0.1 }
+      - { name: c, address: holding:4, type: float32 }
+      - { name: d, address: coil:3 }
+`;
+
+describe("polling", () => {
+  it("reads each group's coalesced blocks and hands on Good values with the answer's time", async () => {
+    driver = new FakeDriver();
+    driver.memory.holding.set([7, 0xfff6, 0, 0, 0x3fc0, 0x0000]);
+    driver.memory.coil[3] = 1;
+    const p = start(device(TAGS));
+    expect(p.tags.every((t) => t.status === BadWaitingForInitialData)).toBe(true);
+    expect(p.requestsPerCycle).toBe(2);
+    await step(0);
+    expect(driver.log).toEqual(["coil:3+1", "holding:0+6"]);
+    expect(sink.last("a")).toEqual({ value: { dataType: BuiltinType.UInt16, arrayType: VariantArrayType.Scalar, value: 7 }, sourceTimestamp: clock.wallNow() });
+    expect(sink.last("b")?.value?.value).toBeCloseTo(-1, 10);
+    expect(sink.last("c")?.value?.value).toBe(1.5);
+    expect(sink.last("d")?.value?.value).toBe(true);
+    expect(p.state).toBe("ok");
+    expect(p.requests).toBe(2);
+    await step(1000);
+    expect(driver.log).toHaveLength(4);
+  });
+
+  it("polls each rate as its own group on its own deadlines", async () => {
+    const p = start(device(`      - { name: fast, address: holding:0, rate: 250ms }\n      - { name: slow, address: holding:1 }\n`));
+    expect(p.groups.map((g) => g.interval)).toEqual([250, 1000]);
+    await step(0);
+    await step(250);
+    await step(250);
+    await step(250);
+    await step(250);
+    expect(driver.log.filter((l) => l === "holding:0+1")).toHaveLength(5);
+    expect(driver.log.filter((l) => l === "holding:1+1")).toHaveLength(2);
+  });
+});
+
+describe("a device that stops answering", () => {
+  it("never read: BadNoCommunication; read before: BadCommunicationError with the last value and its timestamp", async () => {
+    driver = new FakeDriver();
+    driver.down = true;
+    start(device(TAGS));
+    await step(0);
+    expect(sink.last("a")).toEqual({ statusCode: BadNoCommunication });
+    driver.down = false;
+    driver.memory.holding[0] = 42;
+    await step(1000);
+    const good = sink.last("a")!;
+    expect(good.value?.value).toBe(42);
+    driver.down = true;
+    sink.take();
+    await step(1000);
+    expect(sink.last("a")).toEqual({ value: good.value, statusCode: BadCommunicationError, sourceTimestamp: good.sourceTimestamp });
+  });
+
+  it("stops the cycle at the first failure and hands on only changes of status", async () => {
+    driver = new FakeDriver();
+    start(device(TAGS));
+    await step(0);
+    driver.down = true;
+    driver.log.length = 0;
+    sink.take();
+    await step(1000);
+    expect(driver.log).toEqual(["coil:3+1"]);
+    expect(sink.take().map((u) => u.tag).sort()).toEqual(["a", "b", "c", "d"]);
+    await step(1000);
+    await step(2000);
+    expect(sink.take()).toEqual([]);
+  });
+
+  it("backs off 1 s, 2 s, 4 s (maxBackoff), is demoted after 3 failed cycles and comes back on the first answer", async () => {
+    driver = new FakeDriver();
+    driver.down = true;
+    const p = start(device(`      - { name: a, address: holding:0, rate: 100ms }\n`));
+    const attemptsAt: number[] = [];
+    const count = () => p.errors;
+    let seen = 0;
+    for (let t = 0; t <= 12_000; t += 100) {
+      await step(t === 0 ? 0 : 100);
+      if (count() > seen) attemptsAt.push(clock.now());
+      seen = count();
+    }
+    // Attempts at 0, then after 1 s, 2 s, 4 s, 4 s: slots are 100 ms apart.
+    expect(attemptsAt).toEqual([0, 1000, 3000, 7000, 11_000]);
+    expect(p.state).toBe("demoted");
+    expect(p.consecutiveFailures).toBe(5);
+    expect(p.groups[0]!.backedOff).toBeGreaterThan(100);
+    driver.down = false;
+    driver.memory.holding[0] = 5;
+    await step(4000);
+    expect(p.state).toBe("ok");
+    expect(p.consecutiveFailures).toBe(0);
+    expect(sink.last("a")).toMatchObject({ value: { value: 5 } });
+    const before = driver.log.length;
+    await step(100);
+    expect(driver.log.length).toBe(before + 1);
+  });
+});
+
+describe("exception 02 (illegal data address)", () => {
+  it("splits the block until the bad tag is found; that tag alone goes BadConfigurationError", async () => {
+    driver = new FakeDriver();
+    driver.memory.holding.set([1, 2, 3, 4]);
+    driver.illegal.holding.add(2);
+    const p = start(device(`      - { name: a, address: holding:0 }\n      - { name: b, address: holding:1 }\n      - { name: c, address: holding:2 }\n      - { name: d, address: holding:3 }\n`));
+    await step(0);
+    expect(sink.last("a")?.value?.value).toBe(1);
+    expect(sink.last("b")?.value?.value).toBe(2);
+    expect(sink.last("c")).toEqual({ statusCode: BadConfigurationError });
+    expect(sink.last("d")?.value?.value).toBe(4);
+    expect(driver.log).toEqual(["holding:0+4", "holding:0+2", "holding:2+2", "holding:2+1", "holding:3+1"]);
+    expect(p.state).toBe("ok");
+    expect(p.lastError).toContain('tag "c"');
+    driver.log.length = 0;
+    await step(1000);
+    expect(driver.log).toEqual(["holding:0+2", "holding:3+1"]);
+  });
+
+  it("a gap that holds an illegal address ends up between two blocks, no tag Bad", async () => {
+    driver = new FakeDriver();
+    driver.illegal.holding.add(3);
+    start(device(`      - { name: a, address: holding:0 }\n      - { name: b, address: holding:6 }\n`));
+    await step(0);
+    expect(sink.updates.every((u) => u.value.statusCode === undefined)).toBe(true);
+    driver.log.length = 0;
+    await step(1000);
+    expect(driver.log).toEqual(["holding:0+1", "holding:6+1"]);
+  });
+});
+
+describe("other exceptions", () => {
+  it("04 makes that block's tags BadDeviceFailure, keeping values; the device stays up", async () => {
+    driver = new FakeDriver();
+    driver.memory.holding[100] = 9;
+    const p = start(device(`      - { name: a, address: holding:0 }\n      - { name: b, address: holding:100 }\n`));
+    await step(0);
+    driver.failing.add(100);
+    await step(1000);
+    expect(sink.last("b")).toMatchObject({ statusCode: BadDeviceFailure, value: { value: 9 } });
+    expect(sink.last("a")?.statusCode).toBeUndefined();
+    expect(p.state).toBe("ok");
+  });
+});
+
+describe("writes", () => {
+  const RW = `      - { name: sp, address: holding:10, type: uint16, scale: 0.5, range: [0, 100], access: readwrite }
+      - { name: f, address: holding:20, type: float32, access: readwrite }
+      - { name: flag, address: holding:30.2, type: bit, access: readwrite }
+      - { name: pump, address: coil:1, access: readwrite }
+      - { name: ro, address: holding:40 }
+`;
+  const d = (type: BuiltinType, value: unknown) => ({ dataType: type, arrayType: VariantArrayType.Scalar, value });
+
+  it("convert back to raw, range-check, and read the tag back", async () => {
+    driver = new FakeDriver();
+    const p = start(device(RW));
+    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 21.5))).toBe(Good);
+    expect(driver.memory.holding[10]).toBe(43);
+    expect(sink.last("sp")?.value?.value).toBe(21.5);
+    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 100.5))).toBe(BadOutOfRange);
+    expect(await p.write(p.tag("pump")!, d(BuiltinType.Boolean, true))).toBe(Good);
+    expect(driver.memory.coil[1]).toBe(1);
+    expect(await p.write(p.tag("ro")!, d(BuiltinType.UInt16, 1))).toBe(StatusCodes.BadNotWritable);
+    expect(driver.log.filter((l) => l.startsWith("write"))).toEqual(["write holding:10=[43]", "write coil:1=[1]"]);
+  });
+
+  it("a bit is a read-modify-write of its register", async () => {
+    driver = new FakeDriver();
+    driver.memory.holding[30] = 0b1000_0001;
+    const p = start(device(RW));
+    expect(await p.write(p.tag("flag")!, d(BuiltinType.Boolean, true))).toBe(Good);
+    expect(driver.memory.holding[30]).toBe(0b1000_0101);
+    expect(await p.write(p.tag("flag")!, d(BuiltinType.Boolean, false))).toBe(Good);
+    expect(driver.memory.holding[30]).toBe(0b1000_0001);
+  });
+
+  it("forceSingleRegisterWrite writes one register per request", async () => {
+    driver = new FakeDriver();
+    const p = start(device(RW, "    forceSingleRegisterWrite: true\n"));
+    expect(await p.write(p.tag("f")!, d(BuiltinType.Float, 1.5))).toBe(Good);
+    expect(driver.log.filter((l) => l.startsWith("write"))).toEqual(["write holding:20=[16320]", "write holding:21=[0]"]);
+  });
+
+  it("a device that does not answer gives the driver's StatusCode", async () => {
+    driver = new FakeDriver();
+    const p = start(device(RW));
+    driver.down = true;
+    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 1))).toBe(BadCommunicationError);
+    expect(p.errors).toBeGreaterThan(0);
+  });
+});
+
+describe("stop", () => {
+  it("cancels the groups: no request and no update afterwards", async () => {
+    driver = new FakeDriver();
+    const p = start(device(TAGS));
+    await step(0);
+    p.stop(scheduler);
+    const requests = driver.log.length;
+    sink.take();
+    await step(5000);
+    expect(driver.log.length).toBe(requests);
+    expect(sink.take()).toEqual([]);
+    expect(scheduler.size).toBe(0);
+  });
+});
