@@ -35,7 +35,7 @@ import {
 import { UaStatusError, statusOf } from "../ua/errors.js";
 import { AttributeIds, DataTypeIds, ObjectTypeIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import { nodeIdKey } from "../ua/node-id.js";
+import { nodeIdEquals, nodeIdKey } from "../ua/node-id.js";
 import { parseNumericRange, writeRange } from "../ua/numeric-range.js";
 import type { NamespaceRegistry, ReferenceTarget } from "./namespace-registry.js";
 import {
@@ -94,7 +94,14 @@ export interface VariableOptions extends NodeOptions {
   readonly accessLevel?: number;
   /** Roles that may write; default operator and admin (Part 3 §5.6.2 UserAccessLevel). */
   readonly writeRoles?: readonly Role[];
+  /** Default: `feedInterval` when given, else 0. */
   readonly minimumSamplingInterval?: number;
+  /**
+   * The owner sets this variable's value with setValue every `feedInterval` ms (a device poll
+   * group). Monitored items sampling at that rate are then fed by setValue (through
+   * onValueChange) instead of being sampled by a second timer. 0 (default): not fed.
+   */
+  readonly feedInterval?: number;
   readonly historizing?: boolean;
   /** Default BaseDataVariableType (PropertyType for addProperty). */
   readonly typeDefinition?: NodeId;
@@ -115,6 +122,8 @@ export interface MemoryVariable extends UaNode {
   readonly expectedType: number;
   readonly writeRoleMask: number;
   readonly onWrite: WriteHandler | undefined;
+  /** See VariableOptions.feedInterval; 0 when nobody feeds the variable at a fixed rate. */
+  readonly feedInterval: number;
   context: unknown;
 }
 
@@ -187,11 +196,12 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
       valueRank: options.valueRank ?? -1,
       arrayDimensions: options.arrayDimensions,
       accessLevel: options.accessLevel ?? AccessLevel.CurrentRead,
-      minimumSamplingInterval: options.minimumSamplingInterval ?? 0,
+      minimumSamplingInterval: options.minimumSamplingInterval ?? options.feedInterval ?? 0,
       historizing: options.historizing ?? false,
       expectedType,
       writeRoleMask: roles,
       onWrite: options.onWrite,
+      feedInterval: options.feedInterval ?? 0,
       context: options.context,
     });
     this.insert(node, options, HAS_COMPONENT);
@@ -217,6 +227,56 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
     const node = this.find(sourceId);
     if (!node) throw new UaStatusError(StatusCodes.BadNodeIdUnknown, "addReference: source not in this namespace");
     node.references.push({ referenceTypeId, isForward, targetId });
+  }
+
+  /**
+   * Removes a node with the subtree below it: the targets of its forward hierarchical
+   * references that live in this namespace (Organizes, HasComponent, HasProperty, ...), and
+   * every reference to a removed node held by the nodes that stay, in this namespace or in the
+   * other end's manager when it offers `removeReference`. Returns the NodeIds removed (none
+   * for an unknown node). Part 4 §5.7.3 DeleteNodes, as the device map's reload needs it.
+   */
+  removeNode(nodeId: NodeId): NodeId[] {
+    const root = this.find(nodeId);
+    if (!root) return [];
+    const doomed = new Set<UaNode>();
+    const stack = [root];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      if (doomed.has(node)) continue;
+      doomed.add(node);
+      for (const r of node.references) {
+        if (!r.isForward || !this.isHierarchical(r.referenceTypeId)) continue;
+        const child = this.find(r.targetId);
+        if (child) stack.push(child);
+      }
+    }
+    for (const node of doomed) {
+      for (const r of node.references) {
+        const other = this.find(r.targetId);
+        if (other) {
+          if (!doomed.has(other)) dropReference(other.references, r.referenceTypeId, node.nodeId, !r.isForward);
+        } else if (r.targetId.namespace !== this.namespaceIndex) {
+          const owner = this.registry?.managerFor(r.targetId) as { removeReference?: MemoryNamespace["removeReference"] } | undefined;
+          owner?.removeReference?.(r.targetId, r.referenceTypeId, node.nodeId, !r.isForward);
+        }
+      }
+    }
+    const removed: NodeId[] = [];
+    for (const node of doomed) {
+      const id = node.nodeId;
+      if (id.idType === IdType.String) this.byString.delete(id.value as string);
+      else if (id.idType === IdType.Numeric) this.byNumber.delete(id.value as number);
+      else this.byOther.delete(nodeIdKey(id));
+      removed.push(id);
+    }
+    return removed;
+  }
+
+  /** Removes one reference of a node of this namespace (the counterpart of addReference). */
+  removeReference(sourceId: NodeId, referenceTypeId: NodeId, targetId: NodeId, isForward = true): void {
+    const node = this.find(sourceId);
+    if (node) dropReference(node.references, referenceTypeId, targetId, isForward);
   }
 
   getNode(nodeId: NodeId): UaNode | undefined {
@@ -281,6 +341,12 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   }
 
   // ---- internals ----------------------------------------------------------------------------
+
+  /** Hierarchical per the registry's type table; without a registry, anything but HasTypeDefinition. */
+  private isHierarchical(referenceTypeId: NodeId): boolean {
+    if (this.registry) return this.registry.isHierarchical(referenceTypeId);
+    return !nodeIdEquals(referenceTypeId, HAS_TYPE_DEFINITION);
+  }
 
   private find(nodeId: NodeId): UaNode | undefined {
     if (nodeId.namespace !== this.namespaceIndex) return undefined;
@@ -381,6 +447,13 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
     if (v.onWrite) return v.onWrite(ctx, v, stored);
     this.setValue(v, stored);
     return StatusCodes.Good;
+  }
+}
+
+function dropReference(refs: NodeReference[], referenceTypeId: NodeId, targetId: NodeId, isForward: boolean): void {
+  for (let i = refs.length - 1; i >= 0; i--) {
+    const r = refs[i]!;
+    if (r.isForward === isForward && nodeIdEquals(r.targetId, targetId) && nodeIdEquals(r.referenceTypeId, referenceTypeId)) refs.splice(i, 1);
   }
 }
 
