@@ -1,0 +1,330 @@
+// The history database (DESIGN: History): one SQLite file, WAL, synchronous=NORMAL.
+//
+// Schema, chosen for the access pattern (one series, by time) and for bytes on an SD card:
+// - `series(id, node, type)`: one row per historized node; `node` is the NodeId's text form,
+//   `type` the BuiltinType of its scalar values (0 until the first value arrives).
+// - one table per series, `h<id>(ts INTEGER PRIMARY KEY, v INTEGER, st INTEGER)`: the timestamp
+//   (ms since 1970) is the rowid itself, so a row is ~20 bytes for a Double and ~13 for a
+//   register value, and appends always land on the right edge of the b-tree (full leaf pages,
+//   no page splits in the middle). A (series, ts) WITHOUT ROWID table measured 26 bytes/sample
+//   for Doubles: the series id is repeated in every row and interleaved inserts leave pages
+//   partly empty.
+// - `v` has INTEGER affinity: SQLite keeps integral numbers as 0-8 byte integers and fractional
+//   ones as 8-byte REAL. Float values are stored as their 32 bits (4 bytes), Booleans as 0/1
+//   (0 bytes), Int64/UInt64 as 64-bit integers. A value of another type than the series' (an
+//   array, a string, a NaN) is stored as its binary Variant encoding in a BLOB; no value is NULL.
+// - `st` is the StatusCode, NULL for Good (0 bytes). The source timestamp is the key; the server
+//   timestamp is not stored (the gateway stamps samples when it polls them, so they coincide).
+//   Sub-millisecond parts are dropped; two samples of one series in the same millisecond keep
+//   the later one.
+import Database from "better-sqlite3";
+import { BinaryReader } from "../ua/binary-reader.js";
+import { BinaryWriter } from "../ua/binary-writer.js";
+import { decodeVariant, encodeVariant } from "../ua/builtin-codec.js";
+import { BuiltinType, VariantArrayType, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { nodeIdToString } from "../ua/node-id.js";
+
+type Db = Database.Database;
+type Statement = Database.Statement;
+
+/** Bounds that stand for "no bound" in range queries (past any JS Date). */
+export const TIME_MIN = -8.64e15;
+export const TIME_MAX = 8.64e15;
+
+/** One historized node as the store knows it. */
+export class Series {
+  /** BuiltinType of the series' scalar values, 0 while unknown. */
+  type = 0;
+  /** Set by the writer: the last value recorded, for on-change and deadband filtering. */
+  lastValue: Variant | undefined = undefined;
+  lastStatus = -1;
+  deadband = 0;
+  onChangeOnly = false;
+  insert: Statement | undefined = undefined;
+  private asc: Statement | undefined = undefined;
+  private desc: Statement | undefined = undefined;
+
+  constructor(
+    readonly id: number,
+    readonly key: string,
+    private readonly store: HistoryStore,
+  ) {}
+
+  get table(): string {
+    return `h${this.id}`;
+  }
+
+  /** Rows in [lo, hi) ascending or in (lo, hi] descending, at most `limit`, as [ts, v, st] tuples. */
+  rows(lo: number, hi: number, ascending: boolean, limit: number): unknown[][] {
+    let stmt = ascending ? this.asc : this.desc;
+    if (!stmt) {
+      stmt = ascending
+        ? this.store.prepare(`SELECT ts, v, st FROM ${this.table} WHERE ts >= ? AND ts < ? ORDER BY ts LIMIT ?`)
+        : this.store.prepare(`SELECT ts, v, st FROM ${this.table} WHERE ts > ? AND ts <= ? ORDER BY ts DESC LIMIT ?`);
+      stmt.raw(true);
+      if (this.type === BuiltinType.Int64 || this.type === BuiltinType.UInt64) stmt.safeIntegers(true);
+      if (ascending) this.asc = stmt;
+      else this.desc = stmt;
+    }
+    // Stored timestamps are whole ms: [lo, hi) is ts >= ceil(lo) AND ts < ceil(hi); (lo, hi] is
+    // ts > floor(lo) AND ts <= floor(hi).
+    return (ascending ? stmt.all(Math.ceil(lo), Math.ceil(hi), limit) : stmt.all(Math.floor(lo), Math.floor(hi), limit)) as unknown[][];
+  }
+
+  /** Drops cached statements (after the type became known: Int64 needs safe integers). */
+  resetStatements(): void {
+    this.asc = undefined;
+    this.desc = undefined;
+  }
+}
+
+export interface HistoryStoreOptions {
+  /** Largest size of the database and its WAL together, in bytes; 0 = unbounded. */
+  maxSize?: number;
+  /** SQLite page cache in bytes (default 8 MiB: one hot leaf page per series per flush). */
+  cacheSize?: number;
+}
+
+const f32 = new Float32Array(1);
+const i32 = new Int32Array(f32.buffer);
+
+function isNumericType(t: number): boolean {
+  return t >= BuiltinType.Boolean && t <= BuiltinType.Double || t === BuiltinType.DateTime || t === BuiltinType.StatusCode;
+}
+
+export class HistoryStore {
+  readonly path: string;
+  readonly pageSize: number;
+  /** Bytes the database file may reach (max_page_count), 0 = unbounded. */
+  readonly fileBudget: number;
+  /** Bytes the WAL is kept near (autocheckpoint threshold and journal_size_limit). */
+  readonly walBudget: number;
+  private readonly db: Db;
+  private readonly byKey = new Map<string, Series>();
+  private readonly setType: Statement;
+  private readonly addSeries: Statement;
+  private readonly writer = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
+  private readonly reader = new BinaryReader();
+
+  constructor(path: string, options: HistoryStoreOptions = {}) {
+    this.path = path;
+    const db = new Database(path);
+    this.db = db;
+    // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets a shrunk size
+    // limit give pages back to the file system in bounded steps (incremental_vacuum).
+    db.pragma("auto_vacuum = INCREMENTAL");
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma(`cache_size = ${-Math.ceil((options.cacheSize ?? 8 << 20) / 1024)}`);
+    this.pageSize = db.pragma("page_size", { simple: true }) as number;
+    const maxSize = options.maxSize ?? 0;
+    // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
+    // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
+    this.walBudget = maxSize > 0 ? Math.min(4 << 20, Math.max(64 << 10, Math.floor(maxSize / 8))) : 4 << 20;
+    db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
+    db.pragma(`journal_size_limit = ${this.walBudget}`);
+    this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
+    if (this.fileBudget > 0) db.pragma(`max_page_count = ${Math.floor(this.fileBudget / this.pageSize)}`);
+    db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
+    this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
+    this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
+    for (const row of db.prepare("SELECT id, node, type FROM series").all() as { id: number; node: string; type: number }[]) {
+      const s = new Series(row.id, row.node, this);
+      s.type = row.type;
+      this.byKey.set(row.node, s);
+    }
+  }
+
+  /** @internal Series use it for their cached statements. */
+  prepare(sql: string): Statement {
+    return this.db.prepare(sql);
+  }
+
+  get seriesCount(): number {
+    return this.byKey.size;
+  }
+
+  allSeries(): IterableIterator<Series> {
+    return this.byKey.values();
+  }
+
+  find(nodeId: NodeId): Series | undefined {
+    return this.byKey.get(nodeIdToString(nodeId));
+  }
+
+  /** The series of a node, created (row and table) when new. */
+  ensureSeries(nodeId: NodeId): Series {
+    const key = nodeIdToString(nodeId);
+    let s = this.byKey.get(key);
+    if (s) return s;
+    const id = this.db.transaction(() => {
+      const info = this.addSeries.run(key);
+      const newId = Number(info.lastInsertRowid);
+      this.db.exec(`CREATE TABLE h${newId}(ts INTEGER PRIMARY KEY, v INTEGER, st INTEGER)`);
+      return newId;
+    })();
+    s = new Series(id, key, this);
+    this.byKey.set(key, s);
+    return s;
+  }
+
+  /**
+   * Writes samples [from, from+count) of the writer's ring (wrapping at its capacity) in one
+   * transaction. Throws what SQLite throws (SQLITE_FULL when the size cap is hit): nothing of
+   * the batch is then stored.
+   */
+  writeBatch(series: readonly (Series | undefined)[], ts: Float64Array, values: readonly (Variant | undefined)[], status: Uint32Array, from: number, count: number): void {
+    const cap = ts.length;
+    this.db.transaction(() => {
+      for (let k = 0, i = from; k < count; k++, i = i + 1 === cap ? 0 : i + 1) {
+        const s = series[i]!;
+        const v = values[i];
+        if (s.type === 0 && v !== undefined && v.arrayType === VariantArrayType.Scalar && isNumericType(v.dataType)) {
+          s.type = v.dataType;
+          this.setType.run(s.type, s.id);
+          s.resetStatements();
+        }
+        let ins = s.insert;
+        if (!ins) ins = s.insert = this.db.prepare(`INSERT OR REPLACE INTO ${s.table}(ts, v, st) VALUES (?, ?, ?)`);
+        const st = status[i];
+        ins.run(Math.floor(ts[i]), this.toSql(s.type, v), st === StatusCodes.Good ? null : st);
+      }
+    })();
+  }
+
+  private toSql(type: number, v: Variant | undefined): number | bigint | Buffer | null {
+    if (v === undefined || v.dataType === BuiltinType.Null) return null;
+    if (v.dataType === type && v.arrayType === VariantArrayType.Scalar) {
+      const x = v.value;
+      switch (type) {
+        case BuiltinType.Boolean:
+          return x ? 1 : 0;
+        case BuiltinType.Float:
+          f32[0] = x as number;
+          return i32[0];
+        case BuiltinType.Int64:
+          return x as bigint;
+        case BuiltinType.UInt64:
+          return BigInt.asIntN(64, x as bigint);
+        default:
+          // SQLite stores NaN as NULL: keep it in the Variant form instead.
+          if (typeof x === "number" && x === x) return x;
+      }
+    }
+    const w = this.writer.reset();
+    encodeVariant(w, v);
+    return Buffer.from(w.buffer.subarray(0, w.pos));
+  }
+
+  /** The Variant of a stored `v` (see the schema note at the top). */
+  fromSql(type: number, v: unknown): Variant | undefined {
+    if (v === null || v === undefined) return undefined;
+    if (Buffer.isBuffer(v)) return decodeVariant(this.reader.setBuffer(v));
+    switch (type) {
+      case BuiltinType.Boolean:
+        return { dataType: type, arrayType: VariantArrayType.Scalar, value: v !== 0 };
+      case BuiltinType.Float:
+        i32[0] = v as number;
+        return { dataType: type, arrayType: VariantArrayType.Scalar, value: f32[0] };
+      case BuiltinType.Int64:
+        return { dataType: type, arrayType: VariantArrayType.Scalar, value: BigInt(v as bigint) };
+      case BuiltinType.UInt64:
+        return { dataType: type, arrayType: VariantArrayType.Scalar, value: BigInt.asUintN(64, BigInt(v as bigint)) };
+      default:
+        return isNumericType(type)
+          ? { dataType: type, arrayType: VariantArrayType.Scalar, value: typeof v === "bigint" ? Number(v) : v }
+          : undefined;
+    }
+  }
+
+  /** A stored row as a DataValue with its source timestamp. */
+  toDataValue(s: Series, row: unknown[]): DataValue {
+    const st = row[2];
+    return {
+      value: this.fromSql(s.type, row[1]),
+      statusCode: st === null ? StatusCodes.Good : Number(st),
+      sourceTimestamp: Number(row[0]),
+    };
+  }
+
+  /** Samples in [lo, hi) ascending, or in (lo, hi] descending. */
+  read(s: Series, lo: number, hi: number, ascending: boolean, limit: number): DataValue[] {
+    const rows = s.rows(lo, hi, ascending, limit);
+    const out: DataValue[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = this.toDataValue(s, rows[i]);
+    return out;
+  }
+
+  /** The last sample at or before `t`, or undefined. */
+  atOrBefore(s: Series, t: number): DataValue | undefined {
+    return this.read(s, TIME_MIN, t, false, 1)[0];
+  }
+
+  /** The first sample at or after `t`, or undefined. */
+  atOrAfter(s: Series, t: number): DataValue | undefined {
+    return this.read(s, t, TIME_MAX, true, 1)[0];
+  }
+
+  /** Oldest timestamp of a series, or undefined when it is empty. */
+  oldest(s: Series): number | undefined {
+    const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts LIMIT 1`).raw(true).get() as number[] | undefined;
+    return row?.[0];
+  }
+
+  newest(s: Series): number | undefined {
+    const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts DESC LIMIT 1`).raw(true).get() as number[] | undefined;
+    return row?.[0];
+  }
+
+  /** Deletes up to `limit` of the oldest rows older than `cutoff`; returns how many went. */
+  deleteBefore(s: Series, cutoff: number, limit: number): number {
+    const r = this.db
+      .prepare(`DELETE FROM ${s.table} WHERE ts IN (SELECT ts FROM ${s.table} WHERE ts < ? ORDER BY ts LIMIT ?)`)
+      .run(Math.ceil(cutoff), limit);
+    return r.changes;
+  }
+
+  /** Runs `fn` in one transaction. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Bytes of pages holding data (the file minus its free pages). */
+  usedBytes(): number {
+    const pages = this.db.pragma("page_count", { simple: true }) as number;
+    const free = this.db.pragma("freelist_count", { simple: true }) as number;
+    return (pages - free) * this.pageSize;
+  }
+
+  fileBytes(): number {
+    return (this.db.pragma("page_count", { simple: true }) as number) * this.pageSize;
+  }
+
+  freePages(): number {
+    return this.db.pragma("freelist_count", { simple: true }) as number;
+  }
+
+  /** Gives up to `pages` free pages back to the file system. */
+  incrementalVacuum(pages: number): void {
+    this.db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+  }
+
+  checkpoint(): void {
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
+  }
+
+  integrityCheck(): string {
+    return String(this.db.pragma("integrity_check", { simple: true }));
+  }
+
+  get open(): boolean {
+    return this.db.open;
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    // A clean close checkpoints and removes the WAL; a crash leaves it for the next open.
+    this.db.close();
+  }
+}
