@@ -19,6 +19,7 @@ import {
   type Checker,
   type Infer,
 } from "./schema.js";
+import { historySchema } from "../history/config.js";
 
 /** Security policies this build can negotiate; later issues add Basic256Sha256 and the others. */
 export const SUPPORTED_SECURITY_POLICIES = ["None"] as const;
@@ -214,6 +215,7 @@ export const gatewaySchema = object(
     security,
     limits,
     transport,
+    history: historySchema,
   },
   { description: "fieldgate gateway configuration." },
 );
@@ -223,4 +225,5 @@ export type ServerConfig = GatewayConfig["server"];
 export type SecurityConfig = GatewayConfig["security"];
 export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
+export type HistoryConfig = GatewayConfig["history"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

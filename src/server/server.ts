@@ -17,6 +17,7 @@ import type { ServiceLimits } from "./limits.js";
 import type { ServerCore } from "./server-core.js";
 import { SessionManager } from "./session.js";
 import { SERVICES } from "./services.js";
+import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -65,6 +66,8 @@ export class FieldgateServer implements ServerCore {
   readonly application: ApplicationDescription;
   readonly allowAnonymous: boolean;
   readonly ns0: Ns0Manager;
+  /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
+  readonly history: GatewayHistory;
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
   private listening = false;
@@ -94,6 +97,8 @@ export class FieldgateServer implements ServerCore {
       capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints },
     });
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
+    this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m));
+    publishHistoryCapabilities(this.ns0, this.history);
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
@@ -126,6 +131,7 @@ export class FieldgateServer implements ServerCore {
   async start(): Promise<void> {
     await this.transport.listen();
     this.sessions.start();
+    this.history.start();
     this.listening = true;
   }
 
@@ -136,6 +142,8 @@ export class FieldgateServer implements ServerCore {
     this.ns0.setServerState(ServerState.Shutdown);
     this.sessions.closeAll();
     await this.transport.close();
+    // After the transport: no HistoryRead is still running; queued samples are written first.
+    this.history.close();
     this.log.info("stopped");
   }
 }

@@ -1,6 +1,7 @@
 // The service table: every service the server answers. Anything else is BadServiceUnsupported.
 import { read, write } from "../services/attribute.js";
 import { findServers, getEndpoints } from "../services/discovery.js";
+import { historyRead } from "../services/history.js";
 import { activateSession, cancel, closeSession, createSession } from "../services/session.js";
 import { browse, browseNext, registerNodes, translateBrowsePathsToNodeIds, unregisterNodes } from "../services/view.js";
 import type { ServiceDefinition } from "./service-table.js";
@@ -19,4 +20,5 @@ export const SERVICES: readonly ServiceDefinition[] = [
   unregisterNodes,
   read,
   write,
+  historyRead,
 ];
