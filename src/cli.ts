@@ -2,6 +2,7 @@
 // `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
 import { parseArgs } from "node:util";
 import { ConfigError, loadGatewayConfig, validateConfigFile } from "./config/load.js";
+import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
 
@@ -55,6 +56,8 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     }
     config = { ...config, server: { ...config.server, port } };
   }
+  // Opt-in (bench): heap and GC pause totals on SIGUSR2 and at exit.
+  if (diagnosticsRequested()) installDiagnosticsReport();
   const server = new FieldgateServer(config);
   await server.start();
   console.log(`fieldgate: listening on ${server.endpointUrl}`);

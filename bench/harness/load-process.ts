@@ -9,10 +9,13 @@ import { pinnedCommand } from "./proc.js";
 export interface WorkerRequest {
   load: LoadName;
   params: LoadParams<LoadName>;
+  /** Instead of `load`: a module URL and the name of its exported load function. */
+  module?: string;
+  exportName?: string;
 }
 
 export type WorkerReply =
-  | { type: "result"; result: LoadResult<LoadName> }
+  | { type: "result"; result: unknown }
   | { type: "error"; message: string; code?: string };
 
 export interface LoadPlacement {
@@ -41,16 +44,35 @@ export async function runLoad<N extends LoadName>(load: N, params: LoadParams<N>
     const run = LOADS[load] as (p: LoadParams<N>) => Promise<LoadResult<N>>;
     return { result: await run(params), pinnedCpu: undefined, inline: true };
   }
+  return spawnLoad<LoadResult<N>>({ load, params }, placement);
+}
+
+/**
+ * The plug point for scenarios outside the LOADS table: runs `exportName` of the module at
+ * `moduleUrl` (usually the caller's `import.meta.url`) with `params` (plain data: it crosses
+ * IPC) in the load process, or inline. The function must return plain data too.
+ */
+export async function runModuleLoad<P, R>(moduleUrl: string, exportName: string, params: P, placement: LoadPlacement): Promise<{ result: R; pinnedCpu: number | undefined; inline: boolean }> {
+  if (placement.inline) {
+    const mod = (await import(moduleUrl)) as Record<string, unknown>;
+    const fn = mod[exportName];
+    if (typeof fn !== "function") throw new Error(`${moduleUrl} exports no function ${exportName}`);
+    return { result: (await (fn as (p: P) => Promise<R>)(params)) as R, pinnedCpu: undefined, inline: true };
+  }
+  return spawnLoad<R>({ load: "read", params: params as unknown as LoadParams<LoadName>, module: moduleUrl, exportName }, placement);
+}
+
+async function spawnLoad<R>(request: WorkerRequest, placement: LoadPlacement): Promise<{ result: R; pinnedCpu: number | undefined; inline: boolean }> {
   const worker = workerPath();
   if (!existsSync(worker)) throw new Error(`${worker} is missing: build first (npm run build), or run the load inline`);
   const cmd = pinnedCommand(placement.cpu, process.execPath, [...(placement.nodeFlags ?? []), worker]);
   const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const finished = new Promise<LoadResult<N>>((resolve, reject) => {
+  const finished = new Promise<R>((resolve, reject) => {
     let settled = false;
     child.once("message", (raw: unknown) => {
       settled = true;
       const reply = raw as WorkerReply;
-      if (reply.type === "result") resolve(reply.result as LoadResult<N>);
+      if (reply.type === "result") resolve(reply.result as R);
       else reject(Object.assign(new Error(`load process: ${reply.message}`), { code: reply.code }));
     });
     child.once("error", (err) => {
@@ -63,10 +85,9 @@ export async function runLoad<N extends LoadName>(load: N, params: LoadParams<N>
       settled = true;
       reject(new Error(`load process exited (code ${code}, signal ${signal}) without a result`));
     });
-    const request: WorkerRequest = { load, params };
     child.send(request);
   });
-  let result: LoadResult<N>;
+  let result: R;
   try {
     result = await finished;
   } finally {

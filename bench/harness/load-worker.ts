@@ -16,9 +16,17 @@ process.once("message", (raw: unknown) => {
   const request = raw as WorkerRequest;
   void (async () => {
     try {
-      if (!(request.load in LOADS)) throw new Error(`unknown load ${String(request.load)}`);
-      const run = LOADS[request.load as LoadName];
-      const result = await run(request.params);
+      let result: unknown;
+      if (request.module !== undefined && request.exportName !== undefined) {
+        const mod = (await import(request.module)) as Record<string, unknown>;
+        const fn = mod[request.exportName];
+        if (typeof fn !== "function") throw new Error(`${request.module} exports no function ${request.exportName}`);
+        result = await (fn as (p: unknown) => Promise<unknown>)(request.params);
+      } else {
+        if (!(request.load in LOADS)) throw new Error(`unknown load ${String(request.load)}`);
+        const run = LOADS[request.load as LoadName] as (p: unknown) => Promise<unknown>;
+        result = await run(request.params);
+      }
       await reply({ type: "result", result });
     } catch (err) {
       const e = err as Error & { code?: string };

@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, release } from "node:os";
+import type { CaseSummary } from "./compare.js";
 
 export interface LatencyFigures {
   p50: number;
@@ -29,6 +30,16 @@ export interface Figures {
   serverRssIdleBytes: number;
   serverRssEndBytes: number;
   serverPeakRssBytes: number;
+  /** V8 heap used 0.5 s after listening, from the server's own report; NaN without one. */
+  serverHeapIdleBytes: number;
+  /** V8 heap used and reserved at the end of the window, from the server's own report. */
+  serverHeapUsedEndBytes: number;
+  serverHeapTotalEndBytes: number;
+  /** Time the server's main thread spent in GC pauses inside the window, ms (perf_hooks 'gc' entries). */
+  gcPauseMs: number;
+  gcCount: number;
+  /** gcPauseMs / window seconds: ms of GC per second of load. */
+  gcPausePerSecondMs: number;
   startToListeningMs: number;
   errors: number;
   errorsTotal: number;
@@ -39,11 +50,13 @@ export interface Figures {
 }
 
 export interface CaseConditions {
-  connections: number;
-  outstanding: number;
-  values: number;
-  nodes: string[];
-  timestampsToReturn: string;
+  connections?: number;
+  outstanding?: number;
+  values?: number;
+  nodes?: string[];
+  timestampsToReturn?: string;
+  /** Anything else a scenario holds constant (sessions, counters, tags, ...). */
+  [condition: string]: string | number | boolean | null | string[] | undefined;
   warmupSeconds: number;
   durationSeconds: number;
   /** CPU the server was pinned to, or null. */
@@ -51,7 +64,7 @@ export interface CaseConditions {
   /** CPU the load process was pinned to, or null (also when the load ran inline). */
   loadCpu: number | null;
   loadInline: boolean;
-  requestBytes: number;
+  requestBytes?: number;
   idleRssAfterMs: number;
 }
 
@@ -59,6 +72,10 @@ export interface CaseResult {
   scenario: string;
   case: string;
   target: string;
+  /** What requestsPerSecond counts: "req/s" (default), "sessions/s", "notifications/s", ... */
+  unit?: string;
+  /** 1, 2, ... when the run alternated rounds (--rounds). */
+  round?: number;
   figures: Figures;
   conditions: CaseConditions;
   errorKinds: Record<string, number>;
@@ -73,6 +90,8 @@ export interface RunReport {
   machine: { cpuModel: string; cpus: number; kernel: string; node: string };
   notes: string[];
   results: CaseResult[];
+  /** Medians per case and target over the rounds, and ratios to the peer. */
+  summaries?: CaseSummary[];
 }
 
 export function machineInfo(): RunReport["machine"] {
@@ -109,13 +128,13 @@ function pct(share: number): string {
 
 /** The figures as a fixed-width text table, one row per case. */
 export function formatTable(results: readonly CaseResult[]): string {
-  const header = ["target", "case", "req/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "srv µs/req", "srv CPU", "load CPU", "RSS idle MB", "RSS end MB", "start ms", "errors"];
+  const header = ["target", "case", "rate", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "srv µs/op", "srv CPU", "load CPU", "RSS idle MB", "RSS end MB", "heap end MB", "GC ms", "start ms", "errors"];
   const rows = results.map((r) => {
     const f = r.figures;
     return [
       r.target,
-      r.case,
-      fmt(f.requestsPerSecond),
+      `${r.case}${r.round !== undefined ? ` #${r.round}` : ""}`,
+      `${fmt(f.requestsPerSecond)}${r.unit && r.unit !== "req/s" ? ` ${r.unit}` : ""}`,
       fmt(f.latencyMicros.p50),
       fmt(f.latencyMicros.p90),
       fmt(f.latencyMicros.p99),
@@ -125,6 +144,8 @@ export function formatTable(results: readonly CaseResult[]): string {
       pct(f.loadCpuShare),
       mb(f.serverRssIdleBytes),
       mb(f.serverRssEndBytes),
+      mb(f.serverHeapUsedEndBytes),
+      fmt(f.gcPauseMs, 1),
       fmt(f.startToListeningMs),
       f.errorsTotal === f.errors ? fmt(f.errors) : `${fmt(f.errors)} (${fmt(f.errorsTotal)} in run)`,
     ];

@@ -30,6 +30,10 @@ export interface CommonOptions {
   pin: boolean;
   /** Servers under test, by name (default fieldgate; `echo` is the client's ceiling). */
   targets: string[];
+  /** A peer to compare with, run after each target in every round (`node-opcua`). */
+  peer?: string;
+  /** Rounds, alternating the targets A B A B (default 1; 3 with a peer). */
+  rounds: number;
 }
 
 export const COMMON_OPTIONS = {
@@ -38,11 +42,24 @@ export const COMMON_OPTIONS = {
   inline: { type: "boolean", default: false },
   "no-pin": { type: "boolean", default: false },
   target: { type: "string", multiple: true },
+  peer: { type: "string" },
+  rounds: { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
-export function commonFrom(values: { json?: string; config?: string; inline?: boolean; "no-pin"?: boolean; target?: string[] }): CommonOptions {
+export function commonFrom(values: {
+  json?: string;
+  config?: string;
+  inline?: boolean;
+  "no-pin"?: boolean;
+  target?: string[];
+  peer?: string;
+  rounds?: string;
+}): CommonOptions {
+  if (values.peer !== undefined && values.peer !== "node-opcua") throw new Error(`--peer: only node-opcua is known, got "${values.peer}"`);
   return {
+    peer: values.peer,
+    rounds: positive("rounds", values.rounds, values.peer !== undefined ? 3 : 1),
     json: values.json,
     config: values.config,
     inline: values.inline ?? false,
@@ -54,6 +71,9 @@ export function commonFrom(values: { json?: string; config?: string; inline?: bo
 /** Usage lines of the common options, for every scenario's --help. */
 export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), echo
                       (a canned UA-TCP responder: the ceiling of the client and Node's I/O)
+  --peer node-opcua   also run every case against a node-opcua server with the same nodes,
+                      alternating rounds A B A B; prints medians and fieldgate / node-opcua
+  --rounds N          rounds (default 1, or 3 with --peer)
   --json FILE         also write the report as JSON
   --config FILE       gateway.yaml for fieldgate (default config/gateway.yaml)
   --inline            run the load in this process instead of a pinned load process

@@ -2,13 +2,28 @@
 // and waits for until it says where it listens. fieldgate is the first target; the node-opcua
 // peer of issue 7 (bench/peers/) is another implementation of the same interface.
 import { spawn, type ChildProcess } from "node:child_process";
+import { parseDiagnosticsLine, type DiagnosticsSnapshot } from "../../src/server/diagnostics-report.js";
 import { pinnedCommand } from "./proc.js";
+
+/** Nodes a scenario needs beyond the test namespace; the node-opcua peer creates them, fieldgate's config must have them. */
+export interface ScenarioNodes {
+  /** Writable Int32 `BenchmarkValue<i>`, urn:fieldgate:bench i=1001.. (peer default 100). */
+  benchValues?: number;
+  /** UInt64 `Counter<k>` in urn:fieldgate:bench (i=k, k+100 past 1000) that count their samples. */
+  counters?: number;
+  /** Device-like Float tags under Objects/Devices (`urn:fieldgate:devices`, `s=plc<d>.tag<t>`). */
+  deviceTags?: number;
+}
 
 export interface TargetStartOptions {
   /** CPU to pin the server to (taskset -c); undefined leaves it unpinned. */
   cpu?: number;
   /** Give up when the server has not said it listens within this time. */
   startTimeoutMs?: number;
+  /** gateway.yaml for fieldgate (ignored by other targets): a scenario that needs its own config. */
+  config?: string;
+  /** Nodes the scenario needs (the peer builds them; fieldgate gets them from `config`). */
+  nodes?: ScenarioNodes;
 }
 
 export interface RunningServer {
@@ -27,6 +42,13 @@ export interface RunningServer {
   outputTail(): string;
   /** True once the process has exited (a crash under load shows up here). */
   readonly exited: boolean;
+  /**
+   * True when the server answers SIGUSR2 with a `diagnostics:` line (heap, GC pauses); only
+   * then may anyone send it SIGUSR2 (Node's default action for it ends the process).
+   */
+  readonly diagnostics: boolean;
+  /** The diagnostics lines received so far, oldest first. */
+  readonly reports: readonly DiagnosticsSnapshot[];
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -43,6 +65,8 @@ export interface SpawnSpec {
   env?: NodeJS.ProcessEnv;
   /** Matches the listening line; group 1 is the endpoint URL (opc.tcp://host:port...). */
   listening: RegExp;
+  /** The server prints `diagnostics:` lines on SIGUSR2 (src/server/diagnostics-report.ts). */
+  diagnostics?: boolean;
 }
 
 const TAIL_LINES = 40;
@@ -53,6 +77,8 @@ class SpawnedServer implements RunningServer {
   port = 0;
   startToListeningMs = NaN;
   exited = false;
+  diagnostics = false;
+  readonly reports: DiagnosticsSnapshot[] = [];
   private readonly tail: string[] = [];
   private exitWait: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
@@ -74,6 +100,13 @@ class SpawnedServer implements RunningServer {
   }
 
   remember(line: string): void {
+    if (this.diagnostics) {
+      const report = parseDiagnosticsLine(line);
+      if (report !== null) {
+        this.reports.push(report);
+        return;
+      }
+    }
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
   }
@@ -121,6 +154,7 @@ export function spawnServer(spec: SpawnSpec, options: TargetStartOptions): Promi
     stdio: ["ignore", "pipe", "pipe"],
   });
   const server = new SpawnedServer(spec.target, child, cmd.pinned ? options.cpu : undefined);
+  server.diagnostics = spec.diagnostics === true;
   return new Promise<RunningServer>((resolve, reject) => {
     let settled = false;
     const timeoutMs = options.startTimeoutMs ?? 15000;

@@ -8,6 +8,7 @@ import { UaClientChannel } from "../client/channel.js";
 import { Histogram, type HistogramSnapshot } from "../client/histogram.js";
 import { DEFAULT_READ_NODE, checkReadable, resolveNodes, valueReadOf } from "../client/nodes.js";
 import { ReadPipeline } from "../client/read-pipeline.js";
+import { markWindowEdge } from "../harness/window.js";
 import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
 
 export type TimestampsName = "source" | "server" | "both" | "neither";
@@ -35,6 +36,8 @@ export interface ReadLoadParams {
   durationSeconds: number;
   /** The server process, for its CPU time and RSS over the window; omitted when not local. */
   serverPid?: number;
+  /** The server prints a diagnostics line on SIGUSR2: signal it at both edges of the window. */
+  serverDiagnostics?: boolean;
   drainTimeoutMs?: number;
   /** Decode every Nth response in full (default 1024, 0 never). */
   verifyEvery?: number;
@@ -124,6 +127,7 @@ export async function runReadLoad(params: ReadLoadParams): Promise<ReadLoadResul
     const t0 = performance.now();
     const serverCpu0 = params.serverPid === undefined ? NaN : cpuTimeMicros(params.serverPid);
     const loadCpu0 = process.cpuUsage();
+    markWindowEdge(params.serverPid, params.serverDiagnostics);
 
     await sleep(params.durationSeconds * 1000);
 
@@ -131,6 +135,7 @@ export async function runReadLoad(params: ReadLoadParams): Promise<ReadLoadResul
     const t1 = performance.now();
     const serverCpu1 = params.serverPid === undefined ? NaN : cpuTimeMicros(params.serverPid);
     const loadCpu = process.cpuUsage(loadCpu0);
+    markWindowEdge(params.serverPid, params.serverDiagnostics);
     const memory = params.serverPid === undefined ? null : memoryOf(params.serverPid);
 
     const drainMs = params.drainTimeoutMs ?? 5000;

@@ -32,7 +32,7 @@ export class FieldgateTarget implements ServerTarget {
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
     }
-    const config = this.options.config ?? defaultFieldgateConfig(root);
+    const config = options.config ?? this.options.config ?? defaultFieldgateConfig(root);
     const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(
       {
@@ -40,6 +40,9 @@ export class FieldgateTarget implements ServerTarget {
         command: process.execPath,
         args,
         cwd: root,
+        // The gateway's own heap and GC report (src/server/diagnostics-report.ts).
+        env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
+        diagnostics: true,
         listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,
       },
       options,

@@ -1,0 +1,138 @@
+// The load side of the write and browse scenarios: like read-load.ts, with the request given as
+// data (it crosses the IPC channel to the load process) and built into a ServiceShape there.
+import type { NodeId } from "../../src/ua/builtins.js";
+import { UaClientChannel } from "../client/channel.js";
+import { Histogram } from "../client/histogram.js";
+import { resolveNodes } from "../client/nodes.js";
+import { ServicePipeline, type ServiceShape } from "../client/service-pipeline.js";
+import { browseShape, writeShape } from "../client/shapes.js";
+import type { WindowLoadResult } from "../harness/case.js";
+import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
+import { markWindowEdge } from "../harness/window.js";
+
+export type ServiceRequestSpec =
+  /** Write `values` Int32 values to `nodes`, round robin. */
+  | { service: "write"; nodes: string[]; values: number }
+  /** Browse the forward hierarchical references of each of `nodes`. */
+  | { service: "browse"; nodes: string[] };
+
+export interface ServiceLoadParams {
+  host: string;
+  port: number;
+  endpointUrl: string;
+  connections: number;
+  outstanding: number;
+  request: ServiceRequestSpec;
+  warmupSeconds: number;
+  durationSeconds: number;
+  serverPid?: number;
+  serverDiagnostics?: boolean;
+  drainTimeoutMs?: number;
+  verifyEvery?: number;
+}
+
+export interface ServiceLoadResult extends WindowLoadResult {
+  params: ServiceLoadParams;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function shapeOf(spec: ServiceRequestSpec, nodes: NodeId[]): ServiceShape {
+  return spec.service === "write" ? writeShape(nodes, spec.values) : browseShape(nodes);
+}
+
+export async function openSession(params: { host: string; port: number; endpointUrl: string }, name: string): Promise<UaClientChannel> {
+  const channel = await UaClientChannel.open({ host: params.host, port: params.port, endpointUrl: params.endpointUrl });
+  try {
+    await channel.openSecureChannel();
+    await channel.createAndActivateSession(name);
+    return channel;
+  } catch (err) {
+    channel.destroy();
+    throw err;
+  }
+}
+
+export async function closeAll(channels: readonly UaClientChannel[]): Promise<void> {
+  await Promise.all(
+    channels.map((c) =>
+      Promise.race([c.close(), sleep(2000)]).finally(() => {
+        if (!c.closed) c.destroy();
+      }),
+    ),
+  );
+}
+
+export async function runServiceLoad(params: ServiceLoadParams): Promise<ServiceLoadResult> {
+  if (!(params.connections >= 1 && params.outstanding >= 1)) throw new RangeError("connections and outstanding must be at least 1");
+  const opened = await Promise.allSettled(Array.from({ length: params.connections }, (_, i) => openSession(params, `bench-${params.request.service}-${i}`)));
+  const channels: UaClientChannel[] = [];
+  let failure: unknown;
+  for (const r of opened) {
+    if (r.status === "fulfilled") channels.push(r.value);
+    else failure ??= r.reason;
+  }
+  if (failure !== undefined) {
+    for (const c of channels) c.destroy();
+    throw failure;
+  }
+  try {
+    const nodeIds = await resolveNodes(channels[0], params.request.nodes);
+    const shape = shapeOf(params.request, nodeIds);
+    const pipelines = channels.map((c) => new ServicePipeline(c, { shape, outstanding: params.outstanding, verifyEvery: params.verifyEvery }));
+    for (const p of pipelines) p.start();
+    await sleep(params.warmupSeconds * 1000);
+    for (const p of pipelines) {
+      p.resetWindow();
+      p.recording = true;
+    }
+    const t0 = performance.now();
+    const serverCpu0 = params.serverPid === undefined ? NaN : cpuTimeMicros(params.serverPid);
+    const loadCpu0 = process.cpuUsage();
+    markWindowEdge(params.serverPid, params.serverDiagnostics);
+    await sleep(params.durationSeconds * 1000);
+    for (const p of pipelines) p.recording = false;
+    const t1 = performance.now();
+    const serverCpu1 = params.serverPid === undefined ? NaN : cpuTimeMicros(params.serverPid);
+    const loadCpu = process.cpuUsage(loadCpu0);
+    markWindowEdge(params.serverPid, params.serverDiagnostics);
+    const memory = params.serverPid === undefined ? null : memoryOf(params.serverPid);
+    const lost = await Promise.all(pipelines.map((p) => p.stop(params.drainTimeoutMs ?? 5000)));
+
+    const latency = new Histogram();
+    const errorKinds: Record<string, number> = {};
+    let requests = 0;
+    let errors = 0;
+    let errorsTotal = 0;
+    let channelFaults = 0;
+    let verifiedResponses = 0;
+    for (const p of pipelines) {
+      verifiedResponses += p.verified;
+      latency.add(p.latency);
+      requests += p.completed;
+      errors += p.errors;
+      errorsTotal += p.errorsTotal;
+      if (p.channelError !== null) channelFaults++;
+      for (const [kind, n] of p.errorKinds) errorKinds[kind] = (errorKinds[kind] ?? 0) + n;
+    }
+    return {
+      params,
+      windowSeconds: (t1 - t0) / 1000,
+      requests,
+      errors,
+      errorsTotal,
+      errorKinds,
+      channelFaults,
+      lostInFlight: lost.reduce((a, b) => a + b, 0),
+      verifiedResponses,
+      latencyMicros: latency.snapshot(),
+      requestBytes: pipelines[0].requestSize,
+      server: memory === null ? null : { cpuMicros: serverCpu1 - serverCpu0, rssBytesAtEnd: memory.rss, peakRssBytes: memory.peakRss },
+      loadCpuMicros: loadCpu.user + loadCpu.system,
+    };
+  } finally {
+    await closeAll(channels);
+  }
+}
