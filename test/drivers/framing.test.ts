@@ -155,6 +155,7 @@ describe.each(["tcp", "rtu-over-tcp"] as const)("%s framing", (kind) => {
   it("keeps strictly one request outstanding for all units on the link", async () => {
     const peer = await rawPeer(kind, (req, reply) => setTimeout(() => reply(answer(kind, req)), 3));
     const l = link(peer, kind);
+    await l.connect(); // requests now arrive on an open link, each asking to be sent at once
     const reads = [];
     for (let i = 0; i < 12; i++) reads.push(read(l, 1 + (i % 3), i, 1));
     const values = (await Promise.all(reads)).map((r) => r[0]);
