@@ -10,23 +10,23 @@
 //
 // Allocation on the request path: the Promise the Driver interface returns (with its resolve and
 // reject functions, captured without a closure of ours) and the result array the caller keeps.
-// Jobs are pooled; one receive buffer and one transmit buffer per link; the time-out timer is
-// one Node timer re-armed with refresh(); socket handlers are module-level functions that reach
-// the link through a symbol (the ws pattern in STYLE.md).
-import net from "node:net";
-import type { Duplex } from "node:stream";
+// Jobs are pooled (queue.ts); one receive buffer (framing.ts) and one transmit buffer per link;
+// the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
+// functions that reach the link through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { DriverError } from "../../src/sampling/driver.js";
 import type { BlockRequest, Driver } from "../../src/sampling/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
   checkResponsePdu, crc16, decodeReadData, encodeRequestPdu, exceptionError, isBusyException,
-  isGatewayException, isReadFunction, responsePduLength,
+  isGatewayException, isReadFunction,
 } from "./pdu.js";
 import type { ModbusLinkHealth, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
-
-const LINK = Symbol("modbusLink");
-type LinkStream = Duplex & { [LINK]?: ModbusLink };
+import { JobQueue, UnitStats } from "./queue.js";
+import type { Job, JobResult } from "./queue.js";
+import { MALFORMED, NEED_MORE, Receiver, sentAddress } from "./framing.js";
+import { attach, createSerial, detach, openSerial, openTcp } from "./streams.js";
+import type { LinkStream, StreamOwner } from "./streams.js";
 
 const enum State { Idle, Connecting, Open, Closed }
 const STATE_NAMES = ["idle", "connecting", "open", "closed"] as const;
@@ -34,86 +34,6 @@ const enum Timer { None, Request, Connect }
 
 /** TCP ADU: 7-byte MBAP header + 253-byte PDU (MBAP spec §4.1). */
 const MAX_ADU = 260;
-const RX_SIZE = 1024;
-const JOB_POOL = 32;
-
-class Job {
-  fc = 0;
-  unitId = 0;
-  address = 0;
-  count = 0;
-  values: Uint16Array | Uint8Array | null = null;
-  /** FC5/FC6 sequences (forceSingleRegisterWrite): index of the next item; `steps` in all. */
-  step = 0;
-  steps = 1;
-  busyLeft = 0;
-  backoff = 0;
-  notBefore = 0;
-  sentAt = 0;
-  sawBadFrame = false;
-  unit: UnitStats | null = null;
-  resolve: ((v: Uint16Array | Uint8Array | undefined) => void) | null = null;
-  reject: ((e: DriverError) => void) | null = null;
-  next: Job | null = null;
-}
-
-class UnitStats implements ModbusUnitHealth {
-  requests = 0;
-  errors = 0;
-  timeouts = 0;
-  exceptions = 0;
-  lastError: string | undefined = undefined;
-  lastRoundTrip: number | undefined = undefined;
-}
-
-// The Promise executor is module-level: it hands resolve/reject over through these two slots,
-// so making a request's promise creates no closure of our own.
-let capturedResolve: Job["resolve"] = null;
-let capturedReject: Job["reject"] = null;
-function capture(resolve: NonNullable<Job["resolve"]>, reject: NonNullable<Job["reject"]>): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
-}
-
-function onStreamData(this: LinkStream, chunk: Buffer): void {
-  const link = this[LINK];
-  if (link !== undefined) link.receive(this, chunk);
-}
-function onStreamOpen(this: LinkStream): void {
-  const link = this[LINK];
-  if (link !== undefined) link.opened(this);
-  // A port whose open completed after its link gave up on it (time-out, close()).
-  else endStream(this);
-}
-function onStreamError(this: LinkStream, err: Error): void {
-  const link = this[LINK];
-  if (link !== undefined) link.lost(this, err.message);
-}
-function onStreamClose(this: LinkStream): void {
-  const link = this[LINK];
-  if (link !== undefined) link.lost(this, "closed by peer");
-}
-interface SerialLike {
-  readonly isOpen: boolean;
-  close(): void;
-}
-
-/**
- * Closes a stream; returns whether a 'close' event is still to come. A serial port must be
- * closed, not destroyed: serialport's stream has no _destroy, so destroy() would leave the file
- * descriptor and its exclusive lock behind.
- */
-function endStream(s: LinkStream): boolean {
-  if (s instanceof net.Socket) {
-    if (s.closed) return false;
-    s.destroy();
-    return true;
-  }
-  const port = s as unknown as SerialLike;
-  if (!port.isOpen) return false;
-  port.close();
-  return true;
-}
 
 function onLinkTimer(link: ModbusLink): void {
   link.timerFired();
@@ -122,24 +42,19 @@ function onPacingTimer(link: ModbusLink): void {
   link.pump();
 }
 
-export class ModbusLink implements Driver {
+export class ModbusLink implements Driver, StreamOwner {
   readonly options: ResolvedLinkOptions;
   private readonly mbap: boolean;
   private state = State.Idle;
   private stream: LinkStream | null = null;
 
-  private head: Job | null = null;
-  private tail: Job | null = null;
-  private queued = 0;
+  private readonly queue = new JobQueue();
   private inFlight: Job | null = null;
-  private pool: Job[] = [];
 
   private tx = Buffer.allocUnsafe(MAX_ADU);
   private txViews: (Buffer | undefined)[] = [];
   private tid = 0;
-  private readonly rx = Buffer.allocUnsafe(RX_SIZE);
-  private rxStart = 0;
-  private rxEnd = 0;
+  private readonly rx = new Receiver();
   private inReceive = false;
 
   private timer: NodeJS.Timeout | null = null;
@@ -165,9 +80,6 @@ export class ModbusLink implements Driver {
   private exceptions = 0;
   private communicationErrors = 0;
   private busyRetries = 0;
-  private discardedBytes = 0;
-  private badFrames = 0;
-  private staleFrames = 0;
   private connects = 0;
 
   constructor(options: ResolvedLinkOptions) {
@@ -265,11 +177,11 @@ export class ModbusLink implements Driver {
       exceptions: this.exceptions,
       communicationErrors: this.communicationErrors,
       busyRetries: this.busyRetries,
-      discardedBytes: this.discardedBytes,
-      badFrames: this.badFrames,
-      staleFrames: this.staleFrames,
+      discardedBytes: this.rx.discardedBytes,
+      badFrames: this.rx.badFrames,
+      staleFrames: this.rx.staleFrames,
       connects: this.connects,
-      queued: this.queued + (this.inFlight === null ? 0 : 1),
+      queued: this.queue.length + (this.inFlight === null ? 0 : 1),
     };
   }
 
@@ -295,16 +207,16 @@ export class ModbusLink implements Driver {
   private enqueue(
     fc: number, unitId: number, address: number, count: number,
     values: Uint16Array | Uint8Array | null, steps: number,
-  ): Promise<Uint16Array | Uint8Array | undefined> {
+  ): Promise<JobResult> {
     if (this.state === State.Closed) {
       return Promise.reject(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
     }
-    if (this.queued >= this.options.queueLimit) {
+    if (this.queue.length >= this.options.queueLimit) {
       this.errors++;
       return Promise.reject(new DriverError(
         StatusCodes.BadResourceUnavailable, `link queue full (${this.options.queueLimit} requests)`, true));
     }
-    const job = this.pool.pop() ?? new Job();
+    const { job, promise } = this.queue.acquire();
     job.fc = fc;
     job.unitId = unitId;
     job.address = address;
@@ -319,44 +231,14 @@ export class ModbusLink implements Driver {
     let unit = this.units.get(unitId);
     if (unit === undefined) this.units.set(unitId, (unit = new UnitStats()));
     job.unit = unit;
-    const promise = new Promise<Uint16Array | Uint8Array | undefined>(capture);
-    job.resolve = capturedResolve;
-    job.reject = capturedReject;
-    capturedResolve = capturedReject = null;
-    job.next = null;
-    if (this.tail === null) this.head = job;
-    else this.tail.next = job;
-    this.tail = job;
-    this.queued++;
+    this.queue.push(job);
     this.pump();
     return promise;
   }
 
-  private pushFront(job: Job): void {
-    job.next = this.head;
-    this.head = job;
-    if (this.tail === null) this.tail = job;
-    this.queued++;
-  }
-
-  /** Unlinks and returns the first job whose busy backoff has passed, or null. */
-  private takeReady(now: number): Job | null {
-    let prev: Job | null = null;
-    for (let j = this.head; j !== null; prev = j, j = j.next) {
-      if (j.notBefore > now) continue;
-      if (prev === null) this.head = j.next;
-      else prev.next = j.next;
-      if (this.tail === j) this.tail = prev;
-      j.next = null;
-      this.queued--;
-      return j;
-    }
-    return null;
-  }
-
   /** Starts the next request if the link allows it now; otherwise arms what will call it again. */
   pump(): void {
-    if (this.inFlight !== null || this.head === null || this.inReceive) return;
+    if (this.inFlight !== null || this.queue.head === null || this.inReceive) return;
     if (this.state === State.Connecting || this.state === State.Closed) return;
     const now = performance.now();
     if (this.state === State.Idle) {
@@ -368,12 +250,8 @@ export class ModbusLink implements Driver {
       return;
     }
     if (now < this.nextSendAt) return this.armPacing(this.nextSendAt - now);
-    const job = this.takeReady(now);
-    if (job === null) {
-      let soonest = Infinity;
-      for (let j: Job | null = this.head; j !== null; j = j.next) if (j.notBefore < soonest) soonest = j.notBefore;
-      return this.armPacing(soonest - now);
-    }
+    const job = this.queue.takeReady(now);
+    if (job === null) return this.armPacing(this.queue.soonest() - now);
     this.send(job, now);
   }
 
@@ -386,8 +264,7 @@ export class ModbusLink implements Driver {
       this.txViews.length = 0;
     }
     const tx = this.tx;
-    const single = job.fc === FunctionCode.WriteSingleCoil || job.fc === FunctionCode.WriteSingleRegister;
-    const address = single ? job.address + job.step : job.address;
+    const address = sentAddress(job);
     let length: number;
     if (this.mbap) {
       // MBAP header (MBAP spec §4.1): transaction id, protocol 0, length of unit id + PDU.
@@ -404,8 +281,7 @@ export class ModbusLink implements Driver {
       tx.writeUInt16LE(crc16(tx, 0, 1 + pduLength), 1 + pduLength);
       length = 3 + pduLength;
       // No transaction ids on a serial line: whatever arrived before this request is stale.
-      this.discardedBytes += this.rxEnd - this.rxStart;
-      this.rxStart = this.rxEnd = 0;
+      this.rx.clear();
     }
     this.inFlight = job;
     job.sentAt = now;
@@ -419,123 +295,42 @@ export class ModbusLink implements Driver {
 
   // ---------------------------------------------------------------- receive
 
-  /** Bytes from the link. Frames are cut by their length and checked (CRC on RTU) here. */
+  /** Bytes from the link: answers are cut out and handled here. */
   receive(stream: LinkStream, chunk: Buffer): void {
     if (stream !== this.stream) return;
+    const rx = this.rx;
+    // Completions inside this loop leave the next send to the end of the chunk: bytes that
+    // follow an answer in the same chunk predate the next request and must not count for it.
     this.inReceive = true;
     let off = 0;
     while (off < chunk.length && this.stream === stream) {
-      if (this.rxEnd === RX_SIZE) this.compact();
-      const n = Math.min(chunk.length - off, RX_SIZE - this.rxEnd);
-      chunk.copy(this.rx, this.rxEnd, off, off + n);
-      this.rxEnd += n;
-      off += n;
-      if (this.mbap) this.parseMbap();
-      else this.parseRtu();
+      off = rx.fill(chunk, off);
+      while (this.stream === stream) {
+        const job = this.inFlight;
+        const at = this.mbap ? rx.mbap(job === null ? -1 : this.tid) : rx.rtu(job);
+        if (at === NEED_MORE) break;
+        if (at === MALFORMED) {
+          this.drop(rx.problem);
+          break;
+        }
+        this.handlePdu(job!, at, rx.pduLength);
+      }
     }
-    this.compact();
+    rx.compact();
     this.inReceive = false;
     this.pump();
   }
 
-  private compact(): void {
-    const rest = this.rxEnd - this.rxStart;
-    if (rest > 0 && this.rxStart > 0) this.rx.copyWithin(0, this.rxStart, this.rxEnd);
-    this.rxStart = 0;
-    this.rxEnd = rest;
-  }
-
-  /** Modbus TCP: frames are cut by the MBAP length; answers are matched by transaction id. */
-  private parseMbap(): void {
-    const rx = this.rx;
-    while (this.rxEnd - this.rxStart >= 7) {
-      const s = this.rxStart;
-      const length = rx.readUInt16BE(s + 4);
-      // Unit id + function code + at least one byte, at most unit id + 253-byte PDU.
-      if (rx.readUInt16BE(s + 2) !== 0 || length < 3 || length > 254) {
-        this.badFrames++;
-        this.drop(`malformed MBAP header (protocol ${rx.readUInt16BE(s + 2)}, length ${length})`);
-        return;
-      }
-      if (this.rxEnd - s < 6 + length) return;
-      this.rxStart = s + 6 + length;
-      const job = this.inFlight;
-      if (job === null || rx.readUInt16BE(s) !== this.tid) {
-        // An answer to a request that already timed out, or noise from the peer.
-        this.staleFrames++;
-        continue;
-      }
-      this.handlePdu(job, s + 7, length - 1);
-    }
-  }
-
-  /**
-   * Modbus RTU (serial spec §2.5.1.1): a frame ends at the length its request implies, and only
-   * counts when its CRC holds. The scan resynchronises byte by byte past garbage, answers of
-   * other slaves and frames with a bad CRC, so noise costs at most this request's time-out.
-   */
-  private parseRtu(): void {
-    const job = this.inFlight;
-    const rx = this.rx;
-    if (job === null) {
-      this.discardedBytes += this.rxEnd - this.rxStart;
-      this.rxStart = this.rxEnd = 0;
-      return;
-    }
-    const fc = job.fc;
-    const aduLength = responsePduLength(fc, job.count) + 3;
-    const read = isReadFunction(fc);
-    while (this.rxEnd - this.rxStart >= 5) {
-      const p = this.rxStart;
-      const f = rx[p + 1]!;
-      if (rx[p] === job.unitId) {
-        if (f === (fc | 0x80)) {
-          if (crc16(rx, p, p + 3) === rx.readUInt16LE(p + 3)) {
-            this.rxStart = p + 5;
-            return this.handlePdu(job, p + 1, 2);
-          }
-          this.badFrame(job);
-        } else if (f === fc && (!read || rx[p + 2] === aduLength - 5)) {
-          if (this.rxEnd - p < aduLength) return;
-          const end = p + aduLength - 2;
-          if (crc16(rx, p, end) === rx.readUInt16LE(end)) {
-            const wrongEcho = checkResponsePdu(rx, p + 1, aduLength - 3, fc, this.sentAddress(job), job.count, job.values, job.step);
-            if (wrongEcho === undefined) {
-              this.rxStart = p + aduLength;
-              return this.handlePdu(job, p + 1, aduLength - 3);
-            }
-            // A valid frame echoing another write: a late answer to an earlier request.
-            this.staleFrames++;
-          } else {
-            this.badFrame(job);
-          }
-        }
-      }
-      this.rxStart = p + 1;
-      this.discardedBytes++;
-    }
-  }
-
-  private badFrame(job: Job): void {
-    this.badFrames++;
-    job.sawBadFrame = true;
-  }
-
-  private sentAddress(job: Job): number {
-    const single = job.fc === FunctionCode.WriteSingleCoil || job.fc === FunctionCode.WriteSingleRegister;
-    return single ? job.address + job.step : job.address;
-  }
-
   /** The answer to `job`: its PDU is at rx[off, off+length). */
   private handlePdu(job: Job, off: number, length: number): void {
-    const rx = this.rx;
+    const rx = this.rx.buf;
     const f = rx[off];
     if (f === (job.fc | 0x80) && length === 2) return this.exception(job, rx[off + 1]!);
     const problem = f !== job.fc
       ? `function code ${f} in the answer to FC${job.fc}`
-      : checkResponsePdu(rx, off, length, job.fc, this.sentAddress(job), job.count, job.values, job.step);
+      : checkResponsePdu(rx, off, length, job.fc, sentAddress(job), job.count, job.values, job.step);
     if (problem !== undefined) {
-      this.badFrames++;
+      this.rx.badFrames++;
       this.communicationErrors++;
       return this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: bad answer: ${problem}`, true));
     }
@@ -548,18 +343,18 @@ export class ModbusLink implements Driver {
     if (isReadFunction(job.fc)) {
       const data = decodeReadData(rx, off, job.fc, job.count);
       this.finish(now);
-      this.release(job);
+      this.queue.release(job);
       return resolve(data);
     }
     if (++job.step < job.steps) {
       // The next register of a forced-FC6 write goes next, ahead of other requests, so that the
       // registers of one value are written together.
       job.notBefore = 0;
-      this.pushFront(job);
+      this.queue.pushFront(job);
       return this.finish(now);
     }
     this.finish(now);
-    this.release(job);
+    this.queue.release(job);
     resolve(undefined);
   }
 
@@ -573,13 +368,13 @@ export class ModbusLink implements Driver {
       job.notBefore = now + job.backoff;
       job.backoff *= 2;
       this.busyRetries++;
-      this.pushFront(job);
+      this.queue.pushFront(job);
       return this.finish(now);
     }
     this.exceptions++;
     job.unit!.exceptions++;
     if (isGatewayException(code)) this.communicationErrors++;
-    const what = isReadFunction(job.fc) ? `reading ${job.count} at ${job.address}` : `writing at ${this.sentAddress(job)}`;
+    const what = isReadFunction(job.fc) ? `reading ${job.count} at ${job.address}` : `writing at ${sentAddress(job)}`;
     this.fail(job, exceptionError(job.unitId, job.fc, code, what));
   }
 
@@ -587,7 +382,7 @@ export class ModbusLink implements Driver {
     const reject = job.reject!;
     if (this.inFlight === job) this.finish(performance.now());
     this.count(job, err);
-    this.release(job);
+    this.queue.release(job);
     reject(err);
   }
 
@@ -602,14 +397,6 @@ export class ModbusLink implements Driver {
     this.inFlight = null;
     this.nextSendAt = now + this.options.interRequestDelay;
     this.pump();
-  }
-
-  private release(job: Job): void {
-    job.resolve = job.reject = null;
-    job.values = null;
-    job.unit = null;
-    job.next = null;
-    if (this.pool.length < JOB_POOL) this.pool.push(job);
   }
 
   // ----------------------------------------------------------------- timers
@@ -658,7 +445,7 @@ export class ModbusLink implements Driver {
       this.drop(`${this.options.maxConsecutiveTimeouts} time-outs in a row`);
       this.count(job, err);
       const reject = job.reject!;
-      this.release(job);
+      this.queue.release(job);
       reject(err);
       return;
     }
@@ -686,45 +473,30 @@ export class ModbusLink implements Driver {
     this.armTimer(Timer.Connect, now);
     const o = this.options;
     if (o.kind === "rtu") {
-      void this.openSerial();
+      void this.startSerial();
       return;
     }
-    const socket = net.createConnection({ host: o.host, port: o.port, noDelay: true });
-    socket.setKeepAlive(true, 10_000);
-    this.attach(socket as LinkStream, "connect");
+    this.take(openTcp(o.host, o.port), "connect");
   }
 
-  private async openSerial(): Promise<void> {
-    const o = this.options;
-    let SerialPort: typeof import("serialport").SerialPort;
+  private async startSerial(): Promise<void> {
+    let port: LinkStream;
     try {
-      // Loaded on first use: the native addon costs nothing to TCP-only gateways.
-      ({ SerialPort } = await import("serialport"));
+      port = await createSerial(this.options);
     } catch (e) {
-      if (this.state === State.Connecting) this.connectFailed(`serialport unavailable: ${(e as Error).message}`);
+      if (this.state === State.Connecting) this.connectFailed((e as Error).message);
       return;
     }
+    // close() or the connect time-out may have come first.
     if (this.state !== State.Connecting || this.stream !== null) return;
-    const port = new SerialPort({
-      path: o.path,
-      baudRate: o.baudRate,
-      dataBits: o.dataBits,
-      stopBits: o.stopBits,
-      parity: o.parity,
-      autoOpen: false,
-    }) as unknown as LinkStream;
-    this.attach(port, "open");
-    (port as unknown as { open(): void }).open();
+    this.take(port, "open");
+    openSerial(port);
   }
 
-  private attach(stream: LinkStream, openEvent: "connect" | "open"): void {
-    stream[LINK] = this;
+  private take(stream: LinkStream, openEvent: "connect" | "open"): void {
     this.stream = stream;
-    this.rxStart = this.rxEnd = 0;
-    stream.on("data", onStreamData);
-    stream.on("error", onStreamError);
-    stream.on("close", onStreamClose);
-    stream.once(openEvent, onStreamOpen);
+    this.rx.clear();
+    attach(stream, this, openEvent);
   }
 
   /** Lets go of the stream and closes it; returns whether its 'close' event is still to come. */
@@ -732,11 +504,7 @@ export class ModbusLink implements Driver {
     const s = this.stream;
     if (s === null) return false;
     this.stream = null;
-    s[LINK] = undefined;
-    // Keep an error listener: a late socket error must not become an uncaught exception.
-    s.removeListener("data", onStreamData);
-    this.rxStart = this.rxEnd = 0;
-    return endStream(s);
+    return detach(s);
   }
 
   opened(stream: LinkStream): void {
@@ -777,7 +545,7 @@ export class ModbusLink implements Driver {
   /** Ends the connection; the request in flight fails now, the queue reconnects with backoff. */
   private drop(reason: string): void {
     if (this.state !== State.Open) return;
-    const partial = this.rxEnd - this.rxStart;
+    const partial = this.rx.buffered;
     this.detach();
     this.state = State.Idle;
     this.timerKind = Timer.None;
@@ -813,14 +581,12 @@ export class ModbusLink implements Driver {
   }
 
   private failQueued(err: DriverError): void {
-    let j = this.head;
-    this.head = this.tail = null;
-    this.queued = 0;
+    let j = this.queue.drain();
     while (j !== null) {
       const next = j.next;
       const reject = j.reject!;
       this.count(j, err);
-      this.release(j);
+      this.queue.release(j);
       reject(err);
       j = next;
     }
@@ -832,7 +598,7 @@ export class ModbusLink implements Driver {
     if (job !== null) {
       const reject = job.reject!;
       this.count(job, err);
-      this.release(job);
+      this.queue.release(job);
       reject(err);
     }
     this.failQueued(err);
