@@ -4,11 +4,14 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadGatewayConfig, validateConfigFile } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
+import { hashPassword } from "./server/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
 
 const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
-  fieldgate validate --config FILE          check a config and exit (0 = valid)`;
+  fieldgate validate --config FILE          check a config and exit (0 = valid)
+  fieldgate password                        read a password (stdin; no echo on a terminal) and
+                                            print its hash for users.<name>.password`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -31,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case "run":
       return run(configFile, values.port);
+    case "password":
+      return password();
     default:
       console.error(`unknown command "${command}"\n${USAGE}`);
       return 2;
@@ -87,6 +92,56 @@ async function run(configFile: string, portOverride: string | undefined): Promis
       console.log("fieldgate: SIGHUP: this build cannot reload the device map yet; the running configuration is kept");
       notifier?.ready(`listening on ${server.endpointUrl}`);
     });
+  });
+}
+
+/** `fieldgate password`: the hash to paste into gateway.yaml; the password itself is never stored. */
+async function password(): Promise<number> {
+  let pw: string | undefined;
+  if (process.stdin.isTTY) {
+    pw = await readHidden("Password: ");
+    if (pw !== undefined && (await readHidden("Again: ")) !== pw) {
+      console.error("fieldgate: the passwords differ");
+      return 1;
+    }
+  } else {
+    // From a pipe: the first line, without its line ending.
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    pw = /^[^\r\n]*/.exec(Buffer.concat(chunks).toString("utf8"))![0];
+  }
+  if (!pw) {
+    console.error("fieldgate: no password given");
+    return 1;
+  }
+  console.log(await hashPassword(pw));
+  return 0;
+}
+
+/** Reads one line from the terminal in raw mode, echoing nothing; undefined on Ctrl-C or Ctrl-D. */
+function readHidden(prompt: string): Promise<string | undefined> {
+  const stdin = process.stdin;
+  // Raw mode before the prompt: a fast typist (or a script) must not beat it to the echo.
+  stdin.setRawMode(true);
+  stdin.resume();
+  process.stderr.write(prompt);
+  return new Promise((resolve) => {
+    let line = "";
+    const onData = (data: Buffer): void => {
+      for (const ch of data.toString("utf8")) {
+        if (ch === "\r" || ch === "\n" || ch === "\u0003" || ch === "\u0004") {
+          stdin.off("data", onData);
+          stdin.setRawMode(false);
+          stdin.pause();
+          process.stderr.write("\n");
+          resolve(ch === "\r" || ch === "\n" ? line : undefined);
+          return;
+        }
+        if (ch === "\u007f" || ch === "\b") line = line.slice(0, -1);
+        else line += ch;
+      }
+    };
+    stdin.on("data", onData);
   });
 }
 
