@@ -61,9 +61,9 @@ export function parsePasswordHash(text: string): PasswordHash | string {
   if (!m) return "a hash printed by `fieldgate password` ($scrypt$ln=..,r=..,p=..$salt$key)";
   const params = { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
   if (params.logN < 10 || params.logN > 20 || params.r < 1 || params.p < 1 || params.p > 16) {
-    return "scrypt parameters with 10 <= ln <= 20, r >= 1 and 1 <= p <= 16";
+    return "scrypt parameters 10 <= ln <= 20, r >= 1 and 1 <= p <= 16";
   }
-  if (scryptMemory(params) > MAX_SCRYPT_MEMORY) return `scrypt parameters needing at most ${MAX_SCRYPT_MEMORY >> 20} MiB (128·2^ln·r)`;
+  if (scryptMemory(params) > MAX_SCRYPT_MEMORY) return `scrypt parameters that need at most ${MAX_SCRYPT_MEMORY >> 20} MiB (128·2^ln·r)`;
   const salt = Buffer.from(m[4]!, "base64");
   const key = Buffer.from(m[5]!, "base64");
   if (salt.length < 8 || key.length < 16) return "a salt of at least 8 bytes and a key of at least 16 bytes";
