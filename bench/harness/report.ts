@@ -133,7 +133,7 @@ export function formatTable(results: readonly CaseResult[]): string {
     const f = r.figures;
     return [
       r.target,
-      `${r.case}${r.round !== undefined ? ` #${r.round}` : ""}`,
+      `${r.scenario} ${r.case}${r.round !== undefined ? ` #${r.round}` : ""}`,
       `${fmt(f.requestsPerSecond)}${r.unit && r.unit !== "req/s" ? ` ${r.unit}` : ""}`,
       fmt(f.latencyMicros.p50),
       fmt(f.latencyMicros.p90),

@@ -87,6 +87,13 @@ export interface Scenario<O extends CommonOptions> {
   /** Parses the arguments after the scenario name (common options too); throws on a bad one; null for --help. */
   parse(argv: readonly string[]): O | null;
   run(ctx: BenchContext, options: O): Promise<CaseResult[]>;
+  /**
+   * Arguments of the CI smoke mode (`npm run bench -- smoke`): a few seconds at most, small
+   * cases. Default: `--duration 1 --warmup 0.2`. Null leaves the scenario out of the smoke run.
+   */
+  readonly smokeArgs?: readonly string[] | null;
+  /** Results of a smoke run without requests are fine (idle); default false. */
+  readonly smokeWithoutRequests?: boolean;
 }
 
 export function sleep(ms: number): Promise<void> {

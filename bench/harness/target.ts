@@ -11,7 +11,7 @@ export interface ScenarioNodes {
   benchValues?: number;
   /** UInt64 `Counter<k>` in urn:fieldgate:bench (i=k, k+100 past 1000) that count their samples. */
   counters?: number;
-  /** Device-like Float tags under Objects/Devices (`urn:fieldgate:devices`, `s=plc<d>.tag<t>`). */
+  /** Device-like UInt16 tags (`urn:fieldgate:devices`, `s=plc<d>.tag<t>`; fieldgate: simulator devices). */
   deviceTags?: number;
 }
 

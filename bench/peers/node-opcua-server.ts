@@ -10,7 +10,7 @@
 //   writable Int32 `BenchmarkValue<i>` at i=1001..; --counters UInt64 `Counter<k>` at i=k (k+100
 //   past 1000, as fieldgate numbers them) that count their reads, so each sample sees the next
 //   value;
-// - urn:fieldgate:devices: --tags device-like Float tags under Objects/Devices, 100 per device,
+// - urn:fieldgate:devices: --tags device-like UInt16 tags under Objects/Devices, 1000 per device,
 //   `s=plc<d>.tag<t>` (fieldgate's `<device>.<tag>` form).
 // The server runs with SecurityPolicy None and anonymous access, like the bench's fieldgate
 // config, and with its session and operation limits raised so that no limit of node-opcua's
@@ -146,7 +146,7 @@ for (let k = 1; k <= counters; k++) {
 if (tags > 0) {
   const devicesNs = addressSpace.registerNamespace("urn:fieldgate:devices");
   const devices = devicesNs.addFolder(objects, { browseName: "Devices", nodeId: "s=Devices" });
-  const perDevice = 100;
+  const perDevice = 1000; // as bench/targets/fieldgate-config.ts TAGS_PER_DEVICE
   for (let d = 0; d * perDevice < tags; d++) {
     const device = devicesNs.addObject({ organizedBy: devices, browseName: `plc${d}`, nodeId: `s=plc${d}` });
     for (let t = 0; t < perDevice && d * perDevice + t < tags; t++) {
@@ -154,9 +154,9 @@ if (tags > 0) {
         componentOf: device,
         browseName: `tag${t}`,
         nodeId: `s=plc${d}.tag${t}`,
-        dataType: "Float",
+        dataType: "UInt16",
         minimumSamplingInterval: 100,
-        value: new Variant({ dataType: DataType.Float, value: t }),
+        value: new Variant({ dataType: DataType.UInt16, value: t }),
       });
     }
   }

@@ -43,6 +43,7 @@ export const connectScenario: Scenario<ConnectScenarioOptions> = {
   summary: "sessions opened per second (connect, channel, create, activate) and RSS while held",
   usage: USAGE,
   parse: parseConnectOptions,
+  smokeArgs: ["--sessions", "5", "--parallel", "2", "--duration", "1", "--warmup", "0"],
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {

@@ -10,6 +10,7 @@ export const echoScenario: Scenario<ReadScenarioOptions> = {
   name: "echo",
   summary: "the read cases against a canned responder: the client's and Node's I/O ceiling",
   usage: `npm run bench -- echo [read options]    (--target and --peer are ignored: the target is echo)`,
+  smokeArgs: ["--cases", "2x10", "--duration", "1", "--warmup", "0.2"],
   parse(argv) {
     const options = parseReadOptions(argv);
     if (options === null) return null;

@@ -139,6 +139,8 @@ export const readScenario: Scenario<ReadScenarioOptions> = {
   summary: "pipelined Reads of 1 (or --values) values: 1 x 1, 10 x 100, 10 x 1000 in flight",
   usage: USAGE,
   parse: parseReadOptions,
+  // The peer too: the smoke run checks that node-opcua starts and answers the same load.
+  smokeArgs: ["--cases", "1x1,2x10", "--duration", "1", "--warmup", "0.2", "--peer", "node-opcua", "--rounds", "1"],
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const c of options.cases) {

@@ -97,6 +97,7 @@ function scenario(name: "write" | "browse", summary: string): Scenario<ServiceSc
     summary,
     usage: usage(name),
     parse: parser(name),
+    smokeArgs: ["--cases", "2x4", "--duration", "1", "--warmup", "0.2"],
     async run(ctx, options) {
       const results: CaseResult[] = [];
       for (const c of options.cases) for (const target of ctx.targets) results.push(await runServiceCase(ctx, target, options, c));

@@ -1,6 +1,7 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { needsOwnConfig, writeBenchConfig } from "./fieldgate-config.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
 
 export interface FieldgateTargetOptions {
@@ -32,7 +33,11 @@ export class FieldgateTarget implements ServerTarget {
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
     }
-    const config = options.config ?? this.options.config ?? defaultFieldgateConfig(root);
+    let config = options.config ?? this.options.config ?? defaultFieldgateConfig(root);
+    if (options.config === undefined && needsOwnConfig(options.nodes)) {
+      if (config === undefined) return Promise.reject(new Error("no gateway.yaml to derive the scenario's config from"));
+      config = writeBenchConfig(config, options.nodes ?? {});
+    }
     const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(
       {

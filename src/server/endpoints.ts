@@ -1,8 +1,8 @@
 // The endpoints the server offers (Part 4 §7.14) and its ApplicationDescription (§7.2).
 import { hostname } from "node:os";
-import { ApplicationType, MessageSecurityMode, UserTokenType } from "../ua/generated/enums.js";
+import { ApplicationType, MessageSecurityMode } from "../ua/generated/enums.js";
 import type { ApplicationDescription, EndpointDescription, UserTokenPolicy } from "../ua/generated/types.js";
-import { ANONYMOUS_POLICY_ID } from "../services/session.js";
+import { userTokenPolicies } from "./user-tokens.js";
 import { DISCOVERY_TRANSPORT_PROFILE } from "../services/discovery.js";
 
 export const SECURITY_POLICY_NONE = "http://opcfoundation.org/UA/SecurityPolicy#None";
@@ -10,6 +10,9 @@ export const SECURITY_POLICY_NONE = "http://opcfoundation.org/UA/SecurityPolicy#
 export interface EndpointOptions {
   application: ApplicationDescription;
   allowAnonymous: boolean;
+  /** Users with passwords / certificates exist: UserName / X509 token policies on signed endpoints. */
+  passwords?: boolean;
+  certificates?: boolean;
   /** The URL of the listener, used when a client names none (or names one we cannot parse). */
   defaultUrl: string;
 }
@@ -33,16 +36,9 @@ export function endpointUrlFor(requested: string | undefined, fallback: string):
 
 export function buildEndpoints(options: EndpointOptions, requestedUrl: string | undefined): EndpointDescription[] {
   const url = endpointUrlFor(requestedUrl, options.defaultUrl);
-  const tokens: UserTokenPolicy[] = [];
-  if (options.allowAnonymous) {
-    tokens.push({
-      policyId: ANONYMOUS_POLICY_ID,
-      tokenType: UserTokenType.Anonymous,
-      issuedTokenType: undefined,
-      issuerEndpointUrl: undefined,
-      securityPolicyUri: undefined,
-    });
-  }
+  const tokenOptions = { allowAnonymous: options.allowAnonymous, passwords: options.passwords ?? false, certificates: options.certificates ?? false };
+  // UserName and X509 only on signed endpoints (user-tokens.ts says why).
+  const tokens: UserTokenPolicy[] = userTokenPolicies(SECURITY_POLICY_NONE, tokenOptions);
   return [
     {
       endpointUrl: url,

@@ -4,7 +4,10 @@ import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import type { HistoryBackend } from "../history/history.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
 import type { ServiceLimits } from "./limits.js";
+import type { Role } from "./roles.js";
+import type { Pki } from "../security/pki.js";
 import type { SessionManager } from "./session.js";
+import type { UserDirectory } from "./users.js";
 
 export interface ServerCore {
   readonly limits: Readonly<ServiceLimits>;
@@ -14,6 +17,15 @@ export interface ServerCore {
   readonly allowAnonymous: boolean;
   /** History (SQLite) for HistoryRead; undefined when the gateway keeps none. */
   readonly history?: HistoryBackend;
+  /** Role of anonymous sessions (security.anonymousRole). */
+  readonly anonymousRole: Role;
+  /** Users from gateway.yaml, password checks and lockout. */
+  readonly users: UserDirectory;
+  /**
+   * The gateway's own certificate (ownCertificate, DER) and key (ownPrivateKey), and client
+   * certificate validation (verifyCertificate); undefined until start() when only None is offered.
+   */
+  readonly pki?: Pki;
   /** The endpoints offered, with URLs built for the host name the client used. */
   endpoints(endpointUrl: string | undefined): EndpointDescription[];
 }

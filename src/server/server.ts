@@ -18,6 +18,8 @@ import type { ServerCore } from "./server-core.js";
 import { SessionManager } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
+import type { Role } from "./roles.js";
+import { UserDirectory, userEntries } from "./users.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -65,6 +67,8 @@ export class FieldgateServer implements ServerCore {
   readonly sessions: SessionManager;
   readonly application: ApplicationDescription;
   readonly allowAnonymous: boolean;
+  readonly anonymousRole: Role;
+  readonly users: UserDirectory;
   readonly ns0: Ns0Manager;
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
@@ -78,6 +82,11 @@ export class FieldgateServer implements ServerCore {
     const l = config.limits;
     this.limits = { ...l };
     this.allowAnonymous = config.security.allowAnonymous;
+    this.anonymousRole = config.security.anonymousRole;
+    const lockout = config.security.lockout;
+    this.users = new UserDirectory(userEntries(config.users), {
+      lockout: { maxFailuresPerUser: lockout.maxFailuresPerUser, maxFailuresPerAddress: lockout.maxFailuresPerAddress, duration: lockout.duration },
+    });
     this.application = applicationDescription(config.server.applicationUri, config.server.productUri, config.server.applicationName);
     this.sessions = new SessionManager({
       maxSessions: l.maxSessions,
@@ -125,7 +134,16 @@ export class FieldgateServer implements ServerCore {
   }
 
   endpoints(endpointUrl: string | undefined): EndpointDescription[] {
-    return buildEndpoints({ application: this.application, allowAnonymous: this.allowAnonymous, defaultUrl: this.endpointUrl }, endpointUrl);
+    return buildEndpoints(
+      {
+        application: this.application,
+        allowAnonymous: this.allowAnonymous,
+        passwords: this.users.acceptsPasswords,
+        certificates: this.users.acceptsCertificates,
+        defaultUrl: this.endpointUrl,
+      },
+      endpointUrl,
+    );
   }
 
   async start(): Promise<void> {

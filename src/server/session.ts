@@ -29,6 +29,8 @@ export class Session {
   channel: SecureChannel;
   serverNonce: Buffer;
   role: RequestContext["role"] = "viewer";
+  /** Who activated the session ("" anonymous, user:<name>, cert:<thumbprint>); checked when another channel takes it over. */
+  userId = "";
   /** Browse continuation points by their base64 id, bounded by maxBrowseContinuationPoints. */
   readonly browseContinuations = new Map<string, BrowseContinuation<unknown>>();
   /** HistoryRead continuation points by their base64 id (services/history.ts owns the values). */

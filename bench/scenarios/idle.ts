@@ -1,0 +1,105 @@
+// Scenario `idle`: start-to-listening, and RSS, V8 heap and CPU of a server left alone with
+// --tags device-like tags (default 10,000): fieldgate from a generated device map of simulator
+// devices polled every second, node-opcua with the same NodeIds as plain variables. No client.
+import { parseArgs } from "node:util";
+import { Histogram } from "../client/histogram.js";
+import { IDLE_SETTLE_MS, requestReport } from "../harness/case.js";
+import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
+import type { CaseResult } from "../harness/report.js";
+import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type CommonOptions, type Scenario } from "../harness/scenario.js";
+
+export interface IdleScenarioOptions extends CommonOptions {
+  tags: number;
+  settleSeconds: number;
+}
+
+const USAGE = `npm run bench -- idle [options]
+  --tags N            device-like tags (default 10000; 0 = the default config's nodes only)
+  --settle S          seconds left alone before RSS and heap are read (default 5)
+${COMMON_USAGE}`;
+
+export function parseIdleOptions(argv: readonly string[]): IdleScenarioOptions | null {
+  const { values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { ...COMMON_OPTIONS, tags: { type: "string" }, settle: { type: "string" } } });
+  if (values.help) return null;
+  return {
+    ...commonFrom(values),
+    tags: values.tags === "0" ? 0 : positive("tags", values.tags, 10_000),
+    settleSeconds: positive("settle", values.settle, 5, false),
+  };
+}
+
+export const idleScenario: Scenario<IdleScenarioOptions> = {
+  name: "idle",
+  summary: "start to listening, idle RSS, heap and CPU with 10,000 device tags",
+  usage: USAGE,
+  parse: parseIdleOptions,
+  smokeArgs: ["--tags", "100", "--settle", "1"],
+  smokeWithoutRequests: true,
+  async run(ctx, options) {
+    const results: CaseResult[] = [];
+    for (const target of ctx.targets) {
+      const caseName = `${options.tags} tags`;
+      ctx.log(`idle ${caseName} on ${target.name}: starting the server`);
+      const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
+      const notes: string[] = [];
+      try {
+        // The first half settles start-up; CPU is measured over the second (polling, timers).
+        await sleep(Math.max(IDLE_SETTLE_MS, (options.settleSeconds * 1000) / 2));
+        const t0 = performance.now();
+        const cpu0 = cpuTimeMicros(server.pid);
+        await sleep((options.settleSeconds * 1000) / 2);
+        const windowSeconds = (performance.now() - t0) / 1000;
+        const cpu = cpuTimeMicros(server.pid) - cpu0;
+        const mem = memoryOf(server.pid);
+        const report = await requestReport(server);
+        if (server.exited) notes.push("the server exited while idle");
+        const empty = new Histogram();
+        results.push({
+          scenario: "idle",
+          case: caseName,
+          target: target.name,
+          figures: {
+            requests: 0,
+            windowSeconds,
+            requestsPerSecond: NaN,
+            latencyMicros: { p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN, mean: empty.mean() },
+            serverCpuMicrosPerRequest: NaN,
+            serverCpuShare: cpu / (windowSeconds * 1e6),
+            loadCpuShare: NaN,
+            serverRssIdleBytes: mem.rss,
+            serverRssEndBytes: mem.rss,
+            serverPeakRssBytes: mem.peakRss,
+            serverHeapIdleBytes: report?.heapUsedBytes ?? NaN,
+            serverHeapUsedEndBytes: report?.heapUsedBytes ?? NaN,
+            serverHeapTotalEndBytes: report?.heapTotalBytes ?? NaN,
+            gcPauseMs: report?.gcPauseMs ?? NaN,
+            gcCount: report?.gcCount ?? NaN,
+            gcPausePerSecondMs: NaN,
+            startToListeningMs: server.startToListeningMs,
+            errors: 0,
+            errorsTotal: 0,
+            channelFaults: 0,
+            lostInFlight: 0,
+            verifiedResponses: 0,
+          },
+          conditions: {
+            tags: options.tags,
+            settleSeconds: options.settleSeconds,
+            warmupSeconds: 0,
+            durationSeconds: windowSeconds,
+            serverCpu: server.pinnedCpu ?? null,
+            loadCpu: null,
+            loadInline: false,
+            idleRssAfterMs: options.settleSeconds * 1000,
+          },
+          errorKinds: {},
+          notes,
+        });
+      } finally {
+        const exit = await server.stop();
+        if (exit.code !== 0) notes.push(`server stopped with exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ""} (expected 0 on SIGTERM)`);
+      }
+    }
+    return results;
+  },
+};
