@@ -15,11 +15,15 @@ import {
   optional,
   path,
   size,
+  record,
   string,
+  custom,
   type Checker,
   type Infer,
 } from "./schema.js";
 import { historySchema } from "../history/config.js";
+import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
+import { ROLES } from "../server/roles.js";
 
 /** Security policies this build can negotiate; later issues add Basic256Sha256 and the others. */
 export const SUPPORTED_SECURITY_POLICIES = ["None"] as const;
@@ -84,6 +88,23 @@ const security = object(
       description: "Accept sessions without a user name.",
       default: true,
     }),
+    anonymousRole: enumOf(ROLES, {
+      description: "Role of anonymous sessions: viewer (browse, read, subscribe, history), operator (+ write device tags) or admin.",
+      default: "viewer",
+    }),
+    lockout: object(
+      {
+        maxFailuresPerUser: count("Failed logins of one user name after which it is locked out.", 5, 1000),
+        maxFailuresPerAddress: count("Failed logins from one client address (any user names) after which it is locked out.", 20, 100_000),
+        duration: duration({
+          description: "How long failed logins are remembered, and how long a lockout lasts.",
+          default: "5m",
+          min: "1s",
+          max: "24h",
+        }),
+      },
+      { description: "Repeated failed logins are refused for a while, also with the right password; clients see the same error either way." },
+    ),
     securityPolicies: array(
       enumOf(SUPPORTED_SECURITY_POLICIES, {
         description: "A security policy offered on the endpoint.",
@@ -98,6 +119,57 @@ const security = object(
     ),
   },
   { description: "Who may connect, and how the connection is protected." },
+);
+
+const passwordHash = custom<string>({
+  expected: "a password hash printed by `fieldgate password`",
+  description: "scrypt hash of the user's password: run `fieldgate password` and paste what it prints (never the password itself).",
+  jsonSchema: { type: "string", pattern: "^\\$scrypt\\$" },
+  parse(raw) {
+    const h = typeof raw === "string" ? parsePasswordHash(raw) : "";
+    if (typeof h !== "string") return { ok: true, value: raw as string };
+    // Someone pasted the password itself, or a hash from another tool: say what to do.
+    const scrypt = typeof raw === "string" && raw.startsWith("$scrypt$");
+    return { ok: false, message: scrypt ? `the hash needs ${h}` : "run `fieldgate password` and paste what it prints" };
+  },
+});
+
+const thumbprint = custom<string>({
+  expected: "a SHA-1 certificate thumbprint (40 hex digits)",
+  description: "SHA-1 thumbprint of a user certificate (40 hex digits, ':' allowed), as `fieldgate cert` prints it.",
+  jsonSchema: { type: "string", pattern: "^([0-9A-Fa-f]{2}[: ]?){19}[0-9A-Fa-f]{2}$" },
+  parse(raw) {
+    const t = typeof raw === "string" ? normaliseThumbprint(raw) : undefined;
+    return t === undefined ? { ok: false, message: "" } : { ok: true, value: t };
+  },
+});
+
+const users = record(
+  object(
+    {
+      role: enumOf(ROLES, { description: "viewer (browse, read, subscribe, history), operator (+ write device tags) or admin (+ configuration)." }),
+      password: optional(passwordHash),
+      certificates: optional(
+        array(thumbprint, {
+          description: "Certificates this user logs in with (X509 user tokens); each must also be trusted in pki/.",
+          minItems: 1,
+          uniqueItems: true,
+        }),
+      ),
+    },
+    {
+      description: "One user: a role, and a password hash and/or certificates to log in with.",
+      check(v, c) {
+        if (v.password === undefined && v.certificates === undefined) c.report("password", "expected a password hash or certificates: this user could never log in");
+      },
+    },
+  ),
+  {
+    description: "Users who log in with a user name and password or with a certificate, by user name.",
+    default: {},
+    keyPattern: /^[^\s:]{1,64}$/,
+    keyText: "a user name of 1 to 64 characters without spaces or ':'",
+  },
 );
 
 const limits = object(
@@ -213,6 +285,7 @@ export const gatewaySchema = object(
     }),
     devices: optional(path({ description: "The device map (YAML), relative to this file or absolute." })),
     security,
+    users,
     limits,
     transport,
     history: historySchema,
@@ -223,6 +296,7 @@ export const gatewaySchema = object(
 export type GatewayConfig = Infer<typeof gatewaySchema>;
 export type ServerConfig = GatewayConfig["server"];
 export type SecurityConfig = GatewayConfig["security"];
+export type UsersConfig = GatewayConfig["users"];
 export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];

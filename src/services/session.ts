@@ -1,5 +1,5 @@
 // Session service set (Part 4 §5.6): CreateSession, ActivateSession, CloseSession, Cancel.
-// Identity here is anonymous only; the security issue adds UserName and X509 tokens.
+// ActivateSession takes Anonymous, UserName and X509 identity tokens (server/user-tokens.ts).
 import { randomBytes } from "node:crypto";
 import { UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
@@ -15,7 +15,6 @@ import {
   encodeCreateSessionResponse,
   type ActivateSessionRequest,
   type ActivateSessionResponse,
-  type AnonymousIdentityToken,
   type CancelRequest,
   type CancelResponse,
   type CloseSessionRequest,
@@ -24,9 +23,10 @@ import {
   type CreateSessionResponse,
 } from "../ua/generated/types.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { verifyClientSignature } from "../security/session-security.js";
+import { authenticateToken } from "../server/user-tokens.js";
 
-/** The policyId of the anonymous UserTokenPolicy in every endpoint. */
-export const ANONYMOUS_POLICY_ID = "anonymous";
+export { ANONYMOUS_POLICY_ID } from "../server/user-tokens.js";
 
 export const createSession = defineService<CreateSessionRequest, CreateSessionResponse>({
   name: "CreateSession",
@@ -62,22 +62,39 @@ export const activateSession = defineService<ActivateSessionRequest, ActivateSes
   requires: SessionRequirement.Created,
   decode: decodeActivateSessionRequest,
   encode: encodeActivateSessionResponse,
-  handle(ctx: ServiceContext, req: ActivateSessionRequest): ActivateSessionResponse {
+  async handle(ctx: ServiceContext, req: ActivateSessionRequest): Promise<ActivateSessionResponse> {
     const session = ctx.session!;
-    const token = req.userIdentityToken;
-    const tokenType = token ? token.typeId.value : undefined;
-    // A missing token is treated as anonymous (Part 4 §5.6.3: "a null token is anonymous").
-    if (tokenType !== undefined && tokenType !== 0 && tokenType !== ObjectIds.AnonymousIdentityToken_Encoding_DefaultBinary) {
-      throw new UaStatusError(StatusCodes.BadIdentityTokenInvalid);
+    const channel = ctx.channel;
+    // Part 4 §5.6.3: the first activation comes on the channel that created the session; later
+    // ones may move it to another channel of the same client certificate and the same user.
+    if (!session.activated && session.channel !== channel) throw new UaStatusError(StatusCodes.BadSecureChannelIdInvalid);
+    const moving = session.channel !== channel;
+    if (moving && !sameBytes(session.channel.clientCertificate, channel.clientCertificate)) {
+      throw new UaStatusError(StatusCodes.BadSecureChannelIdInvalid);
     }
-    if (!ctx.server.allowAnonymous) throw new UaStatusError(StatusCodes.BadIdentityTokenRejected);
-    const body = token?.body as AnonymousIdentityToken | null | undefined;
-    if (body && typeof body === "object" && "policyId" in body && body.policyId !== undefined && body.policyId !== ANONYMOUS_POLICY_ID) {
-      throw new UaStatusError(StatusCodes.BadIdentityTokenInvalid);
-    }
-    ctx.server.sessions.bind(session, ctx.channel);
+    const pki = ctx.server.pki;
+    // The nonce this request answers; a new one is handed out only on success.
+    const serverNonce = session.serverNonce;
+    const signature = verifyClientSignature(channel, pki, serverNonce, req.clientSignature);
+    if (signature !== StatusCodes.Good) throw new UaStatusError(signature);
+    const identity = await authenticateToken(req.userIdentityToken, req.userTokenSignature, {
+      users: ctx.server.users,
+      allowAnonymous: ctx.server.allowAnonymous,
+      anonymousRole: ctx.server.anonymousRole,
+      securityPolicyUri: channel.securityPolicyUri,
+      keys: pki,
+      serverNonce,
+      remoteAddress: channel.connection.socket.remoteAddress ?? "",
+      validateCertificate: (der) => (pki ? pki.verifyCertificate(der, { purpose: "user" }) : StatusCodes.BadCertificateUntrusted),
+    });
+    if ("status" in identity) throw new UaStatusError(identity.status);
+    // A password check takes time: the session may have been closed meanwhile.
+    if (session.closed) throw new UaStatusError(StatusCodes.BadSessionIdInvalid);
+    if (moving && identity.userId !== session.userId) throw new UaStatusError(StatusCodes.BadIdentityChangeNotSupported);
+    ctx.server.sessions.bind(session, channel);
     session.activated = true;
-    session.role = "viewer";
+    session.role = identity.role;
+    session.userId = identity.userId;
     session.serverNonce = randomBytes(32);
     return {
       responseHeader: responseHeader(ctx, req.requestHeader),
@@ -87,6 +104,10 @@ export const activateSession = defineService<ActivateSessionRequest, ActivateSes
     };
   },
 });
+
+function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.equals(b);
+}
 
 export const closeSession = defineService<CloseSessionRequest, CloseSessionResponse>({
   name: "CloseSession",

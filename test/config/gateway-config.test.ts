@@ -63,7 +63,12 @@ describe("defaults", () => {
       productUri: "urn:fieldgate",
       testNamespace: true,
     });
-    expect(c.security).toEqual({ allowAnonymous: true, securityPolicies: ["None"] });
+    expect(c.security).toEqual({
+      allowAnonymous: true,
+      anonymousRole: "viewer",
+      lockout: { maxFailuresPerUser: 5, maxFailuresPerAddress: 20, duration: 300_000 },
+      securityPolicies: ["None"],
+    });
     expect(c.limits).toEqual({
       maxSessions: 100,
       maxChannels: 100,
@@ -168,7 +173,7 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
   [
     "unknown key, nothing close",
     "security:\n  password: x\n",
-    ["2:3 security.password: unknown key; expected one of allowAnonymous, securityPolicies"],
+    ["2:3 security.password: unknown key; expected one of allowAnonymous, anonymousRole, lockout, securityPolicies"],
   ],
   ["out of range", "server:\n  port: 70000\n", ["2:9 server.port: expected an integer between 0 and 65535, got 70000"]],
   ["not an integer", "limits:\n  maxSessions: 1.5\n", ["2:16 limits.maxSessions: expected an integer between 1 and 10000, got 1.5"]],
@@ -243,13 +248,13 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
     "transport:\n  maxPendingBytesPerChannel: 128MiB\n",
     ["2:30 transport.maxPendingBytesPerChannel: expected at most maxPendingBytesTotal (64MiB), got 128MiB"],
   ],
-  ["empty file", "", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, limits, transport)"]],
-  ["only comments", "# server:\n#   port: 1\n", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, limits, transport)"]],
+  ["empty file", "", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history)"]],
+  ["only comments", "# server:\n#   port: 1\n", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history)"]],
   ["a list where a mapping was expected", "limits:\n  - maxSessions: 1\n", ["2:3 limits: expected a mapping, got a list of 1 item"]],
   [
     "a list at the top",
     "- server\n- limits\n",
-    ["1:1 : expected a mapping (server, dataDir, devices, security, limits, transport), got a list of 2 items"],
+    ["1:1 : expected a mapping (server, dataDir, devices, security, users, limits, transport, history), got a list of 2 items"],
   ],
   ["tabs", "server:\n\tport: 1\n", ["2:1 : YAML syntax error: a tab is used for indentation; YAML indents with spaces only"]],
   [
