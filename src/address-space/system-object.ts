@@ -18,6 +18,7 @@ import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-id
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js";
+import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
 import { SYSTEM_OBJECT_ID } from "./device-namespace.js";
 import type { MemoryNamespace, MemoryVariable } from "./memory-namespace.js";
@@ -29,9 +30,11 @@ export interface SystemObjectOptions {
   readonly interval?: number;
   /** Where the thermal zones are (tests point it elsewhere). */
   readonly thermalDir?: string;
+  /** Lateness of device polls; read and reset at every sample. */
+  readonly pollLateness?: LatenessHistogram;
 }
 
-/** name, built-in type, UNECE display name of the unit, description. */
+/** name, built-in type, UNECE display name of the unit ("" for none), description. */
 const VARIABLES = [
   ["CpuLoad", BuiltinType.Double, "%", "CPU load of the whole machine over the last interval, percent of all cores."],
   ["CpuTemperature", BuiltinType.Double, "°C", "CPU temperature (BadNotSupported where the machine has no readable sensor)."],
@@ -44,8 +47,10 @@ const VARIABLES = [
   ["Uptime", BuiltinType.Double, "s", "Seconds since the machine booted."],
   ["ProcessUptime", BuiltinType.Double, "s", "Seconds since the gateway started."],
   ["ProcessMemory", BuiltinType.UInt64, "byte", "Resident memory of the gateway process."],
-  ["PollLatenessP50", BuiltinType.Double, "ms", "Median lateness of scheduled polls and samples since start, ms."],
-  ["PollLatenessP99", BuiltinType.Double, "ms", "99th percentile lateness of scheduled polls and samples since start, ms."],
+  ["PollLatenessP50", BuiltinType.Double, "ms", "Median lateness of device polls against their deadlines over the last interval (BadNoData without polls)."],
+  ["PollLatenessP99", BuiltinType.Double, "ms", "99th percentile lateness of device polls over the last interval."],
+  ["PollLatenessMax", BuiltinType.Double, "ms", "Largest lateness of a device poll over the last interval."],
+  ["Polls", BuiltinType.UInt32, "", "Device poll slots due over the last interval."],
 ] as const;
 
 type Name = (typeof VARIABLES)[number][0];
@@ -78,7 +83,7 @@ export class SystemObject {
         description,
         parent: this.nodeId,
         dataType: type,
-        typeDefinition: numericNodeId(VariableTypeIds.BaseAnalogType),
+        typeDefinition: numericNodeId(u ? VariableTypeIds.BaseAnalogType : VariableTypeIds.BaseDataVariableType),
         minimumSamplingInterval: options.interval ?? 10_000,
         value: { statusCode: StatusCodes.BadWaitingForInitialData },
       });
@@ -153,9 +158,14 @@ export class SystemObject {
     set("Uptime", Number(si.time().uptime));
     set("ProcessUptime", round2(process.uptime()));
     set("ProcessMemory", BigInt(process.memoryUsage.rss()));
-    if (this.scheduler) {
-      set("PollLatenessP50", this.scheduler.latencyQuantile(0.5));
-      set("PollLatenessP99", this.scheduler.latencyQuantile(0.99));
+    const polls = this.options.pollLateness;
+    if (polls) {
+      const any = polls.count > 0;
+      set("PollLatenessP50", any ? polls.quantile(0.5) : undefined, StatusCodes.BadNoData);
+      set("PollLatenessP99", any ? polls.quantile(0.99) : undefined, StatusCodes.BadNoData);
+      set("PollLatenessMax", any ? round2(polls.max) : undefined, StatusCodes.BadNoData);
+      set("Polls", polls.count);
+      polls.reset();
     }
   }
 

@@ -10,6 +10,7 @@
 import type { BusConfig, DeviceConfig, DeviceMap } from "../config/device-map.js";
 import type { Clock } from "./clock.js";
 import type { Driver } from "./driver.js";
+import { LatenessHistogram } from "./lateness.js";
 import { DevicePoller, type TagSink } from "./poll-group.js";
 import type { DeadlineScheduler } from "./scheduler.js";
 
@@ -95,6 +96,8 @@ interface Simulator {
 export const SIMULATOR_HOST = "127.0.0.1";
 
 export class DeviceRuntime {
+  /** Lateness of every device poll slot against its deadline (the System object shows it). */
+  readonly pollLateness = new LatenessHistogram();
   private readonly o: DeviceRuntimeOptions;
   private readonly running = new Map<string, Running>();
   private readonly links = new Map<string, Link>();
@@ -182,7 +185,7 @@ export class DeviceRuntime {
     const linkKey = JSON.stringify(link);
     const handles = this.o.nodes.syncDevice(config);
     const driver = this.acquireLink(linkKey, link);
-    const poller = new DevicePoller({ config, driver, clock: this.o.clock, sink: this.o.nodes, handles });
+    const poller = new DevicePoller({ config, driver, clock: this.o.clock, sink: this.o.nodes, handles, lateness: this.pollLateness });
     this.o.nodes.bind(poller);
     if (config.driver === "simulator") this.acquireSimulator(config.port ?? 0);
     this.running.set(config.name, { config, signature: signatureOf(config, link), linkKey, poller });

@@ -24,6 +24,7 @@ import type { DeviceConfig, TagConfig } from "../config/device-map.js";
 import { blockOf, planBlocks, type Block, type Placed } from "./block-plan.js";
 import type { Clock } from "./clock.js";
 import { DriverError, type DataArea, type Driver } from "./driver.js";
+import type { LatenessHistogram } from "./lateness.js";
 import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "./scheduler.js";
 import { compileTag, decodeValue, encodeValue, Kind, type CodecTag } from "./tag-codec.js";
 
@@ -100,7 +101,8 @@ export class PollGroup implements SampleTask {
     return this.blocks.length;
   }
 
-  sample(_deadline: number, now: number): void | Promise<void> {
+  sample(deadline: number, now: number): void | Promise<void> {
+    this.device.lateness?.record(now - deadline);
     if (!this.device.mayAttempt(now)) {
       this.backedOff++;
       return;
@@ -211,6 +213,8 @@ export interface DevicePollerOptions {
   readonly sink: TagSink;
   /** The sink's handle of each tag, by tag name. */
   readonly handles?: ReadonlyMap<string, unknown>;
+  /** Where the lateness of every poll slot goes (poll jitter). */
+  readonly lateness?: LatenessHistogram;
 }
 
 /** One device: its groups, health, counters and write path. */
@@ -224,6 +228,7 @@ export class DevicePoller {
   readonly limits: { readonly maxRegisters: number; readonly maxBits: number; readonly maxGap: number };
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
+  readonly lateness: LatenessHistogram | undefined;
   /** Called after every poll cycle and state change (diagnostics). */
   onChange: ((device: DevicePoller) => void) | undefined;
 
@@ -246,6 +251,7 @@ export class DevicePoller {
     this.driver = options.driver;
     this.clock = options.clock;
     this.sink = options.sink;
+    this.lateness = options.lateness;
     this.limits = { maxRegisters: c.maxRegistersPerRead, maxBits: c.maxBitsPerRead, maxGap: c.maxGap };
     this.tags = c.tags.map((t) => new PolledTag(t, c, options.handles?.get(t.name)));
     const byRate = new Map<number, PolledTag[]>();

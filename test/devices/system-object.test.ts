@@ -10,6 +10,7 @@ import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { SystemObject } from "../../src/address-space/system-object.js";
 import { FakeClock } from "../../src/sampling/clock.js";
+import { LatenessHistogram } from "../../src/sampling/lateness.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, numericNodeId } from "../../src/ua/builtins.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
@@ -19,11 +20,11 @@ import { nodeIdEquals } from "../../src/ua/node-id.js";
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-system-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function setup(thermalDir: string) {
+function setup(thermalDir: string, pollLateness?: LatenessHistogram) {
   const registry = new NamespaceRegistry();
   const ns0 = new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
   const devices = new DeviceNamespace(registry);
-  const system = new SystemObject(devices.ns, { dataDir: join(dir, "data", "not-yet-created"), thermalDir });
+  const system = new SystemObject(devices.ns, { dataDir: join(dir, "data", "not-yet-created"), thermalDir, pollLateness });
   return { ns0, system };
 }
 
@@ -66,9 +67,24 @@ describe("the System object", () => {
     const load = v("CpuLoad").value!.value as number;
     expect(load).toBeGreaterThanOrEqual(0);
     expect(load).toBeLessThanOrEqual(100);
-    expect(v("PollLatenessP99").value!.dataType).toBe(BuiltinType.Double);
     system.stop();
     expect(scheduler.size).toBe(0);
+  });
+
+  it("shows the lateness of device polls over the last interval, then starts over", async () => {
+    const lateness = new LatenessHistogram();
+    const { system } = setup(join(dir, "none"), lateness);
+    for (let i = 1; i <= 100; i++) lateness.record(i / 10);
+    lateness.record(250);
+    await system.sample();
+    const v = (name: Parameters<SystemObject["variable"]>[0]) => system.variable(name).value;
+    expect(v("PollLatenessP50").value!.value).toBe(5.1);
+    expect(v("PollLatenessP99").value!.value).toBe(10);
+    expect(v("PollLatenessMax").value!.value).toBe(250);
+    expect(v("Polls").value!.value).toBe(101);
+    await system.sample();
+    expect(v("PollLatenessP99").statusCode).toBe(StatusCodes.BadNoData);
+    expect(v("Polls").value!.value).toBe(0);
   });
 
   it("says BadNotSupported for the temperature of a machine without a thermal zone", async () => {
