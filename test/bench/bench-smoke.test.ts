@@ -6,7 +6,12 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { LoadPlacement, LoadRun } from "../../bench/harness/load-process.js";
 import type { BenchContext } from "../../bench/harness/scenario.js";
+import { formatSummary, median, summarize } from "../../bench/harness/compare.js";
+import { loadScenarios } from "../../bench/harness/registry.js";
+import type { CaseResult, Figures } from "../../bench/harness/report.js";
+import { connectScenario } from "../../bench/scenarios/connect.js";
 import { parseReadOptions, runReadCase } from "../../bench/scenarios/read.js";
+import { browseScenario, writeScenario } from "../../bench/scenarios/service.js";
 import { FieldgateTarget, fieldgateCli } from "../../bench/targets/fieldgate.js";
 import { startCannedResponder } from "../../bench/targets/canned-responder.js";
 
@@ -53,6 +58,65 @@ describe.skipIf(!cliBuilt)("bench smoke: read scenario against the built gateway
     expect(f.serverCpuMicrosPerRequest).toBeGreaterThanOrEqual(0);
     expect(result.notes.filter((n) => !n.includes("over 90 %"))).toEqual([]);
   }, 30_000);
+});
+
+describe.skipIf(!cliBuilt)("bench smoke: write, browse and connect against the built gateway", () => {
+  it("write (100 values) and browse (the Server object) produce figures with zero errors", async () => {
+    for (const name of ["write", "browse"] as const) {
+      const scenario = name === "write" ? writeScenario : browseScenario;
+      const options = scenario.parse(["--cases", "2x3", "--duration", "0.6", "--warmup", "0.2", "--inline"]);
+      expect(options).not.toBeNull();
+      const [result] = await scenario.run(context(), options!);
+      expect(result.scenario).toBe(name);
+      expect(result.errorKinds).toEqual({});
+      expect(result.figures.requests).toBeGreaterThan(0);
+      expect(result.figures.errorsTotal).toBe(0);
+      expect(result.figures.lostInFlight).toBe(0);
+      // The gateway's own report (FIELDGATE_DIAGNOSTICS): heap and GC figures come out.
+      expect(result.figures.serverHeapUsedEndBytes).toBeGreaterThan(0);
+      expect(result.figures.gcPauseMs).toBeGreaterThanOrEqual(0);
+      expect(result.notes.filter((n) => !n.includes("over 90 %"))).toEqual([]);
+    }
+  }, 40_000);
+
+  it("connect opens, holds and closes sessions with zero errors", async () => {
+    const options = connectScenario.parse(["--sessions", "4", "--parallel", "2", "--duration", "0.5", "--warmup", "0", "--inline"]);
+    const [result] = await connectScenario.run(context(), options!);
+    expect(result.unit).toBe("sessions/s");
+    expect(result.errorKinds).toEqual({});
+    expect(result.figures.requests).toBeGreaterThanOrEqual(4);
+    expect(result.figures.channelFaults).toBe(0);
+    expect(result.figures.serverRssEndBytes).toBeGreaterThan(0);
+  }, 30_000);
+});
+
+describe("bench comparison", () => {
+  it("takes medians per case and target and the ratio to the peer", () => {
+    const result = (target: string, rate: number, round: number): CaseResult => ({
+      scenario: "read",
+      case: "1x1",
+      target,
+      round,
+      figures: { requestsPerSecond: rate, latencyMicros: { p50: rate, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 }, errorsTotal: 0, channelFaults: 0 } as unknown as Figures,
+      conditions: { warmupSeconds: 0, durationSeconds: 1, serverCpu: null, loadCpu: null, loadInline: true, idleRssAfterMs: 0 },
+      errorKinds: {},
+      notes: [],
+    });
+    const rs = [result("fieldgate", 100, 1), result("node-opcua", 10, 1), result("fieldgate", 300, 2), result("node-opcua", 30, 2), result("fieldgate", 200, 3), result("node-opcua", 20, 3)];
+    const [s] = summarize(rs, "fieldgate", "node-opcua");
+    expect(s.rounds).toBe(3);
+    expect(s.medians.fieldgate.rate).toBe(200);
+    expect(s.medians["node-opcua"].rate).toBe(20);
+    expect(s.ratio.rate).toBe(10);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([NaN])).toBeNaN();
+    expect(formatSummary([s], "fieldgate", "node-opcua")).toMatch(/fieldgate \/ node-opcua .*10\.0x/);
+  });
+
+  it("finds every scenario in bench/scenarios by its exported Scenario", async () => {
+    const names = (await loadScenarios(resolve(root, "bench", "scenarios"))).map((s) => s.name);
+    for (const n of ["browse", "connect", "echo", "idle", "read", "smoke", "write"]) expect(names).toContain(n);
+  });
 });
 
 describe.skipIf(!workerBuilt)("bench load process", () => {
