@@ -1,8 +1,9 @@
 // User identity tokens on the wire (Part 4 §7.41): the UserTokenPolicies an endpoint offers, the
 // decryption of a UserNameIdentityToken's password (legacy encrypted token secret, §7.41.2.2) and
 // the proof of possession of an X509IdentityToken (userTokenSignature, §5.6.3). The asymmetric
-// algorithms are those of the RSA SecurityPolicies of Part 7, done with node:crypto.
-import { constants, privateDecrypt, timingSafeEqual, verify, X509Certificate, type KeyObject } from "node:crypto";
+// algorithms are those of the channel's SecurityPolicy (security/policies.ts).
+import { constants, privateDecrypt, timingSafeEqual, X509Certificate, type KeyObject } from "node:crypto";
+import { asymmetricVerify, policyByUri, SECURITY_POLICY_URI_PREFIX } from "../security/policies.js";
 import type { ExtensionObject } from "../ua/builtins.js";
 import { UserTokenType } from "../ua/generated/enums.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
@@ -15,41 +16,14 @@ export const ANONYMOUS_POLICY_ID = "anonymous";
 export const USERNAME_POLICY_ID = "username";
 export const CERTIFICATE_POLICY_ID = "certificate";
 
-const SECURITY_POLICY_PREFIX = "http://opcfoundation.org/UA/SecurityPolicy#";
-export const SECURITY_POLICY_NONE_URI = `${SECURITY_POLICY_PREFIX}None`;
+export const SECURITY_POLICY_NONE_URI = `${SECURITY_POLICY_URI_PREFIX}None`;
 
-/** The asymmetric algorithms of one SecurityPolicy (Part 7 profiles). */
-interface AsymmetricAlgorithms {
-  readonly encryptionUri: string;
-  readonly oaepHash: "sha1" | "sha256";
-  readonly signatureUri: string;
-  readonly pss: boolean;
-}
-
-const RSA_OAEP_SHA1_SIG_SHA256: AsymmetricAlgorithms = {
-  encryptionUri: "http://www.w3.org/2001/04/xmlenc#rsa-oaep",
-  oaepHash: "sha1",
-  signatureUri: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
-  pss: false,
-};
-
-const ALGORITHMS: ReadonlyMap<string, AsymmetricAlgorithms> = new Map([
-  [`${SECURITY_POLICY_PREFIX}Basic256Sha256`, RSA_OAEP_SHA1_SIG_SHA256],
-  [`${SECURITY_POLICY_PREFIX}Aes128_Sha256_RsaOaep`, RSA_OAEP_SHA1_SIG_SHA256],
-  [
-    `${SECURITY_POLICY_PREFIX}Aes256_Sha256_RsaPss`,
-    {
-      encryptionUri: "http://opcfoundation.org/UA/security/rsa-oaep-sha2-256",
-      oaepHash: "sha256",
-      signatureUri: "http://opcfoundation.org/UA/security/rsa-pss-sha2-256",
-      pss: true,
-    },
-  ],
-]);
+/** EncryptionAlgorithm of a UserNameIdentityToken by the policy's OAEP hash (Part 7). */
+const OAEP_URI = { sha1: "http://www.w3.org/2001/04/xmlenc#rsa-oaep", sha256: "http://opcfoundation.org/UA/security/rsa-oaep-sha2-256" } as const;
 
 /** Whether user tokens can be protected under this SecurityPolicy (an RSA policy we know). */
 export function protectsUserTokens(securityPolicyUri: string): boolean {
-  return ALGORITHMS.has(securityPolicyUri);
+  return policyByUri(securityPolicyUri) !== undefined;
 }
 
 export interface UserTokenPolicyOptions {
@@ -76,12 +50,13 @@ export function userTokenPolicies(securityPolicyUri: string, options: UserTokenP
 
 /** The EncryptionAlgorithm a client must name in a UserNameIdentityToken under this policy. */
 export function passwordEncryptionUri(securityPolicyUri: string): string | undefined {
-  return ALGORITHMS.get(securityPolicyUri)?.encryptionUri;
+  const alg = policyByUri(securityPolicyUri);
+  return alg && OAEP_URI[alg.oaepHash];
 }
 
 /** The SignatureData.algorithm of a userTokenSignature under this policy. */
 export function userSignatureUri(securityPolicyUri: string): string | undefined {
-  return ALGORITHMS.get(securityPolicyUri)?.signatureUri;
+  return policyByUri(securityPolicyUri)?.asymmetricSignatureUri;
 }
 
 /**
@@ -91,7 +66,7 @@ export function userSignatureUri(securityPolicyUri: string): string | undefined 
  * (a replayed token): the caller treats all of these as a failed login.
  */
 export function decryptLegacySecret(securityPolicyUri: string, privateKey: KeyObject, data: Buffer, serverNonce: Buffer): Buffer | undefined {
-  const algorithms = ALGORITHMS.get(securityPolicyUri);
+  const algorithms = policyByUri(securityPolicyUri);
   const modulusBits = privateKey.asymmetricKeyDetails?.modulusLength;
   if (!algorithms || modulusBits === undefined) return undefined;
   const block = modulusBits / 8;
@@ -136,20 +111,9 @@ export function verifyUserTokenSignature(
   algorithm: string | undefined,
   signature: Buffer | undefined,
 ): boolean {
-  const algorithms = ALGORITHMS.get(securityPolicyUri);
-  if (!algorithms || algorithm !== algorithms.signatureUri || !signature || signature.length === 0) return false;
-  const data = Buffer.concat([serverCertificate, serverNonce]);
-  try {
-    const key = certificate.publicKey;
-    return verify(
-      "sha256",
-      data,
-      algorithms.pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : { key, padding: constants.RSA_PKCS1_PADDING },
-      signature,
-    );
-  } catch {
-    return false;
-  }
+  const alg = policyByUri(securityPolicyUri);
+  if (!alg || algorithm !== alg.asymmetricSignatureUri || !signature || signature.length === 0) return false;
+  return asymmetricVerify(alg, [serverCertificate, serverNonce], signature, certificate.publicKey);
 }
 
 // ---------------------------------------------------------------------------------------------
