@@ -144,6 +144,7 @@ chown -R "$uid:$gid" "$data/var/lib/fieldgate"; chmod 0750 "$data/var/lib/fieldg
 # (so that every gateway has its own, kept across reboots: DHCP client ids derive from it).
 rm -f "$rootfs/etc/machine-id" "$rootfs/var/lib/dbus/machine-id"
 ln -s /data/etc/machine-id "$rootfs/etc/machine-id"
+[ -d "$rootfs/var/lib/dbus" ] && ln -s /etc/machine-id "$rootfs/var/lib/dbus/machine-id"
 mkdir -p "$rootfs/data" "$rootfs/etc/fieldgate" "$rootfs/var/lib/fieldgate"
 rm -rf "${rootfs:?}"/etc/fieldgate/* "${rootfs:?}"/var/lib/fieldgate/*
 rm -f "$rootfs"/etc/ssh/ssh_host_*
