@@ -3,7 +3,7 @@
 // the proof of possession of an X509IdentityToken (userTokenSignature, §5.6.3). The asymmetric
 // algorithms are those of the channel's SecurityPolicy (security/policies.ts).
 import { constants, privateDecrypt, timingSafeEqual, X509Certificate, type KeyObject } from "node:crypto";
-import { asymmetricVerify, policyByUri, SECURITY_POLICY_URI_PREFIX } from "../security/policies.js";
+import { asymmetricVerify, policyByUri, SECURITY_POLICY_URI_PREFIX, splitLeaf } from "../security/policies.js";
 import type { ExtensionObject } from "../ua/builtins.js";
 import { UserTokenType } from "../ua/generated/enums.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
@@ -90,10 +90,10 @@ export function decryptLegacySecret(securityPolicyUri: string, privateKey: KeyOb
   return plain.subarray(4, plain.length - serverNonce.length);
 }
 
-/** A parsed X509 user certificate, or undefined when the bytes are not one. */
+/** The first certificate of certificateData (a chain may follow it), parsed; undefined when it is not one. */
 export function parseCertificate(der: Buffer): X509Certificate | undefined {
   try {
-    return new X509Certificate(der);
+    return new X509Certificate(splitLeaf(der).leaf);
   } catch {
     return undefined;
   }
@@ -202,7 +202,7 @@ async function x509Identity(t: X509IdentityToken, sig: SignatureData, ic: Identi
   const validity = await ic.validateCertificate(der);
   // The certificate's own fault (untrusted, expired, revoked, ...) is not passed on: Part 4 §5.7.3.3.
   if (validity !== StatusCodes.Good) return { status: StatusCodes.BadIdentityTokenRejected };
-  const thumbprint = certificateThumbprint(der);
+  const thumbprint = certificateThumbprint(splitLeaf(der).leaf);
   const role = ic.users.certificateRole(thumbprint);
   return role === undefined ? DENIED : { role, userId: `cert:${thumbprint}` };
 }

@@ -187,6 +187,9 @@ describe("authenticateToken", () => {
       role: "admin",
       userId: `cert:${certificateThumbprint(user.certificate)}`,
     });
+    // certificateData may carry the chain after the user's certificate.
+    const chain = Buffer.concat([user.certificate, stranger.certificate]);
+    expect(await authenticateToken(x509Token(chain), userSignature(user, c, false), c)).toMatchObject({ role: "admin" });
     const pss = ctx({ securityPolicyUri: RSAPSS });
     expect(await authenticateToken(x509Token(user.certificate), userSignature(user, pss, true), pss)).toMatchObject({ role: "admin" });
   });
