@@ -161,14 +161,17 @@ export class UserDirectory {
   private readonly maxTracked: number;
   private running = 0;
   private readonly waiting: (() => void)[] = [];
-  /** Checked for unknown user names, so that they cost as much as known ones. */
-  private readonly dummy: PasswordHash = { params: DEFAULT_SCRYPT_PARAMS, salt: randomBytes(SALT_BYTES), key: randomBytes(KEY_BYTES) };
+  /** Checked for unknown user names, so that they cost as much as known ones (the table's own parameters). */
+  private readonly dummy: PasswordHash;
 
   constructor(users: Readonly<Record<string, UserEntry>>, options: UserDirectoryOptions = {}) {
     this.users = new Map(Object.entries(users));
     for (const [name, user] of this.users) {
       for (const t of user.thumbprints ?? []) this.byThumbprint.set(t, name);
     }
+    let params = DEFAULT_SCRYPT_PARAMS;
+    for (const u of this.users.values()) if (u.password) params = u.password.params;
+    this.dummy = { params, salt: randomBytes(SALT_BYTES), key: randomBytes(KEY_BYTES) };
     this.lockout = options.lockout ?? DEFAULT_LOCKOUT;
     this.clock = options.clock ?? systemClock;
     this.maxConcurrent = options.maxConcurrentChecks ?? 2;

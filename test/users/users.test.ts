@@ -98,6 +98,8 @@ describe("UserDirectory", () => {
     expect(d.acceptsCertificates).toBe(true);
     expect(d.certificateRole("00112233445566778899aabbccddeeff00112233")).toBe("admin");
     expect(d.certificateRole("ffffffffffffffffffffffffffffffffffffffff")).toBeUndefined();
+    // Unknown names are checked against a dummy hash of the table's own cost, not the default.
+    expect((d as unknown as { dummy: PasswordHash }).dummy.params).toEqual(CHEAP);
   });
 
   it("locks a user after N failures, refuses even the right password, and releases after the window", async () => {
