@@ -97,10 +97,16 @@ native=$(cd "$app" && find node_modules -name binding.gyp -not -path '*/test/*' 
 log "app: native addons to build for $arch: ${native:-none}"
 mkdir -p "$app/config"
 cp "$repo"/config/*.yaml "$app/config/"
+cp "$repo"/config/*.schema.json "$app/config/" 2>/dev/null || true
 # On the appliance the data folder is /var/lib/fieldgate (on the data partition), whatever the
-# repository's default says.
+# repository's default says; and the device map is on, so that a freshly flashed gateway serves
+# the simulator's tags until its owner replaces them with real devices.
 sed -i 's|^dataDir:.*|dataDir: /var/lib/fieldgate     # on the data partition|' "$app/config/gateway.yaml"
 grep -q '^dataDir: /var/lib/fieldgate' "$app/config/gateway.yaml"
+if [ -f "$app/config/devices.yaml" ]; then
+  sed -i 's|^# devices: ./devices.yaml|devices: ./devices.yaml|' "$app/config/gateway.yaml"
+fi
+node "$app/dist/src/cli.js" validate --config "$app/config/gateway.yaml"
 
 # --- The root file system. -----------------------------------------------------------------------
 packages=(systemd systemd-sysv udev systemd-timesyncd systemd-resolved systemd-boot-efi
