@@ -13,13 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { AttributeIds, OPCUAClient, type ClientSession, type DataValue } from "node-opcua-client";
+import type { ClientSession, DataValue } from "node-opcua-client";
 import { parseDocument } from "yaml";
 import { Histogram } from "../client/histogram.js";
 import { cpuTimeMicros, memoryOf, pinnedCommand } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import { defaultFieldgateConfig } from "../targets/fieldgate.js";
+import { AttributeIds } from "../../src/ua/generated/node-ids.js";
 
 export interface DevicesScenarioOptions extends CommonOptions {
   devices: number;
@@ -135,6 +136,8 @@ export const devicesScenario: Scenario<DevicesScenarioOptions> = {
       writeFileSync(config, doc.toString());
       ctx.log(`devices ${caseName}: starting the gateway`);
       const server = await target.start({ cpu: ctx.serverCpu, config, startTimeoutMs: 120_000 });
+      // Loaded here: the registry imports every scenario for any bench run.
+      const { OPCUAClient } = await import("node-opcua-client");
       const client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
       try {
         await client.connect(`opc.tcp://127.0.0.1:${server.port}`);
