@@ -128,7 +128,8 @@ export class ModbusLink implements Driver, StreamOwner {
       if (bad !== undefined) return Promise.reject(invalid(bad));
       fc = count === 1 ? FunctionCode.WriteSingleCoil : FunctionCode.WriteMultipleCoils;
     } else if (area === "holding") {
-      const force = this.options.forceSingleRegisterWrite;
+      const f = this.options.forceSingleRegisterWrite;
+      const force = f === true || (f !== false && f.includes(unitId));
       const bad = this.checkArgs(unitId, start, count, force ? 0xffff : MAX_WRITE_REGISTERS);
       if (bad !== undefined) return Promise.reject(invalid(bad));
       if (count === 1 || force) {

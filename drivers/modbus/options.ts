@@ -28,8 +28,11 @@ export interface ModbusLinkOptions {
    * §2.5.1.1: 1.75 ms above 19200 baud); 0 for the TCP kinds.
    */
   interRequestDelay?: number;
-  /** Write several holding registers as a sequence of FC6 requests (devices without FC16). */
-  forceSingleRegisterWrite?: boolean;
+  /**
+   * Write several holding registers as a sequence of FC6 requests (devices without FC16): true
+   * for every unit id on the link, or the unit ids that need it (devices on one bus may differ).
+   */
+  forceSingleRegisterWrite?: boolean | readonly number[];
   /** Exceptions 05/06 (busy) are retried this many times per request; default 3. */
   busyRetries?: number;
   /** First busy backoff, ms, doubling per retry; default 100. Other requests go meanwhile. */
@@ -55,7 +58,7 @@ export interface ResolvedLinkOptions {
   readonly stopBits: 1 | 2;
   readonly timeout: number;
   readonly interRequestDelay: number;
-  readonly forceSingleRegisterWrite: boolean;
+  readonly forceSingleRegisterWrite: boolean | readonly number[];
   readonly busyRetries: number;
   readonly busyBackoff: number;
   readonly reconnectDelay: number;

@@ -135,6 +135,15 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     expect(d.holding.slice(30, 34)).toEqual([7, 8, 9, 10]);
   });
 
+  it("forceSingleRegisterWrite can name the unit ids that need it", async () => {
+    const { d, link } = await setup({ forceSingleRegisterWrite: [3] });
+    await link.write(3, "holding", 40, Uint16Array.of(1, 2, 3)); // three FC6
+    await link.write(4, "holding", 50, Uint16Array.of(4, 5, 6)); // one FC16
+    expect(link.unitHealth(3)?.requests).toBe(3);
+    expect(link.unitHealth(4)?.requests).toBe(1);
+    expect(d.holding.slice(40, 43).concat(d.holding.slice(50, 53))).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it("maps every exception code to its StatusCode", async () => {
     const { d, link } = await setup({ busyRetries: 0 });
     const cases: [code: number, status: number, retryable: boolean][] = [
