@@ -94,6 +94,12 @@ export interface Scenario<O extends CommonOptions> {
   readonly smokeArgs?: readonly string[] | null;
   /** Results of a smoke run without requests are fine (idle); default false. */
   readonly smokeWithoutRequests?: boolean;
+  /**
+   * Runs of `npm run bench:report` (bench/RESULTS.md): each entry is one argument list, run with
+   * `--peer node-opcua --rounds <report rounds>` appended unless it has its own `--peer`/`--rounds`.
+   * Absent: the scenario is not in the report (report.ts lists the built-in scenarios' runs itself).
+   */
+  readonly reportRuns?: ReadonlyArray<{ title: string; args: readonly string[] }>;
 }
 
 export function sleep(ms: number): Promise<void> {
