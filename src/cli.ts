@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadGatewayConfig, validateConfigFile } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
+import { CERT_USAGE, certCommand } from "./security/cert-cli.js";
 import { hashPassword } from "./server/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
 
@@ -11,10 +12,13 @@ const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
   fieldgate validate --config FILE          check a config and exit (0 = valid)
   fieldgate password                        read a password (stdin; no echo on a terminal) and
-                                            print its hash for users.<name>.password`;
+                                            print its hash for users.<name>.password
+${CERT_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `cert` takes positionals (a subcommand, a thumbprint): it parses its own arguments.
+  if (command === "cert") return certCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: { config: { type: "string", short: "c" }, port: { type: "string" }, help: { type: "boolean", short: "h" } },

@@ -25,8 +25,10 @@ import { historySchema } from "../history/config.js";
 import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
 import { ROLES } from "../server/roles.js";
 
-/** Security policies this build can negotiate; later issues add Basic256Sha256 and the others. */
-export const SUPPORTED_SECURITY_POLICIES = ["None"] as const;
+/** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
+export const SUPPORTED_SECURITY_POLICIES = ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"] as const;
+/** Message security modes of the signing policies (None always goes with mode None). */
+export const SUPPORTED_SECURITY_MODES = ["Sign", "SignAndEncrypt"] as const;
 
 const count = (description: string, def: number, max: number, min = 1) =>
   integer({ description, default: def, min, max });
@@ -108,14 +110,37 @@ const security = object(
     securityPolicies: array(
       enumOf(SUPPORTED_SECURITY_POLICIES, {
         description: "A security policy offered on the endpoint.",
-        hint: "this version supports only None; signed and encrypted policies come later",
       }),
       {
-        description: "Security policies offered to clients.",
-        default: ["None"],
+        description:
+          "Security policies offered to clients. Leave out None to refuse unsigned sessions (discovery still answers on None, as Part 4 requires).",
+        default: ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"],
         minItems: 1,
         uniqueItems: true,
       },
+    ),
+    securityModes: array(enumOf(SUPPORTED_SECURITY_MODES, { description: "Sign: messages are signed; SignAndEncrypt: signed and encrypted." }), {
+      description: "Message security modes offered with each signing policy.",
+      default: ["Sign", "SignAndEncrypt"],
+      minItems: 1,
+      uniqueItems: true,
+    }),
+    certificateValidity: duration({
+      description: "Validity of the certificate the gateway makes for itself on first start (or `fieldgate cert regenerate`).",
+      default: "1825d",
+      min: "1d",
+      max: "7300d",
+    }),
+    maxChainLength: count("Most certificates in a client's certificate chain, its own included.", 5, 10),
+    maxRejectedCertificates: count("Refused client certificates kept in pki/rejected/certs for an operator to trust; the oldest go first.", 100, 10_000),
+    handshakes: object(
+      {
+        maxConcurrent: count("Secure channel handshakes (RSA) run back to back before established connections get their turn.", 2, 64),
+        maxQueued: count("Handshakes waiting for their turn; more are refused (BadTcpNotEnoughResources).", 32, 10_000),
+        ratePerAddress: count("New signed channels per second from one client address; more are refused.", 10, 10_000),
+        burstPerAddress: count("New signed channels one address may open at once before that rate applies.", 20, 10_000),
+      },
+      { description: "Bounds on secure channel handshakes, so that a flood of connection attempts cannot starve connected clients." },
     ),
   },
   { description: "Who may connect, and how the connection is protected." },

@@ -7,9 +7,38 @@ import { DISCOVERY_TRANSPORT_PROFILE } from "../services/discovery.js";
 
 export const SECURITY_POLICY_NONE = "http://opcfoundation.org/UA/SecurityPolicy#None";
 
+/** One (policy, mode) pair offered as an endpoint. */
+export interface EndpointOffer {
+  readonly securityPolicyUri: string;
+  readonly securityMode: MessageSecurityMode;
+  /** Part 4 §7.14: relative; higher means more secure. */
+  readonly securityLevel: number;
+}
+
+const NONE_OFFER: EndpointOffer = { securityPolicyUri: SECURITY_POLICY_NONE, securityMode: MessageSecurityMode.None, securityLevel: 0 };
+
+/**
+ * The offers of a config: None (mode None) when listed, and every signing policy in every listed
+ * mode. SignAndEncrypt ranks above Sign, stronger policies above weaker (Part 4 §7.14 leaves the
+ * scale to the server).
+ */
+export function endpointOffers(policies: readonly { uri: string; strength: number }[], modes: readonly MessageSecurityMode[], none: boolean): EndpointOffer[] {
+  const out: EndpointOffer[] = none ? [NONE_OFFER] : [];
+  for (const p of policies) {
+    for (const mode of modes) {
+      out.push({ securityPolicyUri: p.uri, securityMode: mode, securityLevel: (mode === MessageSecurityMode.SignAndEncrypt ? 10 : 0) + p.strength });
+    }
+  }
+  return out;
+}
+
 export interface EndpointOptions {
   application: ApplicationDescription;
   allowAnonymous: boolean;
+  /** Policy/mode pairs offered; None only by default. */
+  offers?: readonly EndpointOffer[];
+  /** The gateway's certificate (DER), in every endpoint (Part 4 §7.14). */
+  serverCertificate?: Buffer;
   /** Users with passwords / certificates exist: UserName / X509 token policies on signed endpoints. */
   passwords?: boolean;
   certificates?: boolean;
@@ -39,19 +68,18 @@ export function buildEndpoints(options: EndpointOptions, requestedUrl: string | 
   const tokenOptions = { allowAnonymous: options.allowAnonymous, passwords: options.passwords ?? false, certificates: options.certificates ?? false };
   // UserName and X509 only on signed endpoints (user-tokens.ts says why).
   const tokens: UserTokenPolicy[] = userTokenPolicies(SECURITY_POLICY_NONE, tokenOptions);
-  return [
-    {
-      endpointUrl: url,
-      server: { ...options.application, discoveryUrls: [url] },
-      serverCertificate: undefined,
-      securityMode: MessageSecurityMode.None,
-      securityPolicyUri: SECURITY_POLICY_NONE,
-      userIdentityTokens: tokens,
-      transportProfileUri: DISCOVERY_TRANSPORT_PROFILE,
-      // Part 4 §7.14: a relative rank; None is the least secure.
-      securityLevel: 0,
-    },
-  ];
+  const server = { ...options.application, discoveryUrls: [url] };
+  return (options.offers ?? [NONE_OFFER]).map((o) => ({
+    endpointUrl: url,
+    server,
+    serverCertificate: options.serverCertificate,
+    securityMode: o.securityMode,
+    securityPolicyUri: o.securityPolicyUri,
+    userIdentityTokens: tokens,
+    transportProfileUri: DISCOVERY_TRANSPORT_PROFILE,
+    // Part 4 §7.14: a relative rank; None is the least secure.
+    securityLevel: o.securityLevel,
+  }));
 }
 
 export function applicationDescription(applicationUri: string, productUri: string, applicationName: string): ApplicationDescription {

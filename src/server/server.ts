@@ -8,11 +8,16 @@ import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
 import { UaTcpServer } from "../transport/ua-tcp-server.js";
 import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
-import { ServerState } from "../ua/generated/enums.js";
+import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
+import { join } from "node:path";
+import { HandshakeLimiter } from "../security/handshake-limiter.js";
+import { Pki } from "../security/pki.js";
+import { POLICY_ALGORITHMS, SecurePolicy, type SecurePolicyName } from "../security/policies.js";
+import { SecurityPolicyNone, type SecurityPolicy } from "../security/security-policy.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
 import { repoRoot } from "../ua/generator/schema.js";
 import { Dispatcher } from "./dispatcher.js";
-import { advertisedHost, applicationDescription, buildEndpoints } from "./endpoints.js";
+import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
 import type { ServiceLimits } from "./limits.js";
 import type { ServerCore } from "./server-core.js";
 import { SessionManager } from "./session.js";
@@ -70,6 +75,13 @@ export class FieldgateServer implements ServerCore {
   readonly anonymousRole: Role;
   readonly users: UserDirectory;
   readonly ns0: Ns0Manager;
+  /** Set by start() when a signing policy is configured. */
+  pki: Pki | undefined = undefined;
+  /** The policy/mode pairs of the endpoints (None first when offered). */
+  readonly offers: readonly EndpointOffer[];
+  readonly handshakes: HandshakeLimiter;
+  /** Filled by start(): None always (discovery, Part 4 §5.4), signing policies once the PKI is open. */
+  private readonly policies = new Map<string, SecurityPolicy>([[SecurityPolicyNone.uri, SecurityPolicyNone]]);
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
   private readonly transport: UaTcpServer;
@@ -115,12 +127,21 @@ export class FieldgateServer implements ServerCore {
       maxArrayLength: l.maxArrayLength,
     };
     const dispatcher = new Dispatcher(this, SERVICES, decodingLimits, log);
+    const sec = config.security;
+    this.offers = endpointOffers(
+      this.securePolicyNames().map((n) => POLICY_ALGORITHMS[n]),
+      sec.securityModes.map((m) => (m === "Sign" ? MessageSecurityMode.Sign : MessageSecurityMode.SignAndEncrypt)),
+      sec.securityPolicies.includes("None"),
+    );
+    this.handshakes = new HandshakeLimiter(sec.handshakes);
     this.transport = new UaTcpServer({
       host: config.server.host,
       port: config.server.port,
       limits: transportLimits(config.transport, l.maxChannels),
       handler: dispatcher,
       serverUri: config.server.applicationUri,
+      policies: this.policies,
+      handshakes: this.handshakes,
     });
   }
 
@@ -141,12 +162,38 @@ export class FieldgateServer implements ServerCore {
         passwords: this.users.acceptsPasswords,
         certificates: this.users.acceptsCertificates,
         defaultUrl: this.endpointUrl,
+        offers: this.offers,
+        serverCertificate: this.pki?.ownCertificate,
       },
       endpointUrl,
     );
   }
 
+  private securePolicyNames(): SecurePolicyName[] {
+    return this.config.security.securityPolicies.filter((p): p is SecurePolicyName => p !== "None");
+  }
+
+  /** Opens the PKI (creating the gateway certificate on first start) and registers the signing policies. */
+  private async openSecurity(): Promise<void> {
+    const names = this.securePolicyNames();
+    if (names.length === 0) return;
+    const sec = this.config.security;
+    const pki = await Pki.open({
+      root: join(this.config.dataDir, "pki"),
+      applicationUri: this.config.server.applicationUri,
+      applicationName: this.config.server.applicationName,
+      certificateValidityDays: Math.max(1, Math.round(sec.certificateValidity / 86_400_000)),
+      maxChainLength: sec.maxChainLength,
+      maxRejected: sec.maxRejectedCertificates,
+      log: (m) => this.log.warn(m),
+    });
+    this.pki = pki;
+    const modes = new Set(this.offers.filter((o) => o.securityMode !== MessageSecurityMode.None).map((o) => o.securityMode));
+    for (const n of names) this.policies.set(POLICY_ALGORITHMS[n].uri, new SecurePolicy(POLICY_ALGORITHMS[n], modes, pki));
+  }
+
   async start(): Promise<void> {
+    await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
     this.history.start();
@@ -159,6 +206,7 @@ export class FieldgateServer implements ServerCore {
     this.listening = false;
     this.ns0.setServerState(ServerState.Shutdown);
     this.sessions.closeAll();
+    this.handshakes.clear();
     await this.transport.close();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();

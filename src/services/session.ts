@@ -23,6 +23,7 @@ import {
   type CreateSessionResponse,
 } from "../ua/generated/types.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { channelOffered, createSessionSecurity } from "../security/session-security.js";
 import { verifyClientSignature } from "../security/session-security.js";
 import { authenticateToken } from "../server/user-tokens.js";
 
@@ -36,8 +37,11 @@ export const createSession = defineService<CreateSessionRequest, CreateSessionRe
   decode: decodeCreateSessionRequest,
   encode: encodeCreateSessionResponse,
   handle(ctx: ServiceContext, req: CreateSessionRequest): CreateSessionResponse {
-    // Part 4 §5.6.2: the client nonce must be at least 32 bytes on secured channels; with
-    // policy None it may be empty.
+    const serverEndpoints = ctx.server.endpoints(req.endpointUrl ?? ctx.channel.endpointUrl);
+    // Part 4 §5.4: with None switched off, None channels remain for discovery only.
+    if (!channelOffered(ctx.channel, serverEndpoints)) throw new UaStatusError(StatusCodes.BadSecurityPolicyRejected);
+    // Part 4 §5.6.2: nonce length, the channel's certificate and its applicationUri; serverSignature.
+    const security = createSessionSecurity(ctx.channel, ctx.server.pki, req.clientNonce, req.clientCertificate, req.clientDescription.applicationUri);
     const session = ctx.server.sessions.create(ctx.channel, req.sessionName ?? "", req.requestedSessionTimeout, ctx.now);
     if (!session) throw new UaStatusError(StatusCodes.BadTooManySessions);
     return {
@@ -46,10 +50,10 @@ export const createSession = defineService<CreateSessionRequest, CreateSessionRe
       authenticationToken: session.authenticationToken,
       revisedSessionTimeout: session.timeout,
       serverNonce: session.serverNonce,
-      serverCertificate: undefined,
-      serverEndpoints: ctx.server.endpoints(req.endpointUrl ?? ctx.channel.endpointUrl),
+      serverCertificate: security.serverCertificate,
+      serverEndpoints,
       serverSoftwareCertificates: [],
-      serverSignature: { algorithm: undefined, signature: undefined },
+      serverSignature: security.serverSignature,
       maxRequestMessageSize: 0,
     };
   },

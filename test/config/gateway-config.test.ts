@@ -32,7 +32,7 @@ describe("the default gateway.yaml", () => {
     expect(c.server.testNamespace).toBe(true);
     expect(c.dataDir).toBe(join(repo, "data"));
     expect(c.devices).toBeUndefined();
-    expect(c.security.securityPolicies).toEqual(["None"]);
+    expect(c.security.securityPolicies).toEqual(["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"]);
   });
 
   it("points editors at the committed JSON Schema", () => {
@@ -67,7 +67,12 @@ describe("defaults", () => {
       allowAnonymous: true,
       anonymousRole: "viewer",
       lockout: { maxFailuresPerUser: 5, maxFailuresPerAddress: 20, duration: 300_000 },
-      securityPolicies: ["None"],
+      securityPolicies: ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"],
+      securityModes: ["Sign", "SignAndEncrypt"],
+      certificateValidity: 1825 * 86_400_000,
+      maxChainLength: 5,
+      maxRejectedCertificates: 100,
+      handshakes: { maxConcurrent: 2, maxQueued: 32, ratePerAddress: 10, burstPerAddress: 20 },
     });
     expect(c.limits).toEqual({
       maxSessions: 100,
@@ -173,7 +178,9 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
   [
     "unknown key, nothing close",
     "security:\n  password: x\n",
-    ["2:3 security.password: unknown key; expected one of allowAnonymous, anonymousRole, lockout, securityPolicies"],
+    [
+      "2:3 security.password: unknown key; expected one of allowAnonymous, anonymousRole, lockout, securityPolicies, securityModes, certificateValidity, maxChainLength, maxRejectedCertificates, handshakes",
+    ],
   ],
   ["out of range", "server:\n  port: 70000\n", ["2:9 server.port: expected an integer between 0 and 65535, got 70000"]],
   ["not an integer", "limits:\n  maxSessions: 1.5\n", ["2:16 limits.maxSessions: expected an integer between 1 and 10000, got 1.5"]],
@@ -199,16 +206,16 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
   ],
   [
     "bad enum",
-    "security:\n  securityPolicies: [none, Basic256Sha256]\n",
+    "security:\n  securityPolicies: [none, Basic128Rsa15]\n",
     [
-      '2:22 security.securityPolicies[0]: expected "None", got "none"; did you mean "None"?; this version supports only None; signed and encrypted policies come later',
-      '2:28 security.securityPolicies[1]: expected "None", got "Basic256Sha256"; this version supports only None; signed and encrypted policies come later',
+      '2:22 security.securityPolicies[0]: expected one of "None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss", got "none"; did you mean "None"?',
+      '2:28 security.securityPolicies[1]: expected one of "None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss", got "Basic128Rsa15"',
     ],
   ],
   [
     "empty list",
     "security:\n  securityPolicies: []\n",
-    ['2:21 security.securityPolicies: expected a list of at least 1 item, each "None", got an empty list'],
+    ['2:21 security.securityPolicies: expected a list of at least 1 item, each one of "None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss", got an empty list'],
   ],
   ["same policy twice", "security:\n  securityPolicies: [None, None]\n", ['2:28 security.securityPolicies[1]: duplicate entry "None"']],
   [
