@@ -254,3 +254,7 @@ export const historyScenario: Scenario<HistoryScenarioOptions> = {
     return results;
   },
 };
+
+// The CI smoke run (bench/scenarios/smoke.ts): one short ingest case. Set apart from the literal
+// so the Scenario interface needs no smoke fields.
+Object.assign(historyScenario, { smokeArgs: ["--case", "ingest", "--duration", "1", "--warmup", "0.2", "--rate", "20000"] });
