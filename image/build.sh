@@ -83,13 +83,20 @@ fi
 
 # --- The app: compiled here (JavaScript runs anywhere), dependencies from the lock file. --------
 log "app: tsc and production dependencies"
-(cd "$repo" && npx --no-install tsc -p tsconfig.json)
 app=$work/app
 mkdir -p "$app/dist"
+# Only what runs on the gateway (src/, drivers/), straight into the staging folder: the bench
+# and the tests are not compiled, and the tree's own dist/ is left alone.
+cat > "$work/tsconfig.json" <<JSON
+{
+  "extends": "$repo/tsconfig.json",
+  "compilerOptions": { "rootDir": "$repo", "outDir": "$app/dist", "sourceMap": false,
+                       "typeRoots": ["$repo/node_modules/@types"] },
+  "include": ["$repo/src/**/*.ts", "$repo/drivers/**/*.ts"]
+}
+JSON
+(cd "$repo" && npx --no-install tsc -p "$work/tsconfig.json")
 cp "$repo/package.json" "$repo/package-lock.json" "$app/"
-cp -a "$repo/dist/src" "$app/dist/"
-[ -d "$repo/dist/drivers" ] && cp -a "$repo/dist/drivers" "$app/dist/"
-find "$app/dist" -name '*.map' -delete
 # Scripts run later, in the target root, where the addons are compiled for the target.
 (cd "$app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 native=$(cd "$app" && find node_modules -name binding.gyp -not -path '*/test/*' -printf '%h\n' \
