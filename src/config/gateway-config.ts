@@ -80,6 +80,13 @@ const server = object(
       description: "Publish a test namespace with one variable of every built-in type, for interoperability checks with clients.",
       default: true,
     }),
+    benchNamespace: integer({
+      description:
+        "Benchmarks only: N > 0 publishes the bench namespace at index 1 (N UInt64 counters ns=1;i=1..N that count their samples, and 100 writable Int32 BenchmarkValue variables at ns=1;i=1001..1100). Only without devices; 0 = off.",
+      default: 0,
+      min: 0,
+      max: 1_000_000,
+    }),
   },
   { description: "The OPC UA server: where it listens and how it names itself." },
 );
@@ -234,11 +241,47 @@ const limits = object(
       max: "1GiB",
     }),
     maxArrayLength: count("Most elements in one array value.", 1_000_000, 2_147_483_647),
+    maxSubscriptions: count("Most subscriptions of all sessions together.", 500, 100_000),
+    maxSubscriptionsPerSession: count("Most subscriptions of one session; more are refused with BadTooManySubscriptions.", 50, 10_000),
+    maxMonitoredItems: count("Most monitored items of all subscriptions together.", 100_000, 10_000_000),
+    maxMonitoredItemsPerSubscription: count("Most monitored items in one subscription; more are refused with BadTooManyMonitoredItems.", 50_000, 10_000_000),
+    maxMonitoredItemsPerCall: count("Most items in one CreateMonitoredItems, ModifyMonitoredItems, SetMonitoringMode or DeleteMonitoredItems request.", 50_000, 1_000_000),
+    maxMonitoredItemsQueueSize: count("Longest queue of values a monitored item may keep between two Publish responses.", 1000, 100_000),
+    minPublishingInterval: duration({
+      description: "Fastest publishing interval granted to a subscription; faster requests are raised to it.",
+      default: "10ms",
+      min: "1ms",
+      max: "1h",
+    }),
+    maxPublishingInterval: duration({
+      description: "Slowest publishing interval granted to a subscription; slower requests are lowered to it.",
+      default: "1h",
+      min: "1ms",
+      max: "24h",
+    }),
+    minSamplingInterval: duration({
+      description: "Fastest sampling interval granted to a monitored item (also what 0, \"as fast as possible\", becomes).",
+      default: "10ms",
+      min: "1ms",
+      max: "1h",
+    }),
+    maxKeepAliveCount: count("Most publishing intervals a quiet subscription may go without a keep-alive.", 1000, 100_000),
+    maxLifetimeCount: count("Most publishing intervals a subscription lives without Publish requests (at least three keep-alive counts).", 15_000, 10_000_000, 3),
+    maxNotificationsPerPublish: count("Most notifications in one Publish response; the rest follow in the next ones.", 65_536, 10_000_000),
+    maxPublishRequestsPerSession: count("Publish requests one session may have waiting; more answer the oldest with BadTooManyPublishRequests. Keep it below transport.highWaterMark.", 10, 10_000),
   },
   {
     description: "Per-request and per-server limits; they keep a misbehaving client from exhausting the gateway.",
     check(v, c) {
       ordered(c, "minSessionTimeout", v.minSessionTimeout, "maxSessionTimeout", v.maxSessionTimeout, fmtMs);
+      ordered(c, "minPublishingInterval", v.minPublishingInterval, "maxPublishingInterval", v.maxPublishingInterval, fmtMs);
+      ordered(c, "maxSubscriptionsPerSession", v.maxSubscriptionsPerSession, "maxSubscriptions", v.maxSubscriptions, String);
+      ordered(c, "maxMonitoredItemsPerSubscription", v.maxMonitoredItemsPerSubscription, "maxMonitoredItems", v.maxMonitoredItems, String);
+      // Part 4 §5.13.2: a lifetime is at least three keep-alive periods.
+      if (v.maxLifetimeCount < 3 * v.maxKeepAliveCount) {
+        const at = c.given("maxKeepAliveCount") && !c.given("maxLifetimeCount") ? "maxKeepAliveCount" : "maxLifetimeCount";
+        c.report(at, `expected maxLifetimeCount (${v.maxLifetimeCount}) to be at least 3 times maxKeepAliveCount (${v.maxKeepAliveCount})`);
+      }
     },
   },
 );
@@ -315,7 +358,15 @@ export const gatewaySchema = object(
     transport,
     history: historySchema,
   },
-  { description: "fieldgate gateway configuration." },
+  {
+    description: "fieldgate gateway configuration.",
+    check(v, c) {
+      // The bench namespace takes index 1, which belongs to the device map when there is one.
+      if (v.server.benchNamespace > 0 && v.devices !== undefined) {
+        c.report(["server", "benchNamespace"], "expected 0 when a device map is given (devices): the bench namespace is for benchmark configs without devices");
+      }
+    },
+  },
 );
 
 export type GatewayConfig = Infer<typeof gatewaySchema>;

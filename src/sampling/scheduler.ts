@@ -45,6 +45,15 @@ export class ScheduledGroup implements GroupStats {
 
 /** Lateness histogram in 0.1 ms buckets up to 1 s (and one overflow bucket). */
 const BUCKETS = 10_001;
+/** Width of one lateness bucket, ms. */
+export const LATENESS_BUCKET_MS = 0.1;
+
+/** Counts over every group since the scheduler started, cancelled groups included. */
+export interface SchedulerTotals {
+  samples: number;
+  skipped: number;
+  overruns: number;
+}
 
 export class DeadlineScheduler {
   private readonly clock: Clock;
@@ -53,6 +62,8 @@ export class DeadlineScheduler {
   private armedFor = Infinity;
   private readonly lateness = new Uint32Array(BUCKETS);
   private latenessCount = 0;
+  /** For diagnostics: a group's own counts vanish with it when it is cancelled, these do not. */
+  readonly totals: SchedulerTotals = { samples: 0, skipped: 0, overruns: 0 };
   /** Errors thrown by tasks; a task's failure never stops the scheduler. */
   onError: ((err: unknown) => void) | undefined;
 
@@ -96,6 +107,14 @@ export class DeadlineScheduler {
     return (BUCKETS - 1) / 10;
   }
 
+  /**
+   * The lateness histogram itself (bucket i counts slots run i*0.1 ms late; the last bucket
+   * everything from 1 s on). A live view: copy it to keep a snapshot.
+   */
+  latenessHistogram(): Readonly<Uint32Array> {
+    return this.lateness;
+  }
+
   resetLateness(): void {
     this.lateness.fill(0);
     this.latenessCount = 0;
@@ -129,6 +148,7 @@ export class DeadlineScheduler {
     const behind = Math.floor(late / g.interval);
     if (behind > 0) {
       g.skipped += behind;
+      this.totals.skipped += behind;
       g.slot += behind;
     }
     const deadline = g.t0 + g.slot * g.interval;
@@ -136,9 +156,11 @@ export class DeadlineScheduler {
     g.deadline = g.t0 + g.slot * g.interval;
     if (g.busy) {
       g.overruns++;
+      this.totals.overruns++;
       return;
     }
     g.samples++;
+    this.totals.samples++;
     const bucket = Math.min(BUCKETS - 1, Math.round((now - deadline) * 10));
     this.lateness[bucket]++;
     this.latenessCount++;

@@ -1,6 +1,7 @@
 // What services see of the server: configuration, the address space and the session table.
 // An interface, so that services do not import the server object that wires them.
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { HistoryBackend } from "../history/history.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
 import type { ServiceLimits } from "./limits.js";
@@ -13,6 +14,8 @@ export interface ServerCore {
   readonly limits: Readonly<ServiceLimits>;
   readonly registry: NamespaceRegistry;
   readonly sessions: SessionManager;
+  /** Subscriptions, monitored items and Publish (Part 4 §5.12, §5.13). */
+  readonly subscriptions: SubscriptionEngine;
   readonly application: ApplicationDescription;
   readonly allowAnonymous: boolean;
   /** History (SQLite) for HistoryRead; undefined when the gateway keeps none. */

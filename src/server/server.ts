@@ -4,6 +4,11 @@ import { readFileSync } from "node:fs";
 import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
 import { createTestNamespace } from "../address-space/test-namespace.js";
+import { createBenchNamespace } from "../address-space/bench-namespace.js";
+import { systemClock } from "../sampling/clock.js";
+import { DeadlineScheduler } from "../sampling/scheduler.js";
+import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
+import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
 import { UaTcpServer } from "../transport/ua-tcp-server.js";
@@ -75,6 +80,10 @@ export class FieldgateServer implements ServerCore {
   readonly anonymousRole: Role;
   readonly users: UserDirectory;
   readonly ns0: Ns0Manager;
+  /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
+  readonly scheduler = new DeadlineScheduler(systemClock);
+  readonly subscriptions: SubscriptionEngine;
+  readonly diagnostics: DiagnosticsNamespace;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
   /** The policy/mode pairs of the endpoints (None first when offered). */
@@ -104,6 +113,7 @@ export class FieldgateServer implements ServerCore {
       maxSessions: l.maxSessions,
       minSessionTimeout: l.minSessionTimeout,
       maxSessionTimeout: l.maxSessionTimeout,
+      onSessionClosed: (session) => this.subscriptions.sessionClosed(session),
     });
     this.ns0 = new Ns0Manager(this.registry, {
       applicationUri: config.server.applicationUri,
@@ -115,8 +125,13 @@ export class FieldgateServer implements ServerCore {
         buildNumber: packageVersion(),
         buildDate: Date.now(),
       },
-      capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints },
+      capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints, minSupportedSampleRate: l.minSamplingInterval },
     });
+    // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
+    if (config.server.benchNamespace > 0) createBenchNamespace(this.registry, config.server.benchNamespace);
+    this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
+    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
+    feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m));
     publishHistoryCapabilities(this.ns0, this.history);
@@ -196,6 +211,7 @@ export class FieldgateServer implements ServerCore {
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
+    this.diagnostics.start();
     this.history.start();
     this.listening = true;
   }
@@ -206,6 +222,8 @@ export class FieldgateServer implements ServerCore {
     this.listening = false;
     this.ns0.setServerState(ServerState.Shutdown);
     this.sessions.closeAll();
+    this.subscriptions.stop();
+    this.diagnostics.stop();
     this.handshakes.clear();
     await this.transport.close();
     // After the transport: no HistoryRead is still running; queued samples are written first.

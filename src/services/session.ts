@@ -121,6 +121,9 @@ export const closeSession = defineService<CloseSessionRequest, CloseSessionRespo
   decode: decodeCloseSessionRequest,
   encode: encodeCloseSessionResponse,
   handle(ctx: ServiceContext, req: CloseSessionRequest): CloseSessionResponse {
+    // Part 4 §5.6.4: without deleteSubscriptions they outlive the session until their lifetime
+    // ends or another session takes them over (TransferSubscriptions).
+    if (req.deleteSubscriptions) ctx.server.subscriptions.deleteSessionSubscriptions(ctx.session!);
     ctx.server.sessions.close(ctx.session!);
     return { responseHeader: responseHeader(ctx, req.requestHeader) };
   },
@@ -134,7 +137,8 @@ export const cancel = defineService<CancelRequest, CancelResponse>({
   decode: decodeCancelRequest,
   encode: encodeCancelResponse,
   handle(ctx: ServiceContext, req: CancelRequest): CancelResponse {
-    // Requests are answered as they complete; none is left to cancel.
-    return { responseHeader: responseHeader(ctx, req.requestHeader), cancelCount: 0 };
+    // Only Publish requests wait in the server (Part 4 §5.6.5); the others are answered as they complete.
+    const cancelCount = ctx.server.subscriptions.cancel(ctx.session!, req.requestHandle);
+    return { responseHeader: responseHeader(ctx, req.requestHeader), cancelCount };
   },
 });

@@ -62,6 +62,7 @@ describe("defaults", () => {
       applicationUri: `urn:${hostname()}:fieldgate`,
       productUri: "urn:fieldgate",
       testNamespace: true,
+      benchNamespace: 0,
     });
     expect(c.security).toEqual({
       allowAnonymous: true,
@@ -90,6 +91,19 @@ describe("defaults", () => {
       maxStringLength: 1024 * 1024,
       maxByteStringLength: 16 * 1024 * 1024,
       maxArrayLength: 1_000_000,
+      maxSubscriptions: 500,
+      maxSubscriptionsPerSession: 50,
+      maxMonitoredItems: 100_000,
+      maxMonitoredItemsPerSubscription: 50_000,
+      maxMonitoredItemsPerCall: 50_000,
+      maxMonitoredItemsQueueSize: 1000,
+      minPublishingInterval: 10,
+      maxPublishingInterval: 3_600_000,
+      minSamplingInterval: 10,
+      maxKeepAliveCount: 1000,
+      maxLifetimeCount: 15_000,
+      maxNotificationsPerPublish: 65_536,
+      maxPublishRequestsPerSession: 10,
     });
     expect(c.transport).toEqual({
       receiveBufferSize: 65536,

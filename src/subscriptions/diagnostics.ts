@@ -1,0 +1,116 @@
+// The `urn:fieldgate:diagnostics` namespace: what the scheduler and the subscription engine
+// count, as variables under Objects/Diagnostics (DESIGN: overruns, skipped slots and lateness
+// are exposed as diagnostics). Refreshed once a second by a slot of the same scheduler, so
+// clients read or subscribe to them like any value.
+//
+// Lateness is how long after its deadline a slot ran (all slots of the scheduler: sampling,
+// publishing, device polls). The histogram variable gives the raw counts (bucket i = i*0.1 ms
+// late, the last bucket 1 s and more) so that a client can take the quantiles of any window
+// from two reads.
+import { MemoryNamespace, type MemoryVariable } from "../address-space/memory-namespace.js";
+import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { Ns0Manager } from "../address-space/ns0-manager.js";
+import type { Clock } from "../sampling/clock.js";
+import { LATENESS_BUCKET_MS, type DeadlineScheduler, type ScheduledGroup } from "../sampling/scheduler.js";
+import { BuiltinType, VariantArrayType, numericNodeId, stringNodeId, type NodeId } from "../ua/builtins.js";
+import { ObjectIds, VariableIds } from "../ua/generated/node-ids.js";
+import type { SubscriptionEngine } from "./engine.js";
+
+export const DIAGNOSTICS_NAMESPACE_URI = "urn:fieldgate:diagnostics";
+
+type Getter = () => number | bigint | Uint32Array;
+
+interface Entry {
+  readonly variable: MemoryVariable;
+  readonly type: BuiltinType;
+  readonly get: Getter;
+}
+
+export class DiagnosticsNamespace {
+  readonly namespace: MemoryNamespace;
+  private readonly entries: Entry[] = [];
+  private slot: ScheduledGroup | undefined;
+
+  constructor(
+    registry: NamespaceRegistry,
+    private readonly scheduler: DeadlineScheduler,
+    private readonly engine: SubscriptionEngine,
+    private readonly clock: Clock,
+  ) {
+    this.namespace = new MemoryNamespace(registry.register(DIAGNOSTICS_NAMESPACE_URI), registry);
+    registry.register(DIAGNOSTICS_NAMESPACE_URI, this.namespace);
+    this.build();
+    this.refresh();
+  }
+
+  /** Starts the once-a-second refresh. */
+  start(interval = 1000): void {
+    if (this.slot === undefined) this.slot = this.scheduler.every(interval, { sample: () => this.refresh() }, this.clock.now() + interval);
+  }
+
+  stop(): void {
+    if (this.slot !== undefined) this.scheduler.cancel(this.slot);
+    this.slot = undefined;
+  }
+
+  nodeId(name: string): NodeId {
+    return stringNodeId(name, this.namespace.namespaceIndex);
+  }
+
+  refresh(): void {
+    const now = this.clock.wallNow();
+    for (const e of this.entries) {
+      const v = e.get();
+      const arrayType = v instanceof Uint32Array ? VariantArrayType.Array : VariantArrayType.Scalar;
+      this.namespace.setValue(e.variable, { value: { dataType: e.type, arrayType, value: v }, sourceTimestamp: now });
+    }
+  }
+
+  private build(): void {
+    const ns = this.namespace;
+    const root = ns.addFolder({ nodeId: "Diagnostics", browseName: "Diagnostics", parent: numericNodeId(ObjectIds.ObjectsFolder) }).nodeId;
+    const sampling = ns.addFolder({ nodeId: "Sampling", browseName: "Sampling", parent: root }).nodeId;
+    const s = this.scheduler;
+    const t = s.totals;
+    const count = (n: number): bigint => BigInt(Math.trunc(n));
+    const add = (parent: NodeId, name: string, type: BuiltinType, get: Getter, description: string, valueRank = -1): void => {
+      const variable = ns.addVariable({ nodeId: `${String(parent.value)}.${name}`, browseName: name, parent, dataType: type, valueRank, description });
+      this.entries.push({ variable, type, get });
+    };
+    add(sampling, "ScheduledGroups", BuiltinType.UInt32, () => s.size, "Slots in the scheduler's heap: sampling intervals, subscriptions, device poll groups.");
+    add(sampling, "Samples", BuiltinType.UInt64, () => count(t.samples), "Slots run since start.");
+    add(sampling, "SkippedSlots", BuiltinType.UInt64, () => count(t.skipped), "Slots skipped because the process was more than one interval late.");
+    add(sampling, "Overruns", BuiltinType.UInt64, () => count(t.overruns), "Slots skipped because the previous run (a device poll) had not finished.");
+    add(sampling, "LatenessP50", BuiltinType.Double, () => s.latencyQuantile(0.5), "Median lateness of slots since start, ms.");
+    add(sampling, "LatenessP99", BuiltinType.Double, () => s.latencyQuantile(0.99), "99th percentile lateness of slots since start, ms.");
+    add(sampling, "LatenessBucketWidth", BuiltinType.Double, () => LATENESS_BUCKET_MS, "Width of one LatenessHistogram bucket, ms.");
+    add(sampling, "LatenessHistogram", BuiltinType.UInt32, () => Uint32Array.from(s.latenessHistogram()), "Slots run per lateness bucket; the last bucket is 1 s and more.", 1);
+
+    const subs = ns.addFolder({ nodeId: "Subscriptions", browseName: "Subscriptions", parent: root }).nodeId;
+    const e = this.engine;
+    const st = e.stats;
+    add(subs, "Subscriptions", BuiltinType.UInt32, () => e.subscriptionCount, "Subscriptions of all sessions.");
+    add(subs, "MonitoredItems", BuiltinType.UInt32, () => e.monitoredItemCount, "Monitored items of all subscriptions.");
+    add(subs, "SamplingGroups", BuiltinType.UInt32, () => e.sampler.groupCount, "Distinct sampling intervals being sampled.");
+    add(subs, "FedItems", BuiltinType.UInt32, () => e.sampler.fedItemCount, "Items fed by their device poll instead of sampled.");
+    add(subs, "SamplingPasses", BuiltinType.UInt64, () => count(e.sampler.passes), "Sampling passes run (one per group per interval).");
+    add(subs, "NotificationMessages", BuiltinType.UInt64, () => count(st.notificationMessages), "NotificationMessages sent.");
+    add(subs, "Notifications", BuiltinType.UInt64, () => count(st.notifications), "Data change notifications sent.");
+    add(subs, "KeepAlives", BuiltinType.UInt64, () => count(st.keepAlives), "Keep-alive messages sent.");
+    add(subs, "LatePublishes", BuiltinType.UInt64, () => count(st.latePublishes), "Publishing cycles that found no Publish request waiting.");
+    add(subs, "QueueOverflows", BuiltinType.UInt64, () => count(st.queueOverflows), "Notifications discarded by full item queues.");
+    add(subs, "PublishTimeouts", BuiltinType.UInt64, () => count(st.publishTimeouts), "Publish requests answered BadTimeout after their timeoutHint.");
+    add(subs, "ExpiredSubscriptions", BuiltinType.UInt64, () => count(st.subscriptionsExpired), "Subscriptions closed because their lifetime ran out.");
+  }
+}
+
+/** ServerDiagnosticsSummary's subscription counts (Part 5 §12.9), computed when read. */
+export function feedServerDiagnostics(ns0: Ns0Manager, engine: SubscriptionEngine): void {
+  const uint32 = (n: number, now: number) => ({ value: { dataType: BuiltinType.UInt32, arrayType: VariantArrayType.Scalar, value: n >>> 0 }, sourceTimestamp: now });
+  ns0.setValueSource(numericNodeId(VariableIds.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount), (now) =>
+    uint32(engine.subscriptionCount, now),
+  );
+  ns0.setValueSource(numericNodeId(VariableIds.Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSubscriptionCount), (now) =>
+    uint32(engine.stats.subscriptionsCreated, now),
+  );
+}

@@ -1,0 +1,380 @@
+// The subscription engine of the server: every Subscription by id, every session's Publish
+// side, the Sampler and the NotificationWriter they share, and the operations the Subscription
+// service set (Part 4 §5.13) performs. The MonitoredItem service set is in items.ts. Services
+// call these with the session; failures that end a request are thrown as UaStatusError,
+// per-operation failures are StatusCodes in the results.
+import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { Clock } from "../sampling/clock.js";
+import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
+import { UaStatusError } from "../ua/errors.js";
+import { MonitoringMode } from "../ua/generated/enums.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import type { SubscriptionAcknowledgement, TransferResult } from "../ua/generated/types.js";
+import { clamp, DEFAULT_SUBSCRIPTION_LIMITS, type SubscriptionLimits } from "./limits.js";
+import { NotificationWriter, type PublishResponseOut } from "./notification-encoder.js";
+import { PendingPublish, SessionPublisher, type PublishChannel, type SubscriptionSession } from "./publisher.js";
+import { Sampler } from "./sampler.js";
+import { Subscription, type SubscriptionHost, type SubscriptionParameters, type SubscriptionStats } from "./subscription.js";
+
+export interface SubscriptionEngineOptions {
+  registry: NamespaceRegistry;
+  scheduler: DeadlineScheduler;
+  clock: Clock;
+  limits?: Partial<SubscriptionLimits>;
+  /** How often queued Publish requests are checked against their timeoutHint; default 1 s. */
+  housekeepingInterval?: number;
+}
+
+export interface EngineStats extends SubscriptionStats {
+  subscriptionsCreated: number;
+  subscriptionsExpired: number;
+  publishRequests: number;
+  publishTimeouts: number;
+}
+
+/** The revised values of CreateSubscription / ModifySubscription. */
+export interface RevisedSubscription {
+  readonly subscriptionId: number;
+  readonly revisedPublishingInterval: number;
+  readonly revisedLifetimeCount: number;
+  readonly revisedMaxKeepAliveCount: number;
+}
+
+export interface PublishInput {
+  readonly requestHandle: number;
+  /** RequestHeader.timeoutHint, ms; 0 for none. */
+  readonly timeoutHint: number;
+  readonly acknowledgements: readonly SubscriptionAcknowledgement[] | undefined;
+  readonly channel: PublishChannel;
+  /** Largest NotificationMessage the channel can carry to this client. */
+  readonly maxBytes: number;
+}
+
+export class SubscriptionEngine implements SubscriptionHost {
+  readonly limits: Readonly<SubscriptionLimits>;
+  readonly registry: NamespaceRegistry;
+  readonly scheduler: DeadlineScheduler;
+  readonly clock: Clock;
+  readonly sampler: Sampler;
+  readonly writer = new NotificationWriter();
+  readonly subscriptions = new Map<number, Subscription>();
+  readonly stats: EngineStats = {
+    queueOverflows: 0,
+    notificationMessages: 0,
+    notifications: 0,
+    keepAlives: 0,
+    latePublishes: 0,
+    subscriptionsCreated: 0,
+    subscriptionsExpired: 0,
+    publishRequests: 0,
+    publishTimeouts: 0,
+  };
+  /** Monitored items in all subscriptions. */
+  monitoredItemCount = 0;
+  readonly maxNotificationsPerPublish: number;
+  readonly retransmissionLimit: number;
+  private readonly publishers = new Map<SubscriptionSession, SessionPublisher>();
+  private nextSubscriptionId = 1;
+  private nextItemId = 1;
+  private housekeeping: ScheduledGroup | undefined;
+
+  constructor(options: SubscriptionEngineOptions) {
+    const limits = { ...DEFAULT_SUBSCRIPTION_LIMITS };
+    // Only the subscription keys: the server hands in its whole limits object.
+    for (const key of Object.keys(limits) as (keyof SubscriptionLimits)[]) {
+      const v = options.limits?.[key];
+      if (v !== undefined) limits[key] = v;
+    }
+    this.limits = limits;
+    this.registry = options.registry;
+    this.scheduler = options.scheduler;
+    this.clock = options.clock;
+    this.sampler = new Sampler(options.registry, options.scheduler, options.clock);
+    this.maxNotificationsPerPublish = this.limits.maxNotificationsPerPublish;
+    // Part 4 §5.13.1.1: keep at least as many messages as the client may have Publish requests out.
+    this.retransmissionLimit = Math.max(4, 2 * this.limits.maxPublishRequestsPerSession);
+    this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests() });
+  }
+
+  wallNow(): number {
+    return this.clock.wallNow();
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptions.size;
+  }
+
+  /** A fresh id for a monitored item (unique in the server, so ids survive transfers). */
+  newItemId(): number {
+    const id = this.nextItemId;
+    this.nextItemId = id >= 0xffffffff ? 1 : id + 1;
+    return id;
+  }
+
+  // ---- sessions -----------------------------------------------------------------------------
+
+  publisherOf(session: SubscriptionSession): SessionPublisher {
+    let p = this.publishers.get(session);
+    if (p === undefined) {
+      p = new SessionPublisher(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
+      this.publishers.set(session, p);
+    }
+    return p;
+  }
+
+  /** The subscription, if it belongs to `session`; else BadSubscriptionIdInvalid (Part 4 §5.13). */
+  subscriptionOf(session: SubscriptionSession, subscriptionId: number): Subscription {
+    const sub = this.subscriptions.get(subscriptionId);
+    if (sub === undefined || sub.owner === undefined || sub.owner.session !== session) {
+      throw new UaStatusError(StatusCodes.BadSubscriptionIdInvalid);
+    }
+    return sub;
+  }
+
+  /**
+   * The session is gone (CloseSession, timeout, shutdown). Waiting Publish requests are answered
+   * BadSessionClosed. Its subscriptions live on without a session until their lifetime runs out
+   * or another session of the same user takes them over (Part 4 §5.13.7); CloseSession with
+   * deleteSubscriptions deletes them first (deleteSessionSubscriptions).
+   */
+  sessionClosed(session: SubscriptionSession): void {
+    const p = this.publishers.get(session);
+    if (p === undefined) return;
+    this.publishers.delete(session);
+    p.close(StatusCodes.BadSessionClosed);
+    for (const sub of p.subscriptions) {
+      sub.owner = undefined;
+      sub.late = false;
+    }
+    p.subscriptions.clear();
+  }
+
+  /** CloseSession with deleteSubscriptions = TRUE (Part 4 §5.6.4). */
+  deleteSessionSubscriptions(session: SubscriptionSession): void {
+    const p = this.publishers.get(session);
+    if (p === undefined) return;
+    for (const sub of [...p.subscriptions]) this.deleteSubscription(sub);
+  }
+
+  /** Part 4 §5.6.5 Cancel: queued Publish requests with this handle. */
+  cancel(session: SubscriptionSession, requestHandle: number): number {
+    return this.publishers.get(session)?.cancel(requestHandle) ?? 0;
+  }
+
+  // ---- Subscription service set -------------------------------------------------------------
+
+  /** Part 4 §5.13.2: the server revises every requested value into its bounds. */
+  revise(requested: SubscriptionParameters): SubscriptionParameters {
+    const l = this.limits;
+    const publishingInterval = requested.publishingInterval > 0 ? clamp(requested.publishingInterval, l.minPublishingInterval, l.maxPublishingInterval) : l.minPublishingInterval;
+    // 0 asks for the smallest keep-alive count.
+    let maxKeepAliveCount = clamp(Math.trunc(requested.maxKeepAliveCount) || 1, 1, l.maxKeepAliveCount);
+    // The lifetime is at least three keep-alive periods (Part 4 §5.13.2).
+    let lifetimeCount = clamp(Math.max(Math.trunc(requested.lifetimeCount) || 0, 3 * maxKeepAliveCount), 3, l.maxLifetimeCount);
+    if (lifetimeCount < 3 * maxKeepAliveCount) maxKeepAliveCount = Math.max(1, Math.floor(lifetimeCount / 3));
+    if (lifetimeCount < 3 * maxKeepAliveCount) lifetimeCount = 3 * maxKeepAliveCount;
+    const n = requested.maxNotificationsPerPublish;
+    const maxNotificationsPerPublish = n > 0 && n < l.maxNotificationsPerPublish ? n : l.maxNotificationsPerPublish;
+    return { publishingInterval, lifetimeCount, maxKeepAliveCount, maxNotificationsPerPublish, priority: requested.priority & 0xff };
+  }
+
+  createSubscription(session: SubscriptionSession, requested: SubscriptionParameters, publishingEnabled: boolean): RevisedSubscription {
+    const owner = this.publisherOf(session);
+    if (this.subscriptions.size >= this.limits.maxSubscriptions || owner.subscriptions.size >= this.limits.maxSubscriptionsPerSession) {
+      throw new UaStatusError(StatusCodes.BadTooManySubscriptions);
+    }
+    const p = this.revise(requested);
+    const id = this.allocateSubscriptionId();
+    const sub = new Subscription(id, this, owner, p, publishingEnabled);
+    this.subscriptions.set(id, sub);
+    owner.subscriptions.add(sub);
+    this.stats.subscriptionsCreated++;
+    this.startTimer(sub);
+    return this.revised(sub);
+  }
+
+  modifySubscription(session: SubscriptionSession, subscriptionId: number, requested: SubscriptionParameters): RevisedSubscription {
+    const sub = this.subscriptionOf(session, subscriptionId);
+    const p = this.revise(requested);
+    const intervalChanged = p.publishingInterval !== sub.publishingInterval;
+    sub.publishingInterval = p.publishingInterval;
+    sub.lifetimeCount = p.lifetimeCount;
+    sub.maxKeepAliveCount = p.maxKeepAliveCount;
+    sub.maxNotificationsPerPublish = p.maxNotificationsPerPublish;
+    sub.priority = p.priority;
+    sub.resetLifetime();
+    if (sub.keepAliveCounter > sub.maxKeepAliveCount) sub.keepAliveCounter = sub.maxKeepAliveCount;
+    if (intervalChanged) {
+      this.startTimer(sub);
+      // Items sampling at "the publishing interval" follow it (Part 4 §5.12.1.2).
+      for (const item of sub.items.values()) {
+        if (!item.followsPublishing) continue;
+        const sampling = item.group !== undefined || item.fedBy !== undefined;
+        if (sampling) this.sampler.stop(item);
+        item.samplingInterval = Math.max(p.publishingInterval, this.limits.minSamplingInterval);
+        if (sampling) this.sampler.start(item);
+      }
+    }
+    return this.revised(sub);
+  }
+
+  setPublishingMode(session: SubscriptionSession, publishingEnabled: boolean, ids: readonly number[]): number[] {
+    const owner = this.publishers.get(session);
+    return ids.map((id) => {
+      const sub = this.subscriptions.get(id);
+      if (sub === undefined || owner === undefined || sub.owner !== owner) return StatusCodes.BadSubscriptionIdInvalid;
+      sub.publishingEnabled = publishingEnabled;
+      sub.resetLifetime();
+      return StatusCodes.Good;
+    });
+  }
+
+  deleteSubscriptions(session: SubscriptionSession, ids: readonly number[]): number[] {
+    const owner = this.publishers.get(session);
+    const results = ids.map((id) => {
+      const sub = this.subscriptions.get(id);
+      if (sub === undefined || owner === undefined || sub.owner !== owner) return StatusCodes.BadSubscriptionIdInvalid;
+      this.deleteSubscription(sub);
+      return StatusCodes.Good;
+    });
+    owner?.serve();
+    return results;
+  }
+
+  /**
+   * Part 4 §5.13.7: moves subscriptions of the same user to `session`. The previous session (if
+   * it still exists) gets a StatusChangeNotification GoodSubscriptionTransferred; with
+   * sendInitialValues the current value of every Reporting item is queued again.
+   */
+  transferSubscriptions(session: SubscriptionSession, ids: readonly number[], sendInitialValues: boolean): TransferResult[] {
+    const target = this.publisherOf(session);
+    return ids.map((id): TransferResult => {
+      const sub = this.subscriptions.get(id);
+      if (sub === undefined || sub.closed) return { statusCode: StatusCodes.BadSubscriptionIdInvalid, availableSequenceNumbers: [] };
+      if (sub.user !== (session.userId ?? "")) return { statusCode: StatusCodes.BadUserAccessDenied, availableSequenceNumbers: [] };
+      const previous = sub.owner;
+      if (previous !== target) {
+        if (target.subscriptions.size >= this.limits.maxSubscriptionsPerSession) {
+          return { statusCode: StatusCodes.BadTooManySubscriptions, availableSequenceNumbers: [] };
+        }
+        if (previous !== undefined) {
+          previous.subscriptions.delete(sub);
+          previous.removeLate(sub);
+          previous.addStatusMessage(sub.id, sub.statusChangeMessage(StatusCodes.GoodSubscriptionTransferred));
+          previous.serve();
+        }
+        sub.owner = target;
+        sub.late = false;
+        target.subscriptions.add(sub);
+      }
+      sub.resetLifetime();
+      if (sendInitialValues) {
+        // An item with notifications still queued already carries its current value.
+        const items = [...sub.items.values()].filter((i) => i.mode === MonitoringMode.Reporting && i.count === 0);
+        for (const item of items) item.resetLast();
+        this.sampler.sampleNow(items);
+      }
+      return { statusCode: StatusCodes.Good, availableSequenceNumbers: sub.availableSequenceNumbers() };
+    });
+  }
+
+  /**
+   * Part 4 §5.13.5: processes the acknowledgements, then answers from a late subscription or a
+   * pending status change, or queues the request until a publishing cycle takes it.
+   */
+  publish(session: SubscriptionSession, input: PublishInput): PublishResponseOut | Promise<PublishResponseOut> {
+    this.stats.publishRequests++;
+    const owner = this.publisherOf(session);
+    const acks = input.acknowledgements ?? [];
+    const results = new Array<number>(acks.length);
+    for (let i = 0; i < acks.length; i++) {
+      const sub = this.subscriptions.get(acks[i].subscriptionId);
+      if (sub === undefined || sub.owner !== owner) results[i] = StatusCodes.BadSubscriptionIdInvalid;
+      else results[i] = sub.acknowledge(acks[i].sequenceNumber) ? StatusCodes.Good : StatusCodes.BadSequenceNumberUnknown;
+    }
+    if (owner.subscriptions.size === 0 && !owner.hasStatusMessages) throw new UaStatusError(StatusCodes.BadNoSubscription);
+    for (const sub of owner.subscriptions) sub.resetLifetime();
+    const deadline = input.timeoutHint > 0 ? this.clock.now() + input.timeoutHint : Infinity;
+    const req = new PendingPublish(input.requestHandle, input.channel, results, deadline, input.maxBytes);
+    owner.enqueue(req);
+    owner.serve();
+    return req.result();
+  }
+
+  /** Part 4 §5.13.6: a message still in the retransmission queue. */
+  republish(session: SubscriptionSession, subscriptionId: number, sequenceNumber: number): Buffer {
+    const sub = this.subscriptionOf(session, subscriptionId);
+    sub.resetLifetime();
+    const message = sub.retransmit(sequenceNumber);
+    if (message === undefined) throw new UaStatusError(StatusCodes.BadMessageNotAvailable);
+    return message;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  expire(sub: Subscription): void {
+    this.stats.subscriptionsExpired++;
+    const owner = sub.owner;
+    // Part 4 §5.13.1.1: the client learns of it with the next Publish.
+    if (owner !== undefined) owner.addStatusMessage(sub.id, sub.statusChangeMessage(StatusCodes.BadTimeout));
+    this.deleteSubscription(sub);
+    owner?.serve();
+  }
+
+  deleteSubscription(sub: Subscription): void {
+    if (sub.closed) return;
+    if (sub.timer !== undefined) this.scheduler.cancel(sub.timer);
+    sub.timer = undefined;
+    for (const item of sub.items.values()) {
+      this.sampler.stop(item);
+      item.deleted = true;
+      item.clearQueue();
+    }
+    this.monitoredItemCount -= sub.items.size;
+    sub.items.clear();
+    sub.close();
+    this.subscriptions.delete(sub.id);
+    const owner = sub.owner;
+    if (owner !== undefined) {
+      owner.subscriptions.delete(sub);
+      owner.removeLate(sub);
+    }
+  }
+
+  /** Shutdown: every request answered BadShutdown, every timer cancelled. */
+  stop(): void {
+    for (const p of this.publishers.values()) p.close(StatusCodes.BadShutdown);
+    this.publishers.clear();
+    for (const sub of [...this.subscriptions.values()]) this.deleteSubscription(sub);
+    this.sampler.stopAll();
+    if (this.housekeeping !== undefined) this.scheduler.cancel(this.housekeeping);
+    this.housekeeping = undefined;
+  }
+
+  private expireRequests(): void {
+    const now = this.clock.now();
+    for (const p of this.publishers.values()) this.stats.publishTimeouts += p.expireRequests(now);
+  }
+
+  private startTimer(sub: Subscription): void {
+    if (sub.timer !== undefined) this.scheduler.cancel(sub.timer);
+    sub.timer = this.scheduler.every(sub.publishingInterval, sub, this.clock.now() + sub.publishingInterval);
+  }
+
+  private revised(sub: Subscription): RevisedSubscription {
+    return {
+      subscriptionId: sub.id,
+      revisedPublishingInterval: sub.publishingInterval,
+      revisedLifetimeCount: sub.lifetimeCount,
+      revisedMaxKeepAliveCount: sub.maxKeepAliveCount,
+    };
+  }
+
+  private allocateSubscriptionId(): number {
+    for (;;) {
+      const id = this.nextSubscriptionId;
+      this.nextSubscriptionId = id >= 0xffffffff ? 1 : id + 1;
+      if (!this.subscriptions.has(id)) return id;
+    }
+  }
+}

@@ -1,0 +1,284 @@
+// A MonitoredItem (Part 4 §5.12.1): the last value it reported, its DataChangeFilter, and its
+// queue of notifications (§5.12.1.5). Samples arrive through the SampleSink methods, from a
+// sampling pass or from a fed node's setValue; a change goes into the queue and the item tells
+// its subscription once that it has something to report.
+//
+// The queue is a ring of preallocated slots. A slot holds either a DataValue by reference (the
+// manager's own object: node managers never mutate a DataValue they handed out) or a number
+// with its status and timestamps, so sampling a counter allocates nothing.
+import type { AttributeRead } from "../address-space/node-manager.js";
+import type { MemoryVariable } from "../address-space/memory-namespace.js";
+import type { BuiltinType, DataValue } from "../ua/builtins.js";
+import { DataChangeTrigger, MonitoringMode, type TimestampsToReturn } from "../ua/generated/enums.js";
+import { AttributeIds } from "../ua/generated/node-ids.js";
+import { numbersDiffer, valueChanged, type ChangeFilter } from "./data-change.js";
+import type { DirectSampler } from "./sample-sink.js";
+import type { SampleSink } from "./sample-sink.js";
+
+/** What an item needs from its subscription. */
+export interface ItemOwner {
+  /** The item has queued notifications to report (called once until they are taken). */
+  notify(item: MonitoredItem): void;
+  readonly stats: ItemStats;
+}
+
+export interface ItemStats {
+  /** Notifications dropped because an item's queue was full. */
+  queueOverflows: number;
+}
+
+/** One queued notification. */
+export class QueueSlot {
+  /** The value by reference; undefined when the number fields hold it. */
+  dv: DataValue | undefined = undefined;
+  type = 0;
+  num = 0;
+  status = 0;
+  sourceTs = 0;
+  serverTs = 0;
+  /** Part 4 §5.12.1.5: the Overflow InfoBit goes on this notification. */
+  overflow = false;
+}
+
+const enum LastKind {
+  None = 0,
+  Number = 1,
+  DataValue = 2,
+}
+
+/** The hooks sampling keeps on an item (see sampler.ts). */
+export interface SamplingHooks {
+  group: object | undefined;
+  groupIndex: number;
+  /** The fed variable the item listens to instead of being sampled. */
+  fedBy: MemoryVariable | undefined;
+}
+
+export class MonitoredItem implements SampleSink, SamplingHooks {
+  readonly id: number;
+  readonly owner: ItemOwner;
+  /** The ReadValueId, reused for every batch read of this item. */
+  readonly read: AttributeRead;
+  readonly isValue: boolean;
+  clientHandle: number;
+  mode: MonitoringMode;
+  timestamps: TimestampsToReturn;
+  /** Revised sampling interval, ms. */
+  samplingInterval: number;
+  /** The client asked for the publishing interval (a negative samplingInterval). */
+  followsPublishing: boolean;
+  queueSize: number;
+  discardOldest: boolean;
+  filter: ChangeFilter;
+
+  /** Set by the sampler for managers that sample directly. */
+  direct: DirectSampler | undefined = undefined;
+  directHandle = -1;
+  group: object | undefined = undefined;
+  groupIndex = -1;
+  fedBy: MemoryVariable | undefined = undefined;
+
+  /** Items this one triggers (SetTriggering, Part 4 §5.12.1.6). */
+  links: MonitoredItem[] | undefined = undefined;
+  /** In the subscription's list of items to report. */
+  inNotifyList = false;
+  /** Queued values to report although the item is only Sampling (it was triggered). */
+  triggered = false;
+  deleted = false;
+
+  private lastKind = LastKind.None;
+  private lastType = 0;
+  private lastNum = 0;
+  private lastStatus = 0;
+  private lastSourceTs = 0;
+  private lastDv: DataValue | undefined = undefined;
+
+  private slots: QueueSlot[] = [];
+  private head = 0;
+  count = 0;
+
+  constructor(init: {
+    id: number;
+    owner: ItemOwner;
+    read: AttributeRead;
+    clientHandle: number;
+    mode: MonitoringMode;
+    timestamps: TimestampsToReturn;
+    samplingInterval: number;
+    followsPublishing: boolean;
+    queueSize: number;
+    discardOldest: boolean;
+    filter: ChangeFilter;
+  }) {
+    this.id = init.id;
+    this.owner = init.owner;
+    this.read = init.read;
+    this.isValue = init.read.attributeId === AttributeIds.Value;
+    this.clientHandle = init.clientHandle;
+    this.mode = init.mode;
+    this.timestamps = init.timestamps;
+    this.samplingInterval = init.samplingInterval;
+    this.followsPublishing = init.followsPublishing;
+    this.queueSize = init.queueSize;
+    this.discardOldest = init.discardOldest;
+    this.filter = init.filter;
+  }
+
+  // ---- SampleSink ---------------------------------------------------------------------------
+
+  offerNumber(type: BuiltinType, value: number, status: number, sourceTimestamp: number, serverTimestamp: number): void {
+    if (this.lastKind === LastKind.Number && this.lastType === type && this.lastStatus === status) {
+      const trigger = this.filter.trigger;
+      if (trigger === DataChangeTrigger.Status) return;
+      const moved = numbersDiffer(value, this.lastNum, this.filter.deadband);
+      if (!moved && (trigger !== DataChangeTrigger.StatusValueTimestamp || sourceTimestamp === this.lastSourceTs)) return;
+    }
+    this.lastKind = LastKind.Number;
+    this.lastType = type;
+    this.lastNum = value;
+    this.lastStatus = status;
+    this.lastSourceTs = sourceTimestamp;
+    this.lastDv = undefined;
+    const slot = this.push();
+    slot.dv = undefined;
+    slot.type = type;
+    slot.num = value;
+    slot.status = status;
+    slot.sourceTs = sourceTimestamp;
+    slot.serverTs = serverTimestamp;
+    this.queued();
+  }
+
+  offerDataValue(dv: DataValue, serverTimestamp: number): void {
+    // The same object as the last one reported: nothing changed (the common case for cached values).
+    if (dv === this.lastDv) return;
+    const status = dv.statusCode ?? 0;
+    if (this.lastKind === LastKind.DataValue && status === this.lastStatus) {
+      const last = this.lastDv as DataValue;
+      const trigger = this.filter.trigger;
+      const deadband = this.filter.deadband;
+      let changed = trigger !== DataChangeTrigger.Status && valueChanged(dv.value, last.value, deadband);
+      if (!changed && trigger === DataChangeTrigger.StatusValueTimestamp) {
+        changed = dv.sourceTimestamp !== last.sourceTimestamp || (dv.sourcePicoseconds ?? 0) !== (last.sourcePicoseconds ?? 0);
+      }
+      if (!changed) {
+        // Equal values: remember this object so the next identical sample takes the fast path.
+        // Within a deadband the reference stays the last value reported.
+        if (deadband === 0 || trigger === DataChangeTrigger.Status) this.lastDv = dv;
+        return;
+      }
+    }
+    this.lastKind = LastKind.DataValue;
+    this.lastStatus = status;
+    this.lastDv = dv;
+    const slot = this.push();
+    slot.dv = dv;
+    slot.serverTs = serverTimestamp;
+    this.queued();
+  }
+
+  // ---- queue --------------------------------------------------------------------------------
+
+  /** The slot for a new notification, applying the overflow policy of Part 4 §5.12.1.5. */
+  private push(): QueueSlot {
+    const size = this.queueSize;
+    let index: number;
+    if (this.count < size) {
+      index = (this.head + this.count) % size;
+      this.count++;
+    } else if (size === 1) {
+      // A queue of one always holds the newest value, without the Overflow bit.
+      index = this.head;
+      this.owner.stats.queueOverflows++;
+    } else if (this.discardOldest) {
+      index = this.head;
+      this.head = (this.head + 1) % size;
+      this.slot(this.head).overflow = true;
+      this.owner.stats.queueOverflows++;
+    } else {
+      index = (this.head + size - 1) % size;
+      this.owner.stats.queueOverflows++;
+      const s = this.slot(index);
+      s.overflow = true;
+      return s;
+    }
+    const s = this.slot(index);
+    s.overflow = false;
+    return s;
+  }
+
+  private slot(index: number): QueueSlot {
+    let s = this.slots[index];
+    if (s === undefined) {
+      s = new QueueSlot();
+      this.slots[index] = s;
+    }
+    return s;
+  }
+
+  private queued(): void {
+    if (this.mode === MonitoringMode.Reporting) {
+      if (!this.inNotifyList) this.owner.notify(this);
+    }
+    const links = this.links;
+    if (links !== undefined) for (let i = 0; i < links.length; i++) links[i].trigger();
+  }
+
+  /** A triggering item queued a notification: report what this Sampling item holds. */
+  trigger(): void {
+    if (this.mode !== MonitoringMode.Sampling || this.count === 0) return;
+    this.triggered = true;
+    if (!this.inNotifyList) this.owner.notify(this);
+  }
+
+  /** Whether the subscription should take this item's queue now. */
+  get reportable(): boolean {
+    return this.count > 0 && !this.deleted && (this.mode === MonitoringMode.Reporting || (this.triggered && this.mode === MonitoringMode.Sampling));
+  }
+
+  /** The oldest queued notification (count > 0). */
+  peek(): QueueSlot {
+    return this.slots[this.head];
+  }
+
+  /** Drops the oldest queued notification, releasing its value. */
+  shift(): void {
+    const s = this.slots[this.head];
+    s.dv = undefined;
+    this.head = (this.head + 1) % this.queueSize;
+    if (--this.count === 0) {
+      this.head = 0;
+      this.triggered = false;
+    }
+  }
+
+  clearQueue(): void {
+    while (this.count > 0) this.shift();
+    this.triggered = false;
+  }
+
+  /** Forget the last reported value: the next sample is reported whatever it is. */
+  resetLast(): void {
+    this.lastKind = LastKind.None;
+    this.lastDv = undefined;
+  }
+
+  /**
+   * Applies a new queue size (ModifyMonitoredItems): keeps the newest notifications (the oldest
+   * with discardOldest false), marking the first kept with Overflow when some were dropped.
+   */
+  resize(queueSize: number, discardOldest: boolean): void {
+    if (queueSize === this.queueSize && discardOldest === this.discardOldest) return;
+    const kept: QueueSlot[] = [];
+    for (let i = 0; i < this.count; i++) kept.push(this.slots[(this.head + i) % this.queueSize]);
+    const dropped = Math.max(0, kept.length - queueSize);
+    const chosen = dropped === 0 ? kept : discardOldest ? kept.slice(dropped) : kept.slice(0, queueSize);
+    if (dropped > 0 && queueSize > 1) chosen[discardOldest ? 0 : chosen.length - 1].overflow = true;
+    if (queueSize === 1 && chosen.length === 1) chosen[0].overflow = false;
+    this.slots = chosen;
+    this.head = 0;
+    this.count = chosen.length;
+    this.queueSize = queueSize;
+    this.discardOldest = discardOldest;
+  }
+}

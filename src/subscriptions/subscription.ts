@@ -1,0 +1,273 @@
+// A Subscription (Part 4 §5.13.1): its publishing timer (one slot of the process-wide
+// DeadlineScheduler per subscription, so each keeps its own phase and interval), the keep-alive
+// and lifetime counters, the list of items with notifications to report, sequence numbers and
+// the retransmission queue (Republish, acknowledgements).
+//
+// The state machine of Part 4 §5.13.1.2 (Table 85-ish: Normal, Late, KeepAlive) reduces to:
+// - each publishing cycle with no Publish request queued for the session counts the lifetime
+//   down; at zero the subscription expires (StatusChangeNotification BadTimeout);
+// - a cycle with notifications (publishing enabled), or the first cycle, or the cycle where the
+//   keep-alive count runs out, sends a message with a queued request, or becomes Late: the next
+//   Publish request that arrives is answered at once;
+// - a Publish request received resets the lifetime counters of all the session's subscriptions.
+import type { ScheduledGroup, SampleTask } from "../sampling/scheduler.js";
+import type { MonitoredItem, ItemOwner, ItemStats } from "./monitored-item.js";
+import { keepAliveMessage, writeSlot, type NotificationWriter } from "./notification-encoder.js";
+import type { PendingPublish, SessionPublisher } from "./publisher.js";
+
+export interface SubscriptionParameters {
+  publishingInterval: number;
+  lifetimeCount: number;
+  maxKeepAliveCount: number;
+  /** 0: the server's cap. */
+  maxNotificationsPerPublish: number;
+  priority: number;
+}
+
+/** What a subscription needs from the engine that owns it. */
+export interface SubscriptionHost {
+  readonly writer: NotificationWriter;
+  readonly stats: SubscriptionStats;
+  /** Server cap on notifications per message. */
+  readonly maxNotificationsPerPublish: number;
+  /** Messages kept for Republish per subscription. */
+  readonly retransmissionLimit: number;
+  wallNow(): number;
+  /** The lifetime ran out (Part 4 §5.13.1.1). */
+  expire(sub: Subscription): void;
+}
+
+export interface SubscriptionStats extends ItemStats {
+  notificationMessages: number;
+  notifications: number;
+  keepAlives: number;
+  /** Publishing cycles that found no Publish request queued when they had something to send. */
+  latePublishes: number;
+}
+
+interface Retained {
+  readonly sequenceNumber: number;
+  readonly message: Buffer;
+}
+
+export class Subscription implements ItemOwner, SampleTask {
+  readonly id: number;
+  readonly host: SubscriptionHost;
+  readonly stats: SubscriptionStats;
+  /** The session's publisher; undefined while the session is gone (until transfer or expiry). */
+  owner: SessionPublisher | undefined;
+  /** The user that created it (TransferSubscriptions: same user only). */
+  readonly user: string;
+  publishingInterval: number;
+  lifetimeCount: number;
+  maxKeepAliveCount: number;
+  maxNotificationsPerPublish: number;
+  priority: number;
+  publishingEnabled: boolean;
+  readonly items = new Map<number, MonitoredItem>();
+  timer: ScheduledGroup | undefined;
+
+  keepAliveCounter: number;
+  lifetimeCounter: number;
+  /** Part 4 §5.13.1.2 "MessageSent": the first cycle always answers (notifications or a keep-alive). */
+  messageSent = false;
+  late = false;
+  closed = false;
+  /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
+  sequenceNumber = 1;
+
+  private pending: MonitoredItem[] = [];
+  private pendingHead = 0;
+  private readonly retained: Retained[] = [];
+
+  constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
+    this.id = id;
+    this.host = host;
+    this.stats = host.stats;
+    this.owner = owner;
+    this.user = owner.session.userId ?? "";
+    this.publishingInterval = p.publishingInterval;
+    this.lifetimeCount = p.lifetimeCount;
+    this.maxKeepAliveCount = p.maxKeepAliveCount;
+    this.maxNotificationsPerPublish = p.maxNotificationsPerPublish;
+    this.priority = p.priority;
+    this.publishingEnabled = publishingEnabled;
+    this.keepAliveCounter = p.maxKeepAliveCount;
+    this.lifetimeCounter = p.lifetimeCount;
+  }
+
+  // ---- ItemOwner ----------------------------------------------------------------------------
+
+  notify(item: MonitoredItem): void {
+    item.inNotifyList = true;
+    this.pending.push(item);
+  }
+
+  get hasNotifications(): boolean {
+    return this.pendingHead < this.pending.length;
+  }
+
+  // ---- publishing cycle ---------------------------------------------------------------------
+
+  sample(): void {
+    if (this.closed) return;
+    const owner = this.owner;
+    const hasRequest = owner !== undefined && owner.hasRequest();
+    if (!hasRequest && --this.lifetimeCounter <= 0) {
+      this.host.expire(this);
+      return;
+    }
+    if (this.late) return;
+    let due = !this.messageSent || (this.publishingEnabled && this.hasNotifications);
+    if (!due) due = --this.keepAliveCounter <= 0;
+    if (!due) return;
+    if (hasRequest) this.publish(owner!.take());
+    else this.becomeLate();
+  }
+
+  resetLifetime(): void {
+    this.lifetimeCounter = this.lifetimeCount;
+  }
+
+  private becomeLate(): void {
+    this.late = true;
+    this.stats.latePublishes++;
+    this.owner?.addLate(this);
+  }
+
+  /**
+   * Answers `req` with the next NotificationMessage, or a keep-alive when there is nothing to
+   * send; while notifications remain and requests wait, answers those too (moreNotifications).
+   */
+  publish(req: PendingPublish): void {
+    const owner = this.owner!;
+    this.late = false;
+    this.messageSent = true;
+    this.keepAliveCounter = this.maxKeepAliveCount;
+    this.lifetimeCounter = this.lifetimeCount;
+    for (;;) {
+      const message = this.publishingEnabled && this.hasNotifications ? this.buildMessage(req.maxBytes) : undefined;
+      if (message === undefined) {
+        this.stats.keepAlives++;
+        owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
+        return;
+      }
+      const more = this.hasNotifications;
+      owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
+      if (!more) return;
+      if (!owner.hasRequest()) {
+        this.becomeLate();
+        return;
+      }
+      req = owner.take();
+    }
+  }
+
+  private nextSequenceNumber(): number {
+    const n = this.sequenceNumber;
+    this.sequenceNumber = n >= 0xffffffff ? 1 : n + 1;
+    return n;
+  }
+
+  /** Encodes what the items have queued, up to the notification and byte limits; undefined if nothing. */
+  private buildMessage(maxBytes: number): Buffer | undefined {
+    const nw = this.host.writer;
+    const cap = this.host.maxNotificationsPerPublish;
+    let budget = this.maxNotificationsPerPublish > 0 && this.maxNotificationsPerPublish < cap ? this.maxNotificationsPerPublish : cap;
+    nw.begin(this.sequenceNumber, this.host.wallNow());
+    nw.beginDataChanges();
+    const w = nw.w;
+    const pending = this.pending;
+    let head = this.pendingHead;
+    while (head < pending.length && budget > 0 && w.pos < maxBytes) {
+      const item = pending[head];
+      if (!item.reportable) {
+        item.inNotifyList = false;
+        head++;
+        continue;
+      }
+      const clientHandle = item.clientHandle;
+      const timestamps = item.timestamps;
+      const isValue = item.isValue;
+      while (item.count > 0 && budget > 0 && w.pos < maxBytes) {
+        writeSlot(w, clientHandle, item.peek(), timestamps, isValue);
+        item.shift();
+        nw.items++;
+        budget--;
+      }
+      if (item.count > 0) break;
+      item.inNotifyList = false;
+      head++;
+    }
+    const written = nw.items;
+    nw.endDataChanges();
+    if (head >= pending.length) {
+      pending.length = 0;
+      this.pendingHead = 0;
+    } else if (head > 1024 && head * 2 > pending.length) {
+      // Compact now and then; in between the head index walks forward.
+      this.pending = pending.slice(head);
+      this.pendingHead = 0;
+    } else {
+      this.pendingHead = head;
+    }
+    if (written === 0) return undefined;
+    const message = nw.finish();
+    this.retain(this.nextSequenceNumber(), message);
+    this.stats.notificationMessages++;
+    this.stats.notifications += written;
+    return message;
+  }
+
+  /** A message with only a StatusChangeNotification; consumes a sequence number. */
+  statusChangeMessage(status: number): Buffer {
+    const nw = this.host.writer;
+    nw.begin(this.nextSequenceNumber(), this.host.wallNow());
+    nw.statusChange(status);
+    return nw.finish();
+  }
+
+  // ---- retransmission queue (Part 4 §5.13.1.1, §5.13.6) -------------------------------------
+
+  private retain(sequenceNumber: number, message: Buffer): void {
+    this.retained.push({ sequenceNumber, message });
+    // Bounded: the oldest unacknowledged message goes first.
+    while (this.retained.length > this.host.retransmissionLimit) this.retained.shift();
+  }
+
+  availableSequenceNumbers(): number[] {
+    const r = this.retained;
+    const out = new Array<number>(r.length);
+    for (let i = 0; i < r.length; i++) out[i] = r[i].sequenceNumber;
+    return out;
+  }
+
+  /** Removes an acknowledged message: true when it was there. */
+  acknowledge(sequenceNumber: number): boolean {
+    const r = this.retained;
+    for (let i = 0; i < r.length; i++) {
+      if (r[i].sequenceNumber === sequenceNumber) {
+        r.splice(i, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  retransmit(sequenceNumber: number): Buffer | undefined {
+    for (const m of this.retained) if (m.sequenceNumber === sequenceNumber) return m.message;
+    return undefined;
+  }
+
+  /** Items that were triggered or changed mode keep their place; this re-lists an item with queued values. */
+  relist(item: MonitoredItem): void {
+    if (!item.inNotifyList && item.reportable) this.notify(item);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.pending.length = 0;
+    this.pendingHead = 0;
+    this.retained.length = 0;
+  }
+}
