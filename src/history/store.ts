@@ -127,7 +127,7 @@ export class HistoryStore {
     db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
     db.pragma(`journal_size_limit = ${this.walBudget}`);
     this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
-    if (this.fileBudget > 0) db.pragma(`max_page_count = ${Math.floor(this.fileBudget / this.pageSize)}`);
+    this.applyPageLimit();
     db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
     this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
     this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
@@ -318,6 +318,14 @@ export class HistoryStore {
 
   freePages(): number {
     return this.db.pragma("freelist_count", { simple: true }) as number;
+  }
+
+  /**
+   * Caps the file at its budget (SQLITE_FULL past it). SQLite never sets the cap below the
+   * current size, so it is applied again after the file shrank.
+   */
+  applyPageLimit(): void {
+    if (this.fileBudget > 0) this.db.pragma(`max_page_count = ${Math.floor(this.fileBudget / this.pageSize)}`);
   }
 
   /** Gives up to `pages` free pages back to the file system. */

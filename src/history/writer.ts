@@ -265,12 +265,20 @@ export class HistoryWriter implements HistorySink {
     return budget;
   }
 
-  /** Gives free pages back when the file itself is over its budget (e.g. after a smaller maxSize). */
+  /**
+   * Gives free pages back when the file itself is over its budget (a database opened with a
+   * smaller maxSize than it has grown to). Within the budget free pages stay for reuse: moving
+   * pages around to shrink a file that will grow again only wears the card.
+   */
   private shrinkFile(): void {
     const fileBudget = this.store.fileBudget;
-    if (fileBudget === 0 || this.store.fileBytes() <= fileBudget * 0.9) return;
+    if (fileBudget === 0 || this.store.fileBytes() <= fileBudget) return;
+    this.trimming = true;
     const free = this.store.freePages();
-    if (free > 0) this.store.incrementalVacuum(Math.min(free, 256));
+    if (free > 0) {
+      this.store.incrementalVacuum(Math.min(free, 256));
+      this.store.applyPageLimit();
+    }
   }
 
   /** Flushes what is queued, stops the timer and closes the store. */

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
+import { HistoryWriter } from "../../src/history/writer.js";
 import { T0, dbl, node, tempHistory, type TempHistory } from "./helpers.js";
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/history");
@@ -129,6 +130,33 @@ describe("retention", () => {
       expect(h.store.oldest(s)).toBeGreaterThan(T0 + (i - 10_000) * 1000);
     }
     expect(h.store.integrityCheck()).toBe("ok");
+  });
+
+  it("shrinks a database reopened with a smaller maxSize, in bounded steps", () => {
+    h = tempHistory({ flushCount: 5000, queueSize: 10_000 });
+    for (let k = 0; k < 4; k++) h.writer.declare(node(`t${k}`));
+    for (let i = 0; i < 25_000; i++) {
+      for (let k = 0; k < 4; k++) h.writer.record(node(`t${k}`), dbl(i * 0.1, T0 + i * 1000));
+      if (i % 1000 === 999) h.writer.flushAll();
+    }
+    h.writer.close();
+    const before = statSync(h.file).size;
+    const maxSize = 512 << 10;
+    expect(before).toBeGreaterThan(2 * maxSize);
+    const store = new HistoryStore(h.file, { maxSize });
+    const writer = new HistoryWriter(store, { flushInterval: 1000, flushCount: 1000, queueSize: 1000, retentionBudget: 5000 });
+    try {
+      let steps = 0;
+      while (onDisk(h.file) > maxSize && steps < 500) {
+        writer.retain(T0);
+        steps++;
+      }
+      expect(onDisk(h.file)).toBeLessThanOrEqual(maxSize);
+      expect(steps).toBeGreaterThan(1); // not in one go
+      expect(store.integrityCheck()).toBe("ok");
+    } finally {
+      writer.close();
+    }
   });
 
   it("deletes samples older than maxAge, a bounded number per step", () => {
