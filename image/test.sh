@@ -70,13 +70,19 @@ if [ "$uefi" = 1 ]; then
   args+=(-bios "$fw")
 else
   cmdline=$(cat "$out/fieldgate-$arch.cmdline")
-  console=ttyS0; shell_tty=ttyS1
-  [ "$arch" = arm64 ] && { console=ttyAMA0; shell_tty=ttyAMA1; }
   shell_sock=$tmp/shell.sock
-  # systemd's debug shell (root, no password) on the second serial port, for the figures below.
+  # systemd's debug shell (root, no password) on a second console, for the figures below: a
+  # second serial port on the PC, a virtio console on arm64 (qemu's virt machine has one UART).
+  if [ "$arch" = amd64 ]; then
+    console=ttyS0; shell_tty=ttyS1
+    args+=(-chardev "socket,id=shell,path=$shell_sock,server=on,wait=off" -serial chardev:shell)
+  else
+    console=ttyAMA0; shell_tty=hvc0
+    args+=(-device virtio-serial-pci -chardev "socket,id=shell,path=$shell_sock,server=on,wait=off"
+      -device virtconsole,chardev=shell)
+  fi
   args+=(-kernel "$out/fieldgate-$arch.vmlinuz" -initrd "$out/fieldgate-$arch.initrd"
-    -append "$cmdline console=$console systemd.debug_shell=/dev/$shell_tty"
-    -chardev "socket,id=shell,path=$shell_sock,server=on,wait=off" -serial chardev:shell)
+    -append "$cmdline console=$console systemd.debug_shell=/dev/$shell_tty")
 fi
 
 echo "test.sh: booting $img ($arch, $accel, $([ "$uefi" = 1 ] && echo UEFI || echo direct kernel)), opc.tcp on 127.0.0.1:$port"
