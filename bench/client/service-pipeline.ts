@@ -28,6 +28,10 @@ export interface ServiceShape {
   checkResults(b: Buffer, p: number, end: number): string | null;
   /** Decodes the whole response body (after the type id) and checks it; an error description or null. */
   verify(r: BinaryReader): { requestHandle: number; error: string | null };
+  /** Sees the encoded template once (to find the bytes `patch` rewrites). */
+  prepare?(template: Buffer): void;
+  /** Rewrites a slot's frame before its n-th send (n = 1, 2, ... per pipeline): values that change. */
+  patch?(frame: Buffer, n: number): void;
 }
 
 export interface ServicePipelineOptions {
@@ -71,6 +75,7 @@ export class ServicePipeline implements MessageHandler {
   private drained: (() => void) | null = null;
   private readonly verifyEvery: number;
   private untilVerify: number;
+  private sends = 0;
 
   constructor(channel: UaClientChannel, options: ServicePipelineOptions) {
     if (!(options.outstanding >= 1)) throw new RangeError("outstanding must be at least 1");
@@ -89,6 +94,7 @@ export class ServicePipeline implements MessageHandler {
     };
     const template = channel.encodeMessage(this.shape.requestEncodingId, (w, h: RequestHeader) => this.shape.encode(w, h), header, 0, 0);
     const handleAt = this.locateHandle(template);
+    this.shape.prepare?.(template);
     const n = options.outstanding;
     const slab = Buffer.allocUnsafe(template.length * n);
     this.slots = new Array<Buffer>(n);
@@ -154,6 +160,7 @@ export class ServicePipeline implements MessageHandler {
     frame.writeUInt32LE(ch.tokenId, MSG_OFFSET_TOKEN_ID);
     frame.writeUInt32LE(++ch.sequenceNumber, MSG_OFFSET_SEQUENCE);
     frame.writeUInt32LE(requestId, MSG_OFFSET_REQUEST_ID);
+    if (this.shape.patch !== undefined) this.shape.patch(frame, ++this.sends);
     this.slotRequestId[slot] = requestId;
     this.sentAt[slot] = this.now;
     this.inFlight++;

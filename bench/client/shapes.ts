@@ -14,15 +14,38 @@ import {
 } from "../../src/ua/generated/types.js";
 import { isGood, type ServiceShape } from "./service-pipeline.js";
 
-/** Write of `count` Int32 values to `nodes`, round robin; the value of each is its index. */
-export function writeShape(nodes: readonly NodeId[], count: number): ServiceShape {
+/** Marks the Int32 values of a changing Write in the encoded template (count < 0x10000). */
+const VALUE_SENTINEL = 0x3a5c0000;
+/** Variant encoding byte of a scalar Int32 (Part 6 §5.2.2.16). */
+const VARIANT_INT32 = 6;
+
+/**
+ * Write of `count` Int32 values to `nodes`, round robin; the value of each is its index, or, when
+ * `changing`, the number of the send (every request changes every value: the writer of `sub`).
+ */
+export function writeShape(nodes: readonly NodeId[], count: number, changing = false): ServiceShape {
   const nodesToWrite: WriteValue[] = Array.from({ length: count }, (_, i) => ({
     nodeId: nodes[i % nodes.length],
     attributeId: AttributeIds.Value,
     indexRange: undefined,
-    value: { value: { dataType: BuiltinType.Int32, arrayType: VariantArrayType.Scalar, value: i } },
+    value: { value: { dataType: BuiltinType.Int32, arrayType: VariantArrayType.Scalar, value: changing ? VALUE_SENTINEL + i : i } },
   }));
+  const valueAt = new Int32Array(changing ? count : 0);
   return {
+    prepare: changing
+      ? (template) => {
+          let found = 0;
+          for (let p = 1; p + 4 <= template.length && found < count; p++) {
+            if (template[p - 1] === VARIANT_INT32 && template.readInt32LE(p) === VALUE_SENTINEL + found) valueAt[found++] = p;
+          }
+          if (found !== count) throw new Error(`Write template: found ${found} of ${count} values`);
+        }
+      : undefined,
+    patch: changing
+      ? (frame, n) => {
+          for (let i = 0; i < valueAt.length; i++) frame.writeInt32LE(n | 0, valueAt[i]);
+        }
+      : undefined,
     service: "Write",
     requestEncodingId: ObjectIds.WriteRequest_Encoding_DefaultBinary,
     responseEncodingId: ObjectIds.WriteResponse_Encoding_DefaultBinary,

@@ -6,11 +6,13 @@
 import { runConnectLoad } from "./connect-load.js";
 import { runReadLoad } from "./read-load.js";
 import { runServiceLoad } from "./service-load.js";
+import { runSubLoad } from "./sub-load.js";
 
 export const LOADS = {
   read: runReadLoad,
   service: runServiceLoad,
   connect: runConnectLoad,
+  sub: runSubLoad,
 } as const;
 
 export type LoadName = keyof typeof LOADS;

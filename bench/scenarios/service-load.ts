@@ -11,8 +11,8 @@ import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
 import { markWindowEdge } from "../harness/window.js";
 
 export type ServiceRequestSpec =
-  /** Write `values` Int32 values to `nodes`, round robin. */
-  | { service: "write"; nodes: string[]; values: number }
+  /** Write `values` Int32 values to `nodes`, round robin (`changing`: every request new values). */
+  | { service: "write"; nodes: string[]; values: number; changing?: boolean }
   /** Browse the forward hierarchical references of each of `nodes`. */
   | { service: "browse"; nodes: string[] };
 
@@ -40,7 +40,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 function shapeOf(spec: ServiceRequestSpec, nodes: NodeId[]): ServiceShape {
-  return spec.service === "write" ? writeShape(nodes, spec.values) : browseShape(nodes);
+  return spec.service === "write" ? writeShape(nodes, spec.values, spec.changing === true) : browseShape(nodes);
 }
 
 export async function openSession(params: { host: string; port: number; endpointUrl: string }, name: string): Promise<UaClientChannel> {

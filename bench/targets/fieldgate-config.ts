@@ -12,7 +12,7 @@ export const TAGS_PER_DEVICE = 1000;
 
 /** True when `nodes` asks for something the default config does not have. */
 export function needsOwnConfig(nodes: ScenarioNodes | undefined): boolean {
-  return (nodes?.deviceTags ?? 0) > 0 || (nodes?.counters ?? 0) > 0;
+  return (nodes?.deviceTags ?? 0) > 0 || (nodes?.counters ?? 0) > 0 || (nodes?.benchValues ?? 0) > 0;
 }
 
 /**
@@ -43,8 +43,9 @@ export function writeBenchConfig(base: string, nodes: ScenarioNodes): string {
     // The default config's map (./devices.yaml, the simulator) resolves against config/, not here.
     doc.deleteIn(["devices"]);
   }
-  // The bench namespace (issue 3) holds the counters; it exists only without a device map.
-  if ((nodes.counters ?? 0) > 0) doc.setIn(["server", "benchNamespace"], nodes.counters);
+  // The bench namespace (issue 3: `server.benchNamespace: N`, N counters and always the 100
+  // BenchmarkValues) exists only without a device map.
+  if ((nodes.counters ?? 0) > 0 || (nodes.benchValues ?? 0) > 0) doc.setIn(["server", "benchNamespace"], Math.max(1, nodes.counters ?? 0));
   const path = join(dir, "gateway.yaml");
   writeFileSync(path, doc.toString());
   return path;
