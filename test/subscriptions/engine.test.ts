@@ -1,0 +1,480 @@
+// The subscription engine on a FakeClock: exact publishing cycles, keep-alive counts, lifetime
+// expiry, sampling slots, queues, filters, the retransmission queue and the Publish queue.
+import { describe, expect, it } from "vitest";
+import { BuiltinType, numericNodeId, type ExtensionObject } from "../../src/ua/builtins.js";
+import { DataChangeTrigger, DeadbandType, MonitoringMode, TimestampsToReturn } from "../../src/ua/generated/enums.js";
+import { ObjectIds } from "../../src/ua/generated/node-ids.js";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import type { DataChangeNotification } from "../../src/ua/generated/types.js";
+import { OVERFLOW_INFO_BITS } from "../../src/subscriptions/notification-encoder.js";
+import { deleteMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
+import { COUNTER, Fixture, changes, decodeMessage, isKeepAlive, statusChange } from "./fixture.js";
+
+const OVERFLOW = OVERFLOW_INFO_BITS;
+
+function filter(trigger: DataChangeTrigger, deadbandType = DeadbandType.None, deadbandValue = 0): ExtensionObject {
+  return { typeId: numericNodeId(ObjectIds.DataChangeFilter_Encoding_DefaultBinary), body: { trigger, deadbandType, deadbandValue } };
+}
+
+describe("publishing cycle", () => {
+  it("answers the first cycle, then sends a keep-alive every maxKeepAliveCount quiet cycles", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    f.subscribe(s, { interval: 100, keepAlive: 3, lifetime: 30 });
+    f.publish(s);
+    const times: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      await f.advance(10);
+      for (const a of f.take()) {
+        expect(isKeepAlive(a.response)).toBe(true);
+        // A keep-alive carries the next sequence number without using it up (Part 4 §7.21).
+        expect(a.response!.notificationMessage.sequenceNumber).toBe(1);
+        times.push(a.t);
+        f.publish(s);
+      }
+    }
+    expect(times).toEqual([100, 400, 700, 1000]);
+  });
+
+  it("expires after lifetimeCount cycles without a Publish request, and says so with the next one", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 1, lifetime: 3 });
+    await f.advance(290);
+    expect(f.engine.subscriptions.has(id)).toBe(true);
+    await f.advance(10);
+    expect(f.engine.subscriptions.has(id)).toBe(false);
+    expect(f.engine.stats.subscriptionsExpired).toBe(1);
+    f.publish(s);
+    const [expired] = f.take();
+    expect(expired.t).toBe(300);
+    expect(expired.response!.subscriptionId).toBe(id);
+    expect(statusChange(expired.response!.notificationMessage)).toBe(StatusCodes.BadTimeout);
+    f.publish(s);
+    expect(f.take()).toEqual([{ t: 300, status: StatusCodes.BadNoSubscription }]);
+  });
+
+  it("counts the lifetime from the last Publish request", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 1, lifetime: 3 });
+    f.publish(s); // answered by the first cycle, at 100
+    await f.advance(390);
+    expect(f.take().map((a) => a.t)).toEqual([100]);
+    expect(f.engine.subscriptions.has(id)).toBe(true);
+    await f.advance(10);
+    expect(f.engine.subscriptions.has(id)).toBe(false);
+  });
+
+  it("goes late when it has notifications and no request, and answers the next request at once", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("late", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("late"), { samplingInterval: 50, clientHandle: 9, queueSize: 2 });
+    await f.advance(150);
+    expect(f.engine.stats.latePublishes).toBe(1);
+    f.set(v, 4);
+    f.publish(s);
+    const [a] = f.take();
+    expect(a.t).toBe(150);
+    expect(changes(a.response!.notificationMessage)).toEqual([
+      [9, 0, 0],
+      [9, 4, 0],
+    ]);
+  });
+
+  it("splits notifications by maxNotificationsPerPublish and says moreNotifications", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, maxNotifications: 2 });
+    for (let k = 1; k <= 5; k++) {
+      f.variable(`m${k}`, { feedInterval: 50, value: k });
+      f.monitor(s, id, f.nodeId(`m${k}`), { samplingInterval: 50, clientHandle: k });
+    }
+    f.publish(s);
+    f.publish(s);
+    await f.advance(100);
+    const [a, b] = f.take();
+    expect(changes(a.response!.notificationMessage).map((c) => c[0])).toEqual([1, 2]);
+    expect(a.response!.moreNotifications).toBe(true);
+    expect(changes(b.response!.notificationMessage).map((c) => c[0])).toEqual([3, 4]);
+    expect(b.response!.moreNotifications).toBe(true);
+    // Out of requests: the rest goes with the next one, at once.
+    f.publish(s);
+    const [c] = f.take();
+    expect(c.t).toBe(100);
+    expect(changes(c.response!.notificationMessage).map((x) => x[0])).toEqual([5]);
+    expect(c.response!.moreNotifications).toBe(false);
+    expect([a, b, c].map((x) => x.response!.notificationMessage.sequenceNumber)).toEqual([1, 2, 3]);
+  });
+});
+
+describe("the Publish queue", () => {
+  it("answers the oldest request BadTooManyPublishRequests when the queue is full", async () => {
+    const f = new Fixture({ maxPublishRequestsPerSession: 2 });
+    const s = f.session();
+    f.subscribe(s, { interval: 100 });
+    f.publish(s);
+    f.publish(s);
+    f.publish(s);
+    await f.advance(0);
+    expect(f.take()).toEqual([{ t: 0, status: StatusCodes.BadTooManyPublishRequests }]);
+    await f.advance(100);
+    expect(f.take().map((a) => isKeepAlive(a.response))).toEqual([true]);
+  });
+
+  it("answers a request BadTimeout once its timeoutHint has passed", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    f.subscribe(s, { interval: 100, keepAlive: 100, lifetime: 1000 });
+    f.publish(s, [], 500);
+    f.publish(s, [], 500);
+    await f.advance(1000);
+    expect(f.take().map((a) => [a.t, a.status ?? "keep-alive"])).toEqual([
+      [100, "keep-alive"],
+      [1000, StatusCodes.BadTimeout],
+    ]);
+    expect(f.engine.stats.publishTimeouts).toBe(1);
+  });
+
+  it("drops requests whose channel closed instead of answering on them", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    f.subscribe(s, { interval: 100 });
+    const gone = { isOpen: true };
+    f.publish(s, [], 0, gone);
+    f.publish(s);
+    gone.isOpen = false;
+    await f.advance(100);
+    const answers = f.take();
+    expect(answers.map((a) => a.status ?? "keep-alive")).toEqual([StatusCodes.BadSecureChannelClosed, "keep-alive"]);
+  });
+
+  it("answers queued requests BadNoSubscription when the last subscription is deleted", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    f.publish(s);
+    f.publish(s);
+    await f.advance(100); // the first is answered by the first cycle
+    f.take();
+    expect(f.engine.deleteSubscriptions(s, [id, 77])).toEqual([StatusCodes.Good, StatusCodes.BadSubscriptionIdInvalid]);
+    await f.advance(0);
+    expect(f.take()).toEqual([{ t: 100, status: StatusCodes.BadNoSubscription }]);
+  });
+
+  it("keeps messages for Republish until acknowledged, bounded", async () => {
+    const f = new Fixture({ maxPublishRequestsPerSession: 2 }); // keeps max(4, 2 x 2) messages
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("r", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("r"), { samplingInterval: 50, clientHandle: 3 });
+    f.publish(s);
+    await f.advance(100);
+    const [first] = f.take();
+    expect(first.response!.availableSequenceNumbers).toEqual([1]);
+    const again = decodeMessage(f.engine.republish(s, id, 1));
+    expect(again).toEqual(first.response!.notificationMessage);
+    expect(() => f.engine.republish(f.session(2), id, 1)).toThrow(/BadSubscriptionIdInvalid/);
+    for (let i = 1; i <= 5; i++) {
+      f.set(v, i);
+      f.publish(s);
+      await f.advance(100);
+    }
+    const last = f.take().pop()!;
+    expect(last.response!.notificationMessage.sequenceNumber).toBe(6);
+    expect(last.response!.availableSequenceNumbers).toEqual([3, 4, 5, 6]);
+    expect(() => f.engine.republish(s, id, 2)).toThrow(/BadMessageNotAvailable/);
+    f.set(v, 9);
+    f.publish(s, [
+      { subscriptionId: id, sequenceNumber: 3 },
+      { subscriptionId: id, sequenceNumber: 2 },
+      { subscriptionId: 999, sequenceNumber: 4 },
+    ]);
+    await f.advance(100);
+    const [acked] = f.take();
+    expect(acked.response!.results).toEqual([StatusCodes.Good, StatusCodes.BadSequenceNumberUnknown, StatusCodes.BadSubscriptionIdInvalid]);
+    expect(acked.response!.availableSequenceNumbers).toEqual([4, 5, 6, 7]);
+  });
+});
+
+describe("sampling", () => {
+  it("samples items of one interval in one pass at t0 + k*interval, and skips missed slots", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 1000, keepAlive: 100, lifetime: 1000 });
+    for (let k = 1; k <= 3; k++) f.monitor(s, id, COUNTER(k), { samplingInterval: 10, clientHandle: k });
+    f.monitor(s, id, COUNTER(4), { samplingInterval: 20, clientHandle: 4 });
+    expect(f.engine.sampler.groupCount).toBe(2);
+    await f.advance(100);
+    expect([1, 2, 3, 4].map((k) => f.bench.count(k))).toEqual([10, 10, 10, 5]);
+    expect(f.engine.sampler.passes).toBe(15);
+    // The event loop stalls for 35 ms: the 10 ms slots due at 110 and 120 are skipped and
+    // counted, the one of 130 runs once, late; the 20 ms group's slot of 120 runs late.
+    const skipped = f.scheduler.totals.skipped;
+    f.clock.stall(35);
+    await f.advance(0);
+    expect(f.bench.count(1)).toBe(11);
+    expect(f.bench.count(4)).toBe(6);
+    expect(f.scheduler.totals.skipped - skipped).toBe(2);
+    f.publish(s);
+    await f.advance(1000 - 135);
+    const [a] = f.take();
+    // UInt64 counters reach the client as UInt64, their latest values (queue size 1).
+    expect(changes(a.response!.notificationMessage)).toEqual([
+      [1, BigInt(f.bench.count(1)), 0],
+      [2, BigInt(f.bench.count(2)), 0],
+      [3, BigInt(f.bench.count(3)), 0],
+      [4, BigInt(f.bench.count(4)), 0],
+    ]);
+  });
+
+  it("feeds items on a fed variable at its rate through setValue, with no timer", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("fed", { feedInterval: 50 });
+    expect(v.minimumSamplingInterval).toBe(50);
+    const slots = f.scheduler.size;
+    f.monitor(s, id, f.nodeId("fed"), { samplingInterval: 50, queueSize: 5, clientHandle: 1 });
+    // Faster than the feed is revised up to it (the node's MinimumSamplingInterval) and fed too.
+    const r = f.monitor(s, id, f.nodeId("fed"), { samplingInterval: 0, queueSize: 5, clientHandle: 2 });
+    expect(r.revisedSamplingInterval).toBe(50);
+    expect(f.scheduler.size).toBe(slots);
+    expect(f.engine.sampler.fedItemCount).toBe(2);
+    for (const x of [1, 2, 3]) f.set(v, x);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage).filter((c) => c[0] === 1).map((c) => c[1])).toEqual([0, 1, 2, 3]);
+    // A slower item on the same variable is sampled by its own interval group.
+    f.monitor(s, id, f.nodeId("fed"), { samplingInterval: 200 });
+    expect(f.engine.sampler.groupCount).toBe(1);
+  });
+
+  it("stops sampling and cancels the slot when the last item of an interval goes", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const slots = f.scheduler.size;
+    const item = f.monitor(s, id, COUNTER(1), { samplingInterval: 10 });
+    expect(f.scheduler.size).toBe(slots + 1);
+    expect(deleteMonitoredItems(f.engine, s, id, [item.monitoredItemId, 12345])).toEqual([StatusCodes.Good, StatusCodes.BadMonitoredItemIdInvalid]);
+    expect(f.scheduler.size).toBe(slots);
+    f.engine.deleteSessionSubscriptions(s);
+    expect(f.scheduler.size).toBe(slots - 1); // only housekeeping is left
+    expect(f.engine.monitoredItemCount).toBe(0);
+  });
+});
+
+describe("monitored item queues and filters", () => {
+  async function values(f: Fixture, s: ReturnType<Fixture["session"]>): Promise<[number, unknown, number][]> {
+    f.publish(s);
+    await f.advance(100);
+    return changes(f.take()[0]?.response?.notificationMessage);
+  }
+
+  it("discards the oldest or the newest value and sets the Overflow bit where Part 4 says", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("q", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("q"), { samplingInterval: 50, queueSize: 3, discardOldest: true, clientHandle: 1 });
+    f.monitor(s, id, f.nodeId("q"), { samplingInterval: 50, queueSize: 3, discardOldest: false, clientHandle: 2 });
+    f.monitor(s, id, f.nodeId("q"), { samplingInterval: 50, queueSize: 1, clientHandle: 3 });
+    await values(f, s); // initial values
+    for (let x = 1; x <= 5; x++) f.set(v, x);
+    const got = await values(f, s);
+    expect(got.filter((c) => c[0] === 1)).toEqual([
+      [1, 3, OVERFLOW],
+      [1, 4, 0],
+      [1, 5, 0],
+    ]);
+    expect(got.filter((c) => c[0] === 2)).toEqual([
+      [2, 1, 0],
+      [2, 2, 0],
+      [2, 5, OVERFLOW],
+    ]);
+    expect(got.filter((c) => c[0] === 3)).toEqual([[3, 5, 0]]);
+    expect(f.engine.stats.queueOverflows).toBe(2 + 2 + 4);
+  });
+
+  it("reports by trigger: Status, StatusValue, StatusValueTimestamp", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("t", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("t"), { samplingInterval: 50, queueSize: 10, clientHandle: 1, filter: filter(DataChangeTrigger.Status) });
+    f.monitor(s, id, f.nodeId("t"), { samplingInterval: 50, queueSize: 10, clientHandle: 2, filter: filter(DataChangeTrigger.StatusValue) });
+    f.monitor(s, id, f.nodeId("t"), { samplingInterval: 50, queueSize: 10, clientHandle: 3, filter: filter(DataChangeTrigger.StatusValueTimestamp) });
+    await values(f, s);
+    f.set(v, 1); // value
+    f.clock.advance(1);
+    f.set(v, 1); // timestamp only
+    f.set(v, 1, StatusCodes.UncertainLastUsableValue); // status
+    const got = await values(f, s);
+    expect(got.filter((c) => c[0] === 1).map((c) => c[2])).toEqual([StatusCodes.UncertainLastUsableValue]);
+    expect(got.filter((c) => c[0] === 2).map((c) => [c[1], c[2]])).toEqual([
+      [1, 0],
+      [1, StatusCodes.UncertainLastUsableValue],
+    ]);
+    expect(got.filter((c) => c[0] === 3).length).toBe(3);
+  });
+
+  it("applies an absolute deadband against the last reported value", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("d", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("d"), { samplingInterval: 50, queueSize: 10, filter: filter(DataChangeTrigger.StatusValue, DeadbandType.Absolute, 5) });
+    await values(f, s);
+    for (const x of [3, 6, 2, 11, 12, -1]) f.set(v, x);
+    expect((await values(f, s)).map((c) => c[1])).toEqual([6, 12, -1]);
+  });
+
+  it("refuses filters the node or attribute cannot take", () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s);
+    f.variable("str", { type: BuiltinType.String, value: "x" });
+    const statusOf = (name: string, flt: ExtensionObject) => f.monitor(s, id, f.nodeId(name), { filter: flt }).statusCode;
+    f.variable("n");
+    expect(statusOf("str", filter(DataChangeTrigger.StatusValue, DeadbandType.Absolute, 1))).toBe(StatusCodes.BadFilterNotAllowed);
+    expect(statusOf("n", filter(DataChangeTrigger.StatusValue, DeadbandType.Percent, 10))).toBe(StatusCodes.BadMonitoredItemFilterUnsupported);
+    expect(statusOf("n", filter(DataChangeTrigger.StatusValue, DeadbandType.Percent, 101))).toBe(StatusCodes.BadDeadbandFilterInvalid);
+    expect(statusOf("n", filter(DataChangeTrigger.StatusValue, DeadbandType.Absolute, -1))).toBe(StatusCodes.BadDeadbandFilterInvalid);
+    expect(statusOf("n", filter(9 as DataChangeTrigger))).toBe(StatusCodes.BadMonitoredItemFilterInvalid);
+    const eventFilter: ExtensionObject = { typeId: numericNodeId(ObjectIds.EventFilter_Encoding_DefaultBinary), body: { selectClauses: [], whereClause: { elements: [] } } };
+    expect(statusOf("n", eventFilter)).toBe(StatusCodes.BadFilterNotAllowed);
+    expect(f.engine.monitoredItemCount).toBe(0);
+  });
+
+  it("returns the timestamps asked for", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    f.variable("ts", { feedInterval: 50 });
+    const modes = [TimestampsToReturn.Source, TimestampsToReturn.Server, TimestampsToReturn.Both, TimestampsToReturn.Neither];
+    modes.forEach((timestamps, i) => f.monitor(s, id, f.nodeId("ts"), { samplingInterval: 50, clientHandle: i, timestamps }));
+    f.publish(s);
+    await f.advance(100);
+    const eo = f.take()[0].response!.notificationMessage.notificationData![0];
+    const decoded = (eo.body as DataChangeNotification).monitoredItems ?? [];
+    expect(decoded.map((n) => [n.value.sourceTimestamp !== undefined, n.value.serverTimestamp !== undefined])).toEqual([
+      [true, false],
+      [false, true],
+      [true, true],
+      [false, false],
+    ]);
+  });
+});
+
+describe("modes, triggering and revised values", () => {
+  it("revises requested values into the configured bounds", () => {
+    const f = new Fixture({ minPublishingInterval: 50, maxPublishingInterval: 10_000, maxKeepAliveCount: 20, maxLifetimeCount: 90, maxMonitoredItemsQueueSize: 100, minSamplingInterval: 25 });
+    const s = f.session();
+    const r = (interval: number, keepAlive: number, lifetime: number) =>
+      f.engine.createSubscription(s, { publishingInterval: interval, maxKeepAliveCount: keepAlive, lifetimeCount: lifetime, maxNotificationsPerPublish: 0, priority: 0 }, true);
+    expect(r(1, 0, 0)).toMatchObject({ revisedPublishingInterval: 50, revisedMaxKeepAliveCount: 1, revisedLifetimeCount: 3 });
+    expect(r(1e9, 1000, 10)).toMatchObject({ revisedPublishingInterval: 10_000, revisedMaxKeepAliveCount: 20, revisedLifetimeCount: 60 });
+    expect(r(-5, 40, 1e6)).toMatchObject({ revisedPublishingInterval: 50, revisedMaxKeepAliveCount: 20, revisedLifetimeCount: 90 });
+    const id = f.subscribe(s, { interval: 200 });
+    f.variable("rv");
+    const item = (samplingInterval: number, queueSize: number) => f.monitor(s, id, f.nodeId("rv"), { samplingInterval, queueSize });
+    expect(item(-1, 0)).toMatchObject({ revisedSamplingInterval: 200, revisedQueueSize: 1 });
+    expect(item(0, 5000)).toMatchObject({ revisedSamplingInterval: 25, revisedQueueSize: 100 });
+    expect(item(1e12, 7)).toMatchObject({ revisedSamplingInterval: 86_400_000, revisedQueueSize: 7 });
+  });
+
+  it("refuses subscriptions and items past the limits", () => {
+    const f = new Fixture({ maxSubscriptionsPerSession: 1, maxMonitoredItemsPerSubscription: 2 });
+    const s = f.session();
+    const id = f.subscribe(s);
+    expect(() => f.subscribe(s)).toThrow(/BadTooManySubscriptions/);
+    const codes = [1, 2, 3].map((k) => f.monitor(s, id, COUNTER(k)).statusCode);
+    expect(codes).toEqual([StatusCodes.Good, StatusCodes.Good, StatusCodes.BadTooManyMonitoredItems]);
+  });
+
+  it("holds values while Sampling and releases them on Reporting; a trigger releases them too", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const a = f.variable("a", { feedInterval: 50 });
+    const b = f.variable("b", { feedInterval: 50 });
+    const ia = f.monitor(s, id, f.nodeId("a"), { samplingInterval: 50, clientHandle: 1 });
+    const ib = f.monitor(s, id, f.nodeId("b"), { samplingInterval: 50, clientHandle: 2, mode: MonitoringMode.Sampling });
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage).map((c) => c[0])).toEqual([1]);
+    const links = setTriggering(f.engine, s, id, ia.monitoredItemId, [ib.monitoredItemId, 4242], []);
+    expect(links.addResults).toEqual([StatusCodes.Good, StatusCodes.BadMonitoredItemIdInvalid]);
+    f.set(b, 7);
+    f.publish(s);
+    await f.advance(100);
+    expect(isKeepAlive(f.take()[0]?.response) || f.answers.length === 0).toBe(true);
+    f.set(a, 1);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([
+      [1, 1, 0],
+      [2, 7, 0],
+    ]);
+    expect(setTriggering(f.engine, s, id, ia.monitoredItemId, [], [ib.monitoredItemId]).removeResults).toEqual([StatusCodes.Good]);
+    f.set(b, 8);
+    expect(setMonitoringMode(f.engine, s, id, MonitoringMode.Reporting, [ib.monitoredItemId])).toEqual([StatusCodes.Good]);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([[2, 8, 0]]);
+    expect(() => setMonitoringMode(f.engine, s, id, 7 as MonitoringMode, [ib.monitoredItemId])).toThrow(/BadMonitoringModeInvalid/);
+  });
+});
+
+describe("sessions and transfers", () => {
+  it("answers queued requests BadSessionClosed and keeps the subscriptions for a transfer", async () => {
+    const f = new Fixture();
+    const s = f.session(1);
+    const id = f.subscribe(s, { interval: 100, lifetime: 50 });
+    f.variable("x", { feedInterval: 50, value: 3 });
+    f.monitor(s, id, f.nodeId("x"), { samplingInterval: 50, clientHandle: 5 });
+    f.publish(s);
+    await f.advance(100);
+    f.take();
+    f.publish(s);
+    f.engine.sessionClosed(s);
+    await f.advance(0);
+    expect(f.take()).toEqual([{ t: 100, status: StatusCodes.BadSessionClosed }]);
+    expect(f.engine.subscriptions.has(id)).toBe(true);
+    const stranger = f.session(3, "user:bob");
+    expect(f.engine.transferSubscriptions(stranger, [id], true)[0].statusCode).toBe(StatusCodes.BadUserAccessDenied);
+    const next = f.session(2);
+    const [t] = f.engine.transferSubscriptions(next, [id, 99], true).slice(0, 1);
+    expect(t).toEqual({ statusCode: StatusCodes.Good, availableSequenceNumbers: [1] });
+    f.publish(next);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([[5, 3, 0]]);
+  });
+
+  it("tells the previous session of a transfer with GoodSubscriptionTransferred", async () => {
+    const f = new Fixture();
+    const a = f.session(1);
+    const b = f.session(2);
+    const id = f.subscribe(a, { interval: 100 });
+    f.engine.transferSubscriptions(b, [id], false);
+    f.publish(a);
+    const [told] = f.take();
+    expect(told.response!.subscriptionId).toBe(id);
+    expect(statusChange(told.response!.notificationMessage)).toBe(StatusCodes.GoodSubscriptionTransferred);
+    expect(() => f.engine.subscriptionOf(a, id)).toThrow(/BadSubscriptionIdInvalid/);
+    f.publish(a);
+    expect(f.take()[0].status).toBe(StatusCodes.BadNoSubscription);
+  });
+
+  it("expires the subscriptions of a closed session when nobody takes them", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 1, lifetime: 5 });
+    f.engine.sessionClosed(s);
+    await f.advance(500);
+    expect(f.engine.subscriptions.has(id)).toBe(false);
+  });
+});
