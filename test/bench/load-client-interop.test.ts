@@ -20,6 +20,8 @@ import type { RunningServer } from "../../bench/harness/target.js";
 import { runReadLoad } from "../../bench/scenarios/read-load.js";
 import { MULTI_READ_NODES } from "../../bench/scenarios/read.js";
 import { runServiceLoad } from "../../bench/scenarios/service-load.js";
+import { runSubLoad } from "../../bench/scenarios/sub-load.js";
+import { BENCHMARK_VALUE_NODES } from "../../bench/scenarios/sub.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -198,6 +200,26 @@ describe.skipIf(!peerBuilt)("the node-opcua peer", () => {
     const n = (v: unknown): number => (Array.isArray(v) ? (v[1] as number) : Number(v));
     expect(n(c2.value.value)).toBeGreaterThan(n(c1.value.value));
   });
+
+  it("delivers the data changes of the sub scenario's writer to its subscriber, without gaps or errors", async () => {
+    const r = await runSubLoad({
+      host: peer.host,
+      port: peer.port,
+      endpointUrl: peer.endpointUrl,
+      nodes: BENCHMARK_VALUE_NODES.slice(0, 10),
+      items: 10,
+      writesInFlight: 2,
+      publishingIntervalMs: 50,
+      queueSize: 100,
+      publishesInFlight: 3,
+      warmupSeconds: 0.5,
+      durationSeconds: 1,
+    });
+    expect(r.errorKinds).toEqual({});
+    expect(r.writes).toBeGreaterThan(0);
+    expect(r.requests).toBeGreaterThan(0);
+    expect(r.channelFaults).toBe(0);
+  }, 30_000);
 
   it("reports its heap and GC pauses on request (the diagnostics preload)", async () => {
     const before = peer.reports.length;
