@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
 import { parseArgs } from "node:util";
-import { ConfigError, loadGatewayConfig, validateConfigFile } from "./config/load.js";
+import { validateDeviceMapFile } from "./config/device-map.js";
+import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
 import { CERT_USAGE, certCommand } from "./security/cert-cli.js";
@@ -10,7 +11,9 @@ import { SystemdNotifier } from "./server/systemd-notify.js";
 
 const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
-  fieldgate validate --config FILE          check a config and exit (0 = valid)
+  fieldgate validate --config FILE          check a config and the device map it names, and exit
+                                            (0 = valid)
+  fieldgate validate --devices FILE         check a device map alone
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
 ${CERT_USAGE}`;
@@ -21,7 +24,12 @@ async function main(argv: string[]): Promise<number> {
   if (command === "cert") return certCommand(rest);
   const { values } = parseArgs({
     args: rest,
-    options: { config: { type: "string", short: "c" }, port: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      config: { type: "string", short: "c" },
+      devices: { type: "string" },
+      port: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
     allowPositionals: false,
   });
   if (values.help || command === undefined || command === "help") {
@@ -30,12 +38,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const configFile = values.config ?? "config/gateway.yaml";
   switch (command) {
-    case "validate": {
-      const issues = validateConfigFile(configFile);
-      for (const i of issues) console.error(`${i.file}:${i.line}:${i.column}: ${i.path ? i.path + ": " : ""}${i.message}`);
-      if (issues.length === 0) console.log(`${configFile}: valid`);
-      return issues.length === 0 ? 0 : 1;
-    }
+    case "validate":
+      return validate(values.devices === undefined || values.config !== undefined ? configFile : undefined, values.devices);
     case "run":
       return run(configFile, values.port);
     case "password":
@@ -67,7 +71,17 @@ async function run(configFile: string, portOverride: string | undefined): Promis
   }
   // Opt-in (bench): heap and GC pause totals on SIGUSR2 and at exit.
   if (diagnosticsRequested()) installDiagnosticsReport();
-  const server = new FieldgateServer(config);
+  let server: FieldgateServer;
+  try {
+    // Loads the device map: a bad one is refused before anything starts.
+    server = new FieldgateServer(config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  }
   await server.start();
   console.log(`fieldgate: listening on ${server.endpointUrl}`);
   // Under systemd (Type=notify): READY=1 now, then watchdog pings; nothing when run by hand.
@@ -90,13 +104,41 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
-    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process.
+    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process. The
+    // device map is read again; a refused one is logged and the last good one keeps polling.
+    let reloading: Promise<unknown> = Promise.resolve();
     process.on("SIGHUP", () => {
-      notifier?.reloading();
-      console.log("fieldgate: SIGHUP: this build cannot reload the device map yet; the running configuration is kept");
-      notifier?.ready(`listening on ${server.endpointUrl}`);
+      reloading = reloading.then(async () => {
+        notifier?.reloading();
+        console.log("fieldgate: SIGHUP: reloading the device map");
+        try {
+          await server.reloadDevices();
+        } catch (err) {
+          console.error("fieldgate: reload failed:", err instanceof Error ? err.message : err);
+        }
+        notifier?.ready(`listening on ${server.endpointUrl}`);
+      });
     });
   });
+}
+
+/** `fieldgate validate`: the gateway config and the device map it names, or a device map alone. */
+function validate(configFile: string | undefined, devicesFile: string | undefined): number {
+  const checked: string[] = [];
+  const issues: ConfigIssue[] = [];
+  if (configFile !== undefined) {
+    const own = validateConfigFile(configFile);
+    issues.push(...own);
+    checked.push(configFile);
+    if (own.length === 0 && devicesFile === undefined) devicesFile = loadGatewayConfig(configFile).devices;
+  }
+  if (devicesFile !== undefined) {
+    issues.push(...validateDeviceMapFile(devicesFile));
+    checked.push(devicesFile);
+  }
+  for (const i of issues) console.error(formatIssue(i));
+  if (issues.length === 0) for (const f of checked) console.log(`${f}: valid`);
+  return issues.length === 0 ? 0 : 1;
 }
 
 /** `fieldgate password`: the hash to paste into gateway.yaml; the password itself is never stored. */

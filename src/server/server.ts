@@ -5,6 +5,13 @@ import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
 import { createTestNamespace } from "../address-space/test-namespace.js";
 import { createBenchNamespace } from "../address-space/bench-namespace.js";
+import { DeviceNamespace } from "../address-space/device-namespace.js";
+import { SystemObject } from "../address-space/system-object.js";
+import { deviceMapSchema, loadDeviceMap, type DeviceMap } from "../config/device-map.js";
+import { formatIssue, validateFile, type ConfigIssue } from "../config/load.js";
+import { DeviceRuntime, type ApplyReport } from "../sampling/device-runtime.js";
+import { openModbusLink } from "../../drivers/modbus/index.js";
+import { startSimulator } from "../../drivers/simulator/index.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
@@ -80,9 +87,17 @@ export class FieldgateServer implements ServerCore {
   readonly anonymousRole: Role;
   readonly users: UserDirectory;
   readonly ns0: Ns0Manager;
+  /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
+  readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
   readonly scheduler = new DeadlineScheduler(systemClock);
   readonly subscriptions: SubscriptionEngine;
+  /** ns=1 urn:fieldgate:devices: Objects/Devices (the device map) and Objects/System. */
+  readonly devices: DeviceNamespace;
+  readonly deviceRuntime: DeviceRuntime;
+  readonly system: SystemObject;
+  /** The device map in use: the last one that loaded (a refused reload keeps it). */
+  deviceMap: DeviceMap | undefined;
   readonly diagnostics: DiagnosticsNamespace;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
@@ -91,8 +106,6 @@ export class FieldgateServer implements ServerCore {
   readonly handshakes: HandshakeLimiter;
   /** Filled by start(): None always (discovery, Part 4 §5.4), signing policies once the PKI is open. */
   private readonly policies = new Map<string, SecurityPolicy>([[SecurityPolicyNone.uri, SecurityPolicyNone]]);
-  /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
-  readonly history: GatewayHistory;
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
   private listening = false;
@@ -129,12 +142,26 @@ export class FieldgateServer implements ServerCore {
     });
     // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
     if (config.server.benchNamespace > 0) createBenchNamespace(this.registry, config.server.benchNamespace);
+    // Index 1 with a device map (the bench namespace is refused alongside one). Throws
+    // ConfigError for a bad map: nothing has started yet.
+    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices);
+    this.devices = new DeviceNamespace(this.registry);
+    this.deviceRuntime = new DeviceRuntime({
+      scheduler: this.scheduler,
+      clock: systemClock,
+      nodes: this.devices,
+      openLink: (options) => openModbusLink(options),
+      startSimulator: (options) => startSimulator(options),
+      log,
+    });
+    this.system = new SystemObject(this.devices.ns, { dataDir: config.dataDir, pollLateness: this.deviceRuntime.pollLateness });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
     feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m));
     publishHistoryCapabilities(this.ns0, this.history);
+    this.devices.history = this.history.writer;
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
@@ -211,9 +238,44 @@ export class FieldgateServer implements ServerCore {
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
-    this.diagnostics.start();
     this.history.start();
+    this.diagnostics.start();
+    this.system.start(this.scheduler);
+    if (this.deviceMap) this.logApply(await this.deviceRuntime.apply(this.deviceMap));
     this.listening = true;
+  }
+
+  /**
+   * Reads the device map again (SIGHUP) and applies what changed: devices and tags added,
+   * removed or changed appear in the address space, the others keep polling. A map with
+   * mistakes is refused with every issue logged; the last good map stays in use.
+   */
+  async reloadDevices(): Promise<{ readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly report?: ApplyReport }> {
+    const file = this.config.devices;
+    if (file === undefined) {
+      this.log.warn("reload: no device map configured (devices: in the gateway config)");
+      return { ok: false, issues: [] };
+    }
+    const result = validateFile(deviceMapSchema, file);
+    if (!result.ok) {
+      for (const issue of result.issues) this.log.warn(`reload refused: ${formatIssue(issue)}`);
+      this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);
+      return { ok: false, issues: result.issues };
+    }
+    this.deviceMap = result.value;
+    const report = await this.deviceRuntime.apply(result.value);
+    this.logApply(report);
+    return { ok: true, issues: [], report };
+  }
+
+  private logApply(r: ApplyReport): void {
+    const parts = [
+      r.added.length ? `added ${r.added.join(", ")}` : "",
+      r.removed.length ? `removed ${r.removed.join(", ")}` : "",
+      r.changed.length ? `changed ${r.changed.join(", ")}` : "",
+      `${r.unchanged.length} unchanged`,
+    ].filter((p) => p !== "");
+    this.log.info(`device map: ${parts.join("; ")}`);
   }
 
   /** Closes sessions and channels; resolves when every socket is gone. */
@@ -225,7 +287,9 @@ export class FieldgateServer implements ServerCore {
     this.subscriptions.stop();
     this.diagnostics.stop();
     this.handshakes.clear();
+    this.system.stop();
     await this.transport.close();
+    await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();
     this.log.info("stopped");

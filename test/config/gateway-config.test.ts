@@ -31,7 +31,7 @@ describe("the default gateway.yaml", () => {
     expect(c.server.host).toBe("0.0.0.0");
     expect(c.server.testNamespace).toBe(true);
     expect(c.dataDir).toBe(join(repo, "data"));
-    expect(c.devices).toBeUndefined();
+    expect(c.devices).toBe(join(repo, "config/devices.yaml"));
     expect(c.security.securityPolicies).toEqual(["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"]);
   });
 
