@@ -59,6 +59,17 @@ export interface SecureClientOptions {
 type Pending = { resolve: (body: Buffer) => void; reject: (e: Error) => void; parts: Buffer[] };
 
 const SYM_HEADERS = 16;
+
+/** Parsing a certificate costs about one RSA operation: once per certificate buffer. */
+const publicKeys = new WeakMap<Buffer, KeyObject>();
+function publicKeyOf(der: Buffer): KeyObject {
+  let k = publicKeys.get(der);
+  if (k === undefined) {
+    k = new X509Certificate(der).publicKey;
+    publicKeys.set(der, k);
+  }
+  return k;
+}
 const SEQ = 8;
 
 export class SecureClientChannel implements FrameSink {
@@ -167,7 +178,7 @@ export class SecureClientChannel implements FrameSink {
       requestedLifetime: o.requestedLifetimeMs ?? 3_600_000,
     });
     const crypto = secured
-      ? asymmetricCrypto(this.alg!, o.privateKey!, new X509Certificate(o.serverCertificate!).publicKey)
+      ? asymmetricCrypto(this.alg!, o.privateKey!, publicKeyOf(o.serverCertificate!))
       : SecurityPolicyNone.openAsymmetric(undefined, undefined).send;
     return this.finish(w, FrameKind.OPNF, encStart, crypto);
   }
@@ -291,7 +302,7 @@ export class SecureClientChannel implements FrameSink {
     let clientSignature: { algorithm: string | undefined; signature: Buffer | undefined } = { algorithm: undefined, signature: undefined };
     if (this.alg) {
       const sig = created.serverSignature.signature ?? Buffer.alloc(0);
-      const serverKey = new X509Certificate(o.serverCertificate!).publicKey;
+      const serverKey = publicKeyOf(o.serverCertificate!);
       if (!asymmetricVerify(this.alg, [o.certificate!, clientNonce], sig, serverKey)) {
         throw new SecureClientError("serverSignature does not verify", StatusCodes.BadApplicationSignatureInvalid);
       }
@@ -368,7 +379,7 @@ export class SecureClientChannel implements FrameSink {
     let end = frame.length;
     if (this.alg) {
       const o = this.options;
-      end = asymmetricCrypto(this.alg, new X509Certificate(o.serverCertificate!).publicKey, o.privateKey!).unsecure(frame, 0, encStart, frame.length);
+      end = asymmetricCrypto(this.alg, publicKeyOf(o.serverCertificate!), o.privateKey!).unsecure(frame, 0, encStart, frame.length);
     }
     this.deliver(FrameKind.MSGF, frame.readUInt32LE(encStart + 4), frame.subarray(encStart + SEQ, end));
   }

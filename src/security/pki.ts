@@ -208,6 +208,11 @@ export class Pki implements PolicyPki {
   private readonly maxRejected: number;
   private readonly minKeyBits: number;
   private readonly log: (message: string) => void;
+  /**
+   * Client certificates parsed lately, by thumbprint: X509Certificate parsing costs about as much
+   * as one RSA private-key operation, and the same clients come back (reconnects, renewals).
+   */
+  private readonly parsed = new Map<string, Entry>();
 
   private constructor(o: PkiOptions, certificate: Buffer, key: KeyObject) {
     this.root = o.root;
@@ -287,7 +292,7 @@ export class Pki implements PolicyPki {
       } catch {
         return StatusCodes.BadCertificateInvalid;
       }
-      const e = parseEntry(Buffer.from(part.leaf), "");
+      const e = this.parse(part.leaf);
       if (e === undefined) return StatusCodes.BadCertificateInvalid;
       given.push(e);
       rest = part.rest;
@@ -368,6 +373,26 @@ export class Pki implements PolicyPki {
       }
     }
     return StatusCodes.Good;
+  }
+
+  /** The public key of a DER certificate (cached with its parse). Throws on malformed input. */
+  publicKeyOf(der: Buffer): KeyObject {
+    const e = this.parse(der);
+    if (e === undefined) throw new Error("not a certificate");
+    return e.x509.publicKey;
+  }
+
+  private parse(der: Buffer): Entry | undefined {
+    const tp = thumbprintHex(der);
+    let e = this.parsed.get(tp);
+    if (e === undefined) {
+      e = parseEntry(Buffer.from(der), "");
+      if (e === undefined) return undefined;
+      // A flood of distinct certificates must not grow this: start over when full.
+      if (this.parsed.size >= 256) this.parsed.clear();
+      this.parsed.set(tp, e);
+    }
+    return e;
   }
 
   private findIssuer(cert: Entry, given: readonly Entry[]): Entry | undefined {

@@ -17,7 +17,6 @@ import {
   sign,
   timingSafeEqual,
   verify,
-  X509Certificate,
   type KeyObject,
 } from "node:crypto";
 import { UaStatusError } from "../ua/errors.js";
@@ -365,6 +364,8 @@ export interface PolicyPki {
    * client may be told (Part 4 §5.5.2.3).
    */
   validateChannelCertificate(chain: Buffer): number;
+  /** The public key of a (validated) DER certificate. */
+  publicKeyOf(der: Buffer): KeyObject;
 }
 
 /** Splits a DER chain (certificates back to back) into its first certificate and the rest. */
@@ -423,7 +424,7 @@ export class SecurePolicy implements SecurityPolicy {
     const status = this.pki.validateChannelCertificate(senderCertificate);
     if (status !== StatusCodes.Good) throw new UaStatusError(status, "client certificate refused");
     const leaf = Buffer.from(splitLeaf(senderCertificate).leaf);
-    const clientKey = new X509Certificate(leaf).publicKey;
+    const clientKey = this.pki.publicKeyOf(leaf);
     const clientKeyBytes = rsaKeyBytes(clientKey);
     const bits = clientKeyBytes * 8;
     if (bits < this.alg.minKeyBits || bits > this.alg.maxKeyBits) {
