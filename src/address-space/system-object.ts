@@ -18,6 +18,7 @@ import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-id
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js";
+import type { HistoryWriterStats } from "../history/writer.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
 import { SYSTEM_OBJECT_ID } from "./device-namespace.js";
@@ -32,6 +33,8 @@ export interface SystemObjectOptions {
   readonly thermalDir?: string;
   /** Lateness of device polls; read and reset at every sample. */
   readonly pollLateness?: LatenessHistogram;
+  /** The history writer's counters, shown as History* (a full disk shows as HistoryWriting Bad). */
+  readonly history?: { readonly stats: Readonly<HistoryWriterStats>; readonly queued: number };
 }
 
 /** name, built-in type, UNECE display name of the unit ("" for none), description. */
@@ -51,6 +54,12 @@ const VARIABLES = [
   ["PollLatenessP99", BuiltinType.Double, "ms", "99th percentile lateness of device polls over the last interval."],
   ["PollLatenessMax", BuiltinType.Double, "ms", "Largest lateness of a device poll over the last interval."],
   ["Polls", BuiltinType.UInt32, "", "Device poll slots due over the last interval."],
+  ["HistoryWriting", BuiltinType.Boolean, "", "True while history is being stored; false (with a Bad status) while writes to the database fail, e.g. on a full disk."],
+  ["HistoryRecorded", BuiltinType.UInt64, "", "Samples handed to the history writer since start."],
+  ["HistoryStored", BuiltinType.UInt64, "", "Samples committed to the history database since start."],
+  ["HistoryQueued", BuiltinType.UInt32, "", "Samples waiting to be written."],
+  ["HistoryDropped", BuiltinType.UInt64, "", "Samples dropped unwritten because the queue was full (the disk failed or could not keep up)."],
+  ["HistoryFailedFlushes", BuiltinType.UInt32, "", "Writes to the history database that failed since start."],
 ] as const;
 
 type Name = (typeof VARIABLES)[number][0];
@@ -166,6 +175,22 @@ export class SystemObject {
       set("PollLatenessMax", any ? round2(polls.max) : undefined, StatusCodes.BadNoData);
       set("Polls", polls.count);
       polls.reset();
+    }
+    const history = this.options.history;
+    if (history) {
+      const st = history.stats;
+      // The value (false) says what happens; the status makes a client's alarm on Bad fire too.
+      const w = this.vars.HistoryWriting;
+      this.ns.setValue(w, {
+        value: { dataType: BuiltinType.Boolean, arrayType: VariantArrayType.Scalar, value: !st.failing },
+        statusCode: st.failing ? StatusCodes.BadResourceUnavailable : StatusCodes.Good,
+        sourceTimestamp: now,
+      });
+      set("HistoryRecorded", BigInt(st.recorded));
+      set("HistoryStored", BigInt(st.flushed));
+      set("HistoryQueued", history.queued);
+      set("HistoryDropped", BigInt(st.dropped));
+      set("HistoryFailedFlushes", st.failedFlushes);
     }
   }
 

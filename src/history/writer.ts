@@ -52,13 +52,15 @@ export interface HistoryWriterStats {
   failedFlushes: number;
   /** Rows deleted by retention. */
   retained: number;
+  /** The last flush failed (a full disk, a read-only file system): set until one succeeds. */
+  failing: boolean;
 }
 
 const AGE_CHECK_INTERVAL = 10_000;
 
 export class HistoryWriter implements HistorySink {
   readonly store: HistoryStore;
-  readonly stats: HistoryWriterStats = { recorded: 0, filtered: 0, dropped: 0, flushed: 0, flushes: 0, failedFlushes: 0, retained: 0 };
+  readonly stats: HistoryWriterStats = { recorded: 0, filtered: 0, dropped: 0, flushed: 0, flushes: 0, failedFlushes: 0, retained: 0, failing: false };
   private readonly options: HistoryWriterOptions;
   private readonly now: () => number;
   private readonly byNamespace = new Map<number, Map<string | number, Series>>();
@@ -172,6 +174,7 @@ export class HistoryWriter implements HistorySink {
       this.store.writeBatch(this.ringSeries, this.ringTs, this.ringValues, this.ringStatus, this.head, n);
     } catch (err) {
       this.stats.failedFlushes++;
+      this.stats.failing = true;
       // The size cap (max_page_count) was hit before retention caught up: trim first.
       if ((err as { code?: string }).code === "SQLITE_FULL") this.trimming = true;
       this.options.onError?.(err);
@@ -186,6 +189,7 @@ export class HistoryWriter implements HistorySink {
     this.count -= n;
     this.stats.flushed += n;
     this.stats.flushes++;
+    this.stats.failing = false;
     return n;
   }
 

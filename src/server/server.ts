@@ -154,7 +154,6 @@ export class FieldgateServer implements ServerCore {
       startSimulator: (options) => startSimulator(options),
       log,
     });
-    this.system = new SystemObject(this.devices.ns, { dataDir: config.dataDir, pollLateness: this.deviceRuntime.pollLateness });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
     feedServerDiagnostics(this.ns0, this.subscriptions);
@@ -162,6 +161,11 @@ export class FieldgateServer implements ServerCore {
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m));
     publishHistoryCapabilities(this.ns0, this.history);
     this.devices.history = this.history.writer;
+    this.system = new SystemObject(this.devices.ns, {
+      dataDir: config.dataDir,
+      pollLateness: this.deviceRuntime.pollLateness,
+      history: this.history.writer,
+    });
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
