@@ -25,6 +25,12 @@ export interface DiagnosticsSnapshot {
   gcPauseMs: number;
   /** The longest single pause, ms. */
   gcMaxPauseMs: number;
+  /**
+   * Handles, requests and timers keeping the event loop alive, counted by kind
+   * (`process.getActiveResourcesInfo()`: TCPSocketWrap, Timeout, FSReqCallback, ...). The soak
+   * run watches these for leaks: a count that grows with uptime is a handle or timer never freed.
+   */
+  activeResources?: Record<string, number>;
 }
 
 export const DIAGNOSTICS_PREFIX = "diagnostics: ";
@@ -79,6 +85,7 @@ export function installDiagnosticsReport(write: (line: string) => void = (l) => 
       gcCount,
       gcPauseMs,
       gcMaxPauseMs,
+      activeResources: countResources(),
     };
   };
   const print = (reason: string): void => {
@@ -99,6 +106,12 @@ export function installDiagnosticsReport(write: (line: string) => void = (l) => 
     },
   };
   return installed;
+}
+
+function countResources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
 }
 
 /** Parses a line printed by the report; null for any other line. */
