@@ -1,7 +1,7 @@
 // The endpoints the server offers (Part 4 §7.14) and its ApplicationDescription (§7.2).
 import { hostname } from "node:os";
 import { ApplicationType, MessageSecurityMode } from "../ua/generated/enums.js";
-import type { ApplicationDescription, EndpointDescription, UserTokenPolicy } from "../ua/generated/types.js";
+import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
 import { userTokenPolicies } from "./user-tokens.js";
 import { DISCOVERY_TRANSPORT_PROFILE } from "../services/discovery.js";
 
@@ -35,13 +35,13 @@ export function endpointOffers(policies: readonly { uri: string; strength: numbe
 export interface EndpointOptions {
   application: ApplicationDescription;
   allowAnonymous: boolean;
+  /** Users with passwords / certificates exist: UserName / X509 token policies on signed endpoints. */
+  passwords?: boolean;
+  certificates?: boolean;
   /** Policy/mode pairs offered; None only by default. */
   offers?: readonly EndpointOffer[];
   /** The gateway's certificate (DER), in every endpoint (Part 4 §7.14). */
   serverCertificate?: Buffer;
-  /** Users with passwords / certificates exist: UserName / X509 token policies on signed endpoints. */
-  passwords?: boolean;
-  certificates?: boolean;
   /** The URL of the listener, used when a client names none (or names one we cannot parse). */
   defaultUrl: string;
 }
@@ -66,8 +66,6 @@ export function endpointUrlFor(requested: string | undefined, fallback: string):
 export function buildEndpoints(options: EndpointOptions, requestedUrl: string | undefined): EndpointDescription[] {
   const url = endpointUrlFor(requestedUrl, options.defaultUrl);
   const tokenOptions = { allowAnonymous: options.allowAnonymous, passwords: options.passwords ?? false, certificates: options.certificates ?? false };
-  // UserName and X509 only on signed endpoints (user-tokens.ts says why).
-  const tokens: UserTokenPolicy[] = userTokenPolicies(SECURITY_POLICY_NONE, tokenOptions);
   const server = { ...options.application, discoveryUrls: [url] };
   return (options.offers ?? [NONE_OFFER]).map((o) => ({
     endpointUrl: url,
@@ -75,7 +73,8 @@ export function buildEndpoints(options: EndpointOptions, requestedUrl: string | 
     serverCertificate: options.serverCertificate,
     securityMode: o.securityMode,
     securityPolicyUri: o.securityPolicyUri,
-    userIdentityTokens: tokens,
+    // UserName and X509 only on signed endpoints (user-tokens.ts says why).
+    userIdentityTokens: userTokenPolicies(o.securityPolicyUri, tokenOptions),
     transportProfileUri: DISCOVERY_TRANSPORT_PROFILE,
     // Part 4 §7.14: a relative rank; None is the least secure.
     securityLevel: o.securityLevel,

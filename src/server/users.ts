@@ -154,7 +154,7 @@ export class UserDirectory {
   private readonly users: ReadonlyMap<string, UserEntry>;
   private readonly byThumbprint = new Map<string, string>();
   private readonly lockout: LockoutOptions;
-  private readonly clock: Pick<Clock, "now">;
+  private clock: Pick<Clock, "now">;
   private readonly failures = new Map<string, Failures>();
   private readonly maxConcurrent: number;
   private readonly maxQueued: number;
@@ -177,6 +177,11 @@ export class UserDirectory {
     this.maxConcurrent = options.maxConcurrentChecks ?? 2;
     this.maxQueued = options.maxQueuedChecks ?? 32;
     this.maxTracked = options.maxTrackedKeys ?? 10_000;
+  }
+
+  /** Swaps the clock of the lockout windows (a plug point: tests of a running server pass a FakeClock). */
+  setClock(clock: Pick<Clock, "now">): void {
+    this.clock = clock;
   }
 
   /** Some user has a password: endpoints offer the UserName token policy. */

@@ -23,8 +23,7 @@ import {
   type CreateSessionResponse,
 } from "../ua/generated/types.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
-import { channelOffered, createSessionSecurity } from "../security/session-security.js";
-import { verifyClientSignature } from "../security/session-security.js";
+import { channelOffered, createSessionSecurity, verifyClientSignature } from "../security/session-security.js";
 import { authenticateToken } from "../server/user-tokens.js";
 
 export { ANONYMOUS_POLICY_ID } from "../server/user-tokens.js";
