@@ -86,6 +86,8 @@ export interface HistoryStoreOptions {
   cacheSize?: number;
 }
 
+/** Rows deleted per statement (and transaction) by retention. */
+const DELETE_CHUNK = 1000;
 /** Rows fetched per query by large reads. */
 const READ_CHUNK = 8192;
 const f32 = new Float32Array(1);
@@ -292,12 +294,21 @@ export class HistoryStore {
     return row?.[0];
   }
 
-  /** Deletes up to `limit` of the oldest rows older than `cutoff`; returns how many went. */
+  /**
+   * Deletes up to `limit` of the oldest rows older than `cutoff`, DELETE_CHUNK rows per
+   * statement, each its own transaction: one delete never makes the WAL grow by more than a few
+   * dozen pages. Returns how many rows went.
+   */
   deleteBefore(s: Series, cutoff: number, limit: number): number {
-    const r = this.db
-      .prepare(`DELETE FROM ${s.table} WHERE ts IN (SELECT ts FROM ${s.table} WHERE ts < ? ORDER BY ts LIMIT ?)`)
-      .run(Math.ceil(cutoff), limit);
-    return r.changes;
+    const stmt = this.db.prepare(`DELETE FROM ${s.table} WHERE ts IN (SELECT ts FROM ${s.table} WHERE ts < ? ORDER BY ts LIMIT ?)`);
+    let deleted = 0;
+    while (deleted < limit) {
+      const n = Math.min(DELETE_CHUNK, limit - deleted);
+      const changes = stmt.run(Math.ceil(cutoff), n).changes;
+      deleted += changes;
+      if (changes < n) break;
+    }
+    return deleted;
   }
 
   /** Runs `fn` in one transaction. */

@@ -208,21 +208,21 @@ export class HistoryWriter implements HistorySink {
     const maxAge = this.options.maxAge ?? 0;
     const all = [...this.store.allSeries()];
     if (all.length === 0) return 0;
-    this.store.transaction(() => {
-      if (maxAge > 0 && now >= this.nextAgeCheck) {
-        const cutoff = now - maxAge;
-        while (budget > 0 && this.ageCursor < all.length) {
-          const deleted = this.store.deleteBefore(all[this.ageCursor], cutoff, budget);
-          budget -= deleted;
-          if (budget > 0) this.ageCursor++;
-        }
-        if (this.ageCursor >= all.length) {
-          this.ageCursor = 0;
-          this.nextAgeCheck = now + AGE_CHECK_INTERVAL;
-        }
+    // No enclosing transaction: every delete commits on its own (store.deleteBefore), so the WAL
+    // can be checkpointed between them and stays within its budget.
+    if (maxAge > 0 && now >= this.nextAgeCheck) {
+      const cutoff = now - maxAge;
+      while (budget > 0 && this.ageCursor < all.length) {
+        const deleted = this.store.deleteBefore(all[this.ageCursor], cutoff, budget);
+        budget -= deleted;
+        if (budget > 0) this.ageCursor++;
       }
-      budget = this.trimToSize(all, budget);
-    });
+      if (this.ageCursor >= all.length) {
+        this.ageCursor = 0;
+        this.nextAgeCheck = now + AGE_CHECK_INTERVAL;
+      }
+    }
+    budget = this.trimToSize(all, budget);
     const deleted = start - budget;
     this.stats.retained += deleted;
     this.shrinkFile();

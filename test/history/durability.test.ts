@@ -130,7 +130,7 @@ describe("retention", () => {
       expect(h.store.oldest(s)).toBeGreaterThan(T0 + (i - 10_000) * 1000);
     }
     expect(h.store.integrityCheck()).toBe("ok");
-  });
+  }, 60_000);
 
   it("shrinks a database reopened with a smaller maxSize, in bounded steps", () => {
     h = tempHistory({ flushCount: 5000, queueSize: 10_000 });
@@ -157,7 +157,7 @@ describe("retention", () => {
     } finally {
       writer.close();
     }
-  });
+  }, 60_000);
 
   it("deletes samples older than maxAge, a bounded number per step", () => {
     h = tempHistory({ maxAge: 60_000, retentionBudget: 50 });
