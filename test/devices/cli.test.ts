@@ -58,7 +58,7 @@ describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
     const alone = spawnSync(process.execPath, [cli, "validate", "--devices", devices], { encoding: "utf8" });
     expect(alone.status).toBe(1);
     expect(alone.stderr).toContain(`${devices}:6:44`);
-  });
+  }, 30_000);
 
   it("run refuses a bad map before it starts", () => {
     writeFileSync(devices, sim("      - { name: a, address: holding:70000 }\n"));
@@ -66,7 +66,7 @@ describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
     expect(res.status).toBe(1);
     expect(res.stderr).toContain(`${devices}:6:29: devices[0].tags[0].address`);
     expect(res.stdout).not.toContain("listening");
-  });
+  }, 30_000);
 
   it("SIGHUP reloads the map: a new tag appears; a bad map is refused and the last good one keeps polling", async () => {
     writeFileSync(devices, sim(TAG_A));
