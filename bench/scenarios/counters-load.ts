@@ -1,0 +1,370 @@
+// The load side of the counters scenario (issue 3, the OPC UA sampling test): one session, one
+// subscription, N monitored items on the bench namespace's UInt64 counters (each counts the
+// server's samples of it), sampling 10 ms, queue size 1, Reporting, P Publish requests kept
+// outstanding. Runs in the load process (runModuleLoad) on the project's own codec.
+//
+// What counts: for each item, the counter values of its first and last notification whose
+// source timestamp (the sample's time, set by the server) falls in the window. Samples taken =
+// last - first; samples expected = (last ts - first ts) / sampling interval. An item passes at
+// 99 %. Publish responses are parsed only as far as the values need (clientHandle, UInt64,
+// source timestamp): at 16384 items x 10 publishes/s a full decode would make the client the limit.
+import { BinaryReader } from "../../src/ua/binary-reader.js";
+import { decodeDiagnosticInfo, decodeNodeId, decodeVariant } from "../../src/ua/builtin-codec.js";
+import { BuiltinType, type NodeId } from "../../src/ua/builtins.js";
+import { MonitoringMode, TimestampsToReturn } from "../../src/ua/generated/enums.js";
+import { ObjectIds } from "../../src/ua/generated/node-ids.js";
+import { statusCodeName } from "../../src/ua/generated/status-codes.js";
+import {
+  decodeCreateMonitoredItemsResponse,
+  decodeCreateSubscriptionResponse,
+  decodeResponseHeader,
+  encodeCreateMonitoredItemsRequest,
+  encodeCreateSubscriptionRequest,
+  encodePublishRequest,
+  type ResponseHeader,
+  type SubscriptionAcknowledgement,
+} from "../../src/ua/generated/types.js";
+import { counterId } from "../../src/address-space/bench-namespace.js";
+import type { UaClientChannel } from "../client/channel.js";
+import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
+import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
+import { markWindowEdge } from "../harness/window.js";
+import { closeAll, openSession } from "./service-load.js";
+
+export interface CountersLoadParams {
+  host: string;
+  port: number;
+  endpointUrl: string;
+  items: number;
+  publishingIntervalMs: number;
+  samplingIntervalMs: number;
+  queueSize: number;
+  publishesInFlight: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+  /** An item passes with at least this share of the expected samples (0.99). */
+  passRatio: number;
+  serverPid?: number;
+  serverDiagnostics?: boolean;
+}
+
+export interface CountersLoadResult {
+  params: CountersLoadParams;
+  windowSeconds: number;
+  /** Data change notifications received in the window. */
+  notifications: number;
+  errors: number;
+  errorsTotal: number;
+  errorKinds: Record<string, number>;
+  channelFaults: number;
+  server: { cpuMicros: number; rssBytesAtEnd: number; peakRssBytes: number } | null;
+  loadCpuMicros: number;
+  /** Every item reached passRatio. */
+  passed: boolean;
+  itemsBelow: number;
+  /** Items with two notifications in the window (all of them, when things go well). */
+  itemsMeasured: number;
+  minRatio: number;
+  meanRatio: number;
+  publishResponses: number;
+  keepAlives: number;
+  /** The server's sampling lateness over the window (its diagnostics histogram), ms; NaN without one. */
+  latenessP50Ms: number;
+  latenessP99Ms: number;
+  latenessSlots: number;
+}
+
+const DATA_CHANGE = ObjectIds.DataChangeNotification_Encoding_DefaultBinary;
+const ITEMS_PER_CREATE = 500;
+const TWO_32 = 4294967296;
+const DIAG = "nsu=urn:fieldgate:diagnostics;s=Sampling.";
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Per-item first and last (value, source time) inside the window, in flat arrays. */
+class Tally {
+  readonly firstValue: Float64Array;
+  readonly firstTs: Float64Array;
+  readonly lastValue: Float64Array;
+  readonly lastTs: Float64Array;
+  windowStart = Infinity;
+  windowEnd = -Infinity;
+  notifications = 0;
+  publishResponses = 0;
+  keepAlives = 0;
+  recording = false;
+  errors = 0;
+  errorsTotal = 0;
+  readonly errorKinds: Record<string, number> = {};
+  acks: SubscriptionAcknowledgement[] = [];
+
+  constructor(items: number) {
+    this.firstValue = new Float64Array(items + 1).fill(NaN);
+    this.firstTs = new Float64Array(items + 1).fill(NaN);
+    this.lastValue = new Float64Array(items + 1).fill(NaN);
+    this.lastTs = new Float64Array(items + 1).fill(NaN);
+  }
+
+  error(kind: string): void {
+    this.errorsTotal++;
+    if (this.recording) this.errors++;
+    this.errorKinds[kind] = (this.errorKinds[kind] ?? 0) + 1;
+  }
+
+  record(handle: number, value: number, ts: number): void {
+    if (this.recording) this.notifications++;
+    if (!(ts >= this.windowStart && ts <= this.windowEnd) || handle >= this.firstTs.length) return;
+    if (this.firstTs[handle] !== this.firstTs[handle]) {
+      this.firstTs[handle] = ts;
+      this.firstValue[handle] = value;
+    }
+    this.lastTs[handle] = ts;
+    this.lastValue[handle] = value;
+  }
+}
+
+/** Reads a DataValue's counter (UInt64, else any number) and source timestamp into the tally. */
+function readItem(r: BinaryReader, handle: number, tally: Tally): void {
+  const mask = r.readByte();
+  let value = NaN;
+  let ts = NaN;
+  if (mask & 0x01) {
+    if (r.buffer[r.pos] === BuiltinType.UInt64) {
+      r.pos++;
+      const lo = r.readUInt32();
+      value = r.readUInt32() * TWO_32 + lo;
+    } else {
+      const v = decodeVariant(r).value;
+      value = typeof v === "bigint" ? Number(v) : Number(v);
+    }
+  }
+  if (mask & 0x02) {
+    const status = r.readUInt32();
+    if (status >>> 30 !== 0) tally.error(`notification ${statusCodeName(status)}`);
+  }
+  if (mask & 0x04) ts = r.readDateTime();
+  if (mask & 0x10) r.readUInt16();
+  if (mask & 0x08) r.readDateTime();
+  if (mask & 0x20) r.readUInt16();
+  tally.record(handle, value, ts);
+}
+
+interface PublishSummary {
+  responseHeader: ResponseHeader;
+  subscriptionId: number;
+}
+
+/** The minimal PublishResponse parse (Part 4 §5.13.5, §7.21): values go straight to the tally. */
+function publishParser(tally: Tally): (r: BinaryReader) => PublishSummary {
+  return (r) => {
+    const responseHeader = decodeResponseHeader(r);
+    const subscriptionId = r.readUInt32();
+    const available = r.readInt32();
+    r.pos += 4 * Math.max(0, available);
+    r.readBoolean(); // moreNotifications
+    const sequenceNumber = r.readUInt32();
+    r.readDateTime(); // publishTime
+    const parts = r.readInt32();
+    if (parts <= 0) tally.keepAlives++;
+    else tally.acks.push({ subscriptionId, sequenceNumber });
+    for (let p = 0; p < parts; p++) {
+      const typeId = decodeNodeId(r);
+      r.readByte(); // encoding
+      const length = r.readInt32();
+      const end = r.pos + length;
+      if (typeId.namespace === 0 && typeId.value === DATA_CHANGE) {
+        const n = r.readInt32();
+        for (let i = 0; i < n; i++) readItem(r, r.readUInt32(), tally);
+      } else {
+        tally.error(`notification type i=${String(typeId.value)}`);
+      }
+      r.pos = end;
+    }
+    const results = r.readInt32();
+    for (let i = 0; i < results; i++) {
+      const s = r.readUInt32();
+      if (s >>> 30 !== 0) tally.error(`acknowledgement ${statusCodeName(s)}`);
+    }
+    const diags = r.readInt32();
+    for (let i = 0; i < diags; i++) decodeDiagnosticInfo(r);
+    tally.publishResponses++;
+    return { responseHeader, subscriptionId };
+  };
+}
+
+async function publishLoop(ch: UaClientChannel, tally: Tally, running: () => boolean): Promise<void> {
+  const parse = publishParser(tally);
+  while (running() && !ch.closed) {
+    const acks = tally.acks;
+    tally.acks = [];
+    try {
+      await ch.call(
+        "Publish",
+        ObjectIds.PublishRequest_Encoding_DefaultBinary,
+        encodePublishRequest,
+        { requestHeader: ch.requestHeader(30_000), subscriptionAcknowledgements: acks },
+        ObjectIds.PublishResponse_Encoding_DefaultBinary,
+        parse,
+      );
+    } catch (err) {
+      if (running()) tally.error(`Publish: ${(err as Error).message}`);
+      return;
+    }
+  }
+}
+
+async function subscribe(ch: UaClientChannel, nodes: readonly NodeId[], p: CountersLoadParams): Promise<number> {
+  const created = await ch.call(
+    "CreateSubscription",
+    ObjectIds.CreateSubscriptionRequest_Encoding_DefaultBinary,
+    encodeCreateSubscriptionRequest,
+    {
+      requestHeader: ch.requestHeader(),
+      requestedPublishingInterval: p.publishingIntervalMs,
+      requestedLifetimeCount: Math.max(30, Math.ceil(120_000 / p.publishingIntervalMs)),
+      requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+      priority: 0,
+    },
+    ObjectIds.CreateSubscriptionResponse_Encoding_DefaultBinary,
+    decodeCreateSubscriptionResponse,
+  );
+  for (let from = 0; from < nodes.length; from += ITEMS_PER_CREATE) {
+    const batch = nodes.slice(from, from + ITEMS_PER_CREATE);
+    const r = await ch.call(
+      "CreateMonitoredItems",
+      ObjectIds.CreateMonitoredItemsRequest_Encoding_DefaultBinary,
+      encodeCreateMonitoredItemsRequest,
+      {
+        requestHeader: ch.requestHeader(),
+        subscriptionId: created.subscriptionId,
+        timestampsToReturn: TimestampsToReturn.Both,
+        itemsToCreate: batch.map((nodeId, i) => ({
+          itemToMonitor: valueReadOf(nodeId),
+          monitoringMode: MonitoringMode.Reporting,
+          requestedParameters: { clientHandle: from + i + 1, samplingInterval: p.samplingIntervalMs, filter: undefined, queueSize: p.queueSize, discardOldest: true },
+        })),
+      },
+      ObjectIds.CreateMonitoredItemsResponse_Encoding_DefaultBinary,
+      decodeCreateMonitoredItemsResponse,
+    );
+    const bad = (r.results ?? []).find((x) => x.statusCode >>> 30 !== 0);
+    if (bad !== undefined) throw new Error(`CreateMonitoredItems: ${statusCodeName(bad.statusCode)}`);
+  }
+  return created.subscriptionId;
+}
+
+/** The server's lateness histogram (fieldgate's diagnostics namespace), or undefined elsewhere. */
+async function latenessHistogram(ch: UaClientChannel): Promise<{ buckets: number[]; width: number } | undefined> {
+  try {
+    const nodes = await resolveNodes(ch, [`${DIAG}LatenessHistogram`, `${DIAG}LatenessBucketWidth`]);
+    const [h, w] = await readValues(ch, nodes.map(valueReadOf));
+    const buckets = h?.value?.value;
+    if (!Array.isArray(buckets) || typeof w?.value?.value !== "number") return undefined;
+    return { buckets: buckets as number[], width: w.value.value };
+  } catch {
+    return undefined;
+  }
+}
+
+function quantile(delta: readonly number[], width: number, q: number): number {
+  const total = delta.reduce((a, b) => a + b, 0);
+  if (total === 0) return NaN;
+  const target = Math.ceil(q * total);
+  let seen = 0;
+  for (let i = 0; i < delta.length; i++) {
+    seen += delta[i];
+    if (seen >= target) return i * width;
+  }
+  return (delta.length - 1) * width;
+}
+
+export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLoadResult> {
+  const channels: UaClientChannel[] = [];
+  try {
+    const ch = await openSession(p, "bench-counters");
+    channels.push(ch);
+    const texts = Array.from({ length: p.items }, (_, k) => `nsu=urn:fieldgate:bench;i=${counterId(k + 1)}`);
+    const nodes = await resolveNodes(ch, texts);
+    const tally = new Tally(p.items);
+    await subscribe(ch, nodes, p);
+    let running = true;
+    const loops = Array.from({ length: p.publishesInFlight }, () => publishLoop(ch, tally, () => running));
+    await sleep(p.warmupSeconds * 1000);
+
+    const h0 = await latenessHistogram(ch);
+    const t0 = performance.now();
+    tally.windowStart = Date.now();
+    tally.windowEnd = Infinity;
+    tally.recording = true;
+    const serverCpu0 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
+    const loadCpu0 = process.cpuUsage();
+    markWindowEdge(p.serverPid, p.serverDiagnostics);
+    await sleep(p.durationSeconds * 1000);
+    tally.windowEnd = Date.now();
+    const t1 = performance.now();
+    const serverCpu1 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
+    const loadCpu = process.cpuUsage(loadCpu0);
+    markWindowEdge(p.serverPid, p.serverDiagnostics);
+    const memory = p.serverPid === undefined ? null : memoryOf(p.serverPid);
+    // Notifications sampled before the window's end may still be on their way.
+    await sleep(p.publishingIntervalMs + 200);
+    tally.recording = false;
+    const h1 = await latenessHistogram(ch);
+    running = false;
+    // Waiting requests end with the session (CloseSession answers them); no need to wait them out.
+    await Promise.race([Promise.all(loops), sleep(200)]);
+
+    let below = 0;
+    let measured = 0;
+    let minRatio = Infinity;
+    let sumRatio = 0;
+    for (let k = 1; k <= p.items; k++) {
+      const span = tally.lastTs[k] - tally.firstTs[k];
+      let ratio = 0;
+      if (span > 0) {
+        measured++;
+        ratio = (tally.lastValue[k] - tally.firstValue[k]) / (span / p.samplingIntervalMs);
+      }
+      if (!(ratio >= p.passRatio)) below++;
+      if (ratio < minRatio) minRatio = ratio;
+      sumRatio += ratio;
+    }
+    let latenessP50Ms = NaN;
+    let latenessP99Ms = NaN;
+    let latenessSlots = 0;
+    if (h0 !== undefined && h1 !== undefined) {
+      const delta = h1.buckets.map((n, i) => n - (h0.buckets[i] ?? 0));
+      latenessSlots = delta.reduce((a, b) => a + b, 0);
+      latenessP50Ms = quantile(delta, h1.width, 0.5);
+      latenessP99Ms = quantile(delta, h1.width, 0.99);
+    }
+    const windowSeconds = (t1 - t0) / 1000;
+    return {
+      params: p,
+      windowSeconds,
+      notifications: tally.notifications,
+      errors: tally.errors,
+      errorsTotal: tally.errorsTotal,
+      errorKinds: tally.errorKinds,
+      channelFaults: ch.closed ? 1 : 0,
+      server: memory === null ? null : { cpuMicros: serverCpu1 - serverCpu0, rssBytesAtEnd: memory.rss, peakRssBytes: memory.peakRss },
+      loadCpuMicros: loadCpu.user + loadCpu.system,
+      passed: below === 0,
+      itemsBelow: below,
+      itemsMeasured: measured,
+      minRatio: p.items > 0 ? minRatio : NaN,
+      meanRatio: p.items > 0 ? sumRatio / p.items : NaN,
+      publishResponses: tally.publishResponses,
+      keepAlives: tally.keepAlives,
+      latenessP50Ms,
+      latenessP99Ms,
+      latenessSlots,
+    };
+  } finally {
+    await closeAll(channels);
+  }
+}

@@ -1,0 +1,231 @@
+// Scenario `counters` (issue 3): the OPC UA sampling test used to compare servers. N UInt64
+// counters of the bench namespace (`server.benchNamespace: N`, ns=1;i=1..N, skipping the
+// BenchmarkValues' 1001..1100) count every sample the server takes of them; one session, one
+// subscription (publishing 100 ms and 1000 ms), N items at 10 ms sampling, queue size 1,
+// Reporting, 4 Publish requests outstanding. A case passes when every item reaches 99 % of the
+// samples a 10 ms rate gives over the window. `--search` looks for the largest N that passes
+// both publishing intervals. Figures: notifications/s, server CPU share, and the server's
+// sampling lateness p50/p99 over the window (fieldgate's diagnostics histogram).
+import { parseArgs } from "node:util";
+import { runModuleLoad } from "../harness/load-process.js";
+import { memoryOf } from "../harness/proc.js";
+import type { CaseResult } from "../harness/report.js";
+import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
+import type { ServerTarget } from "../harness/target.js";
+import type { CountersLoadParams, CountersLoadResult } from "./counters-load.js";
+
+export interface CountersScenarioOptions extends CommonOptions {
+  items: number[];
+  search: boolean;
+  /** Largest N the search tries. */
+  searchMax: number;
+  publishingIntervals: number[];
+  samplingIntervalMs: number;
+  queueSize: number;
+  publishesInFlight: number;
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+const PASS_RATIO = 0.99;
+/** The search's resolution (open62541 passes 10240 and fails 12288 on this test). */
+const SEARCH_STEP = 1024;
+
+const USAGE = `npm run bench -- counters [options]
+  --items LIST        monitored counters, comma-separated cases (default 1024,16384)
+  --search            find the largest N passing at every publishing interval: doubling from
+                      the first --items value, then halving the gap down to ${SEARCH_STEP}
+  --search-max N      largest N the search tries (default 65536)
+  --publishing LIST   publishing intervals in ms (default 100,1000)
+  --sampling MS       sampling interval (default 10)
+  --queue N           queue size per item (default 1)
+  --publishes N       Publish requests kept outstanding (default 4)
+  --warmup S          seconds before the window (default 3)
+  --duration S        seconds of the measurement window (default 10)
+${COMMON_USAGE}`;
+
+function list(name: string, text: string | undefined, fallback: number[]): number[] {
+  if (text === undefined) return fallback;
+  return text.split(",").map((t) => positive(name, t.trim(), 0));
+}
+
+export function parseCountersOptions(argv: readonly string[]): CountersScenarioOptions | null {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      ...COMMON_OPTIONS,
+      items: { type: "string" },
+      search: { type: "boolean", default: false },
+      "search-max": { type: "string" },
+      publishing: { type: "string" },
+      sampling: { type: "string" },
+      queue: { type: "string" },
+      publishes: { type: "string" },
+      warmup: { type: "string" },
+      duration: { type: "string" },
+    },
+  });
+  if (values.help) return null;
+  return {
+    ...commonFrom(values),
+    items: list("items", values.items, [1024, 16384]),
+    search: values.search ?? false,
+    searchMax: positive("search-max", values["search-max"], 65536),
+    publishingIntervals: list("publishing", values.publishing, [100, 1000]),
+    samplingIntervalMs: positive("sampling", values.sampling, 10, false),
+    queueSize: positive("queue", values.queue, 1),
+    publishesInFlight: positive("publishes", values.publishes, 4),
+    warmupSeconds: values.warmup === "0" ? 0 : positive("warmup", values.warmup, 3, false),
+    durationSeconds: positive("duration", values.duration, 10, false),
+  };
+}
+
+/** NaN crosses the load process's IPC as null. */
+const num = (x: number | null) => (typeof x === "number" ? x : NaN);
+const pct = (x: number | null) => `${(num(x) * 100).toFixed(2)} %`;
+const ms = (x: number | null) => (Number.isFinite(num(x)) ? `${num(x).toFixed(1)} ms` : "-");
+
+async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScenarioOptions, items: number, publishingMs: number): Promise<CaseResult> {
+  const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms`;
+  ctx.log(`counters ${caseName} on ${target.name}: starting the server`);
+  const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items }, startTimeoutMs: 120_000 });
+  const notes: string[] = [];
+  try {
+    await sleep(500);
+    const idle = memoryOf(server.pid);
+    const params: CountersLoadParams = {
+      host: server.host,
+      port: server.port,
+      endpointUrl: server.endpointUrl,
+      items,
+      publishingIntervalMs: publishingMs,
+      samplingIntervalMs: o.samplingIntervalMs,
+      queueSize: o.queueSize,
+      publishesInFlight: o.publishesInFlight,
+      warmupSeconds: o.warmupSeconds,
+      durationSeconds: o.durationSeconds,
+      passRatio: PASS_RATIO,
+      serverPid: server.pid,
+      serverDiagnostics: server.diagnostics,
+    };
+    const run = await runModuleLoad<CountersLoadParams, CountersLoadResult>(new URL("./counters-load.js", import.meta.url).href, "runCountersLoad", params, ctx.load);
+    const r = run.result;
+    const verdict = r.passed ? "PASS" : "FAIL";
+    notes.push(
+      `${verdict}: ${r.itemsBelow} of ${items} items under ${pct(PASS_RATIO)} of the expected samples; min ${pct(r.minRatio)}, mean ${pct(r.meanRatio)}`,
+      r.latenessSlots > 0
+        ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)} over ${r.latenessSlots} scheduler slots`
+        : "sampling lateness: not reported by this server",
+    );
+    if (server.exited) notes.push("the server exited during the run");
+    if (r.channelFaults > 0) notes.push("the channel closed under load");
+    const window = r.windowSeconds;
+    const cpu = r.server?.cpuMicros ?? NaN;
+    return {
+      scenario: "counters",
+      case: caseName,
+      target: target.name,
+      unit: "notifications/s",
+      figures: {
+        requests: r.notifications,
+        windowSeconds: window,
+        requestsPerSecond: r.notifications / window,
+        // The server's sampling lateness against its deadlines, µs (not a request latency).
+        latencyMicros: { p50: num(r.latenessP50Ms) * 1000, p90: NaN, p99: num(r.latenessP99Ms) * 1000, p999: NaN, max: NaN, mean: NaN },
+        serverCpuMicrosPerRequest: r.notifications > 0 ? cpu / r.notifications : NaN,
+        serverCpuShare: cpu / (window * 1e6),
+        loadCpuShare: r.loadCpuMicros / (window * 1e6),
+        serverRssIdleBytes: idle.rss,
+        serverRssEndBytes: r.server?.rssBytesAtEnd ?? NaN,
+        serverPeakRssBytes: r.server?.peakRssBytes ?? NaN,
+        serverHeapIdleBytes: NaN,
+        serverHeapUsedEndBytes: NaN,
+        serverHeapTotalEndBytes: NaN,
+        gcPauseMs: NaN,
+        gcCount: NaN,
+        gcPausePerSecondMs: NaN,
+        startToListeningMs: server.startToListeningMs,
+        errors: r.errors,
+        errorsTotal: r.errorsTotal,
+        channelFaults: r.channelFaults,
+        lostInFlight: 0,
+        verifiedResponses: 0,
+      },
+      conditions: {
+        items,
+        samplingIntervalMs: o.samplingIntervalMs,
+        publishingIntervalMs: publishingMs,
+        queueSize: o.queueSize,
+        publishesInFlight: o.publishesInFlight,
+        passed: r.passed,
+        itemsBelow: r.itemsBelow,
+        minRatio: num(r.minRatio),
+        meanRatio: num(r.meanRatio),
+        latenessP50Ms: num(r.latenessP50Ms),
+        latenessP99Ms: num(r.latenessP99Ms),
+        warmupSeconds: o.warmupSeconds,
+        durationSeconds: o.durationSeconds,
+        serverCpu: server.pinnedCpu ?? null,
+        loadCpu: run.pinnedCpu ?? null,
+        loadInline: run.inline,
+        idleRssAfterMs: 500,
+      },
+      errorKinds: r.errorKinds,
+      notes,
+    };
+  } finally {
+    const exit = await server.stop();
+    if (exit.code !== 0) notes.push(`server stopped with exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ""} (expected 0 on SIGTERM)`);
+  }
+}
+
+/** Every publishing interval of N; true when all passed. */
+async function runN(ctx: BenchContext, target: ServerTarget, o: CountersScenarioOptions, n: number, results: CaseResult[]): Promise<boolean> {
+  let ok = true;
+  for (const publishing of o.publishingIntervals) {
+    const r = await runCase(ctx, target, o, n, publishing);
+    results.push(r);
+    ctx.log(`counters ${r.case} on ${target.name}: ${r.notes[0]}`);
+    if (r.conditions.passed !== true) ok = false;
+  }
+  return ok;
+}
+
+export const countersScenario: Scenario<CountersScenarioOptions> = {
+  name: "counters",
+  summary: "the sampling test: N UInt64 counters at 10 ms, does every item get 99 % of its samples",
+  usage: USAGE,
+  parse: parseCountersOptions,
+  smokeArgs: ["--items", "100", "--publishing", "100", "--warmup", "0.5", "--duration", "1"],
+  reportRuns: [{ title: "counters: 1024 items at 10 ms sampling (100 ms publishing)", args: ["--items", "1024", "--publishing", "100", "--rounds", "1"] }],
+  async run(ctx, options) {
+    const results: CaseResult[] = [];
+    for (const target of ctx.targets) {
+      if (!options.search) {
+        for (const n of options.items) await runN(ctx, target, options, n, results);
+        continue;
+      }
+      // Doubling until a failure, then halving the gap between the last pass and the first failure.
+      let pass = 0;
+      let fail = 0;
+      for (let n = options.items[0]; n <= options.searchMax; n *= 2) {
+        if (await runN(ctx, target, options, n, results)) pass = n;
+        else {
+          fail = n;
+          break;
+        }
+      }
+      while (fail > 0 && fail - pass > SEARCH_STEP) {
+        const mid = Math.round((pass + fail) / 2 / SEARCH_STEP) * SEARCH_STEP;
+        if (await runN(ctx, target, options, mid, results)) pass = mid;
+        else fail = mid;
+      }
+      const summary = `largest N passing on ${target.name}: ${pass || "none"}${fail ? ` (fails at ${fail})` : ` (up to --search-max ${options.searchMax})`}`;
+      ctx.log(`counters ${summary}`);
+      ctx.notes.push(summary);
+    }
+    return results;
+  },
+};
