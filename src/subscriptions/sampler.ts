@@ -14,6 +14,7 @@ import type { Clock } from "../sampling/clock.js";
 import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
 import type { DataValue } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { nodeIdKey } from "../ua/node-id.js";
 import { applyRange, parseNumericRange } from "../ua/numeric-range.js";
 import type { MonitoredItem } from "./monitored-item.js";
 import { isDirectSampler, type DirectSampler } from "./sample-sink.js";
@@ -163,6 +164,13 @@ export class Sampler {
   private readonly groups = new Map<number, SamplingGroup>();
   /** Items fed by setValue, by variable. */
   private readonly fed = new Map<MemoryVariable, MonitoredItem[]>();
+  /**
+   * The variable that holds each fed NodeId's items: a device map reload may replace a tag's
+   * variable by a new one with the same NodeId, and the items move over to it.
+   */
+  private readonly fedByKey = new Map<string | number, MemoryVariable>();
+  /** Fed variables seen without items, so that their setValue costs one look-up. */
+  private unwatched = new WeakSet<MemoryVariable>();
   private readonly hooked = new Set<MemoryNamespace>();
   /** Sampling passes run (all groups). */
   passes = 0;
@@ -201,11 +209,19 @@ export class Sampler {
     const variable = this.feedOf(item);
     if (variable !== undefined) {
       let list = this.fed.get(variable);
-      if (list === undefined) this.fed.set(variable, (list = []));
+      if (list === undefined) {
+        this.fed.set(variable, (list = []));
+        this.fedByKey.set(nodeIdKey(variable.nodeId), variable);
+        this.unwatched.delete(variable);
+      }
       list.push(item);
       item.fedBy = variable;
       return;
     }
+    this.startSampling(item);
+  }
+
+  private startSampling(item: MonitoredItem): void {
     let group = this.groups.get(item.samplingInterval);
     if (group === undefined) {
       group = new SamplingGroup(item.samplingInterval, this);
@@ -223,7 +239,10 @@ export class Sampler {
       if (list !== undefined) {
         const i = list.indexOf(item);
         if (i >= 0) list.splice(i, 1);
-        if (list.length === 0) this.fed.delete(variable);
+        if (list.length === 0) {
+          this.fed.delete(variable);
+          this.fedByKey.delete(nodeIdKey(variable.nodeId));
+        }
       }
       item.fedBy = undefined;
       return;
@@ -250,6 +269,43 @@ export class Sampler {
     for (const g of this.groups.values()) if (g.slot !== undefined) this.scheduler.cancel(g.slot);
     this.groups.clear();
     this.fed.clear();
+    this.fedByKey.clear();
+    this.unwatched = new WeakSet();
+  }
+
+  /**
+   * A fed variable without items of its own: when it replaced the variable that had items for
+   * the same NodeId (a reload), the items move to it, or to a sampling group when its feed rate
+   * is no longer theirs. Returns the items that now listen to it.
+   */
+  private rebind(variable: MemoryVariable): MonitoredItem[] | undefined {
+    if (this.unwatched.has(variable)) return undefined;
+    const key = nodeIdKey(variable.nodeId);
+    const old = this.fedByKey.get(key);
+    const list = old === undefined || old === variable ? undefined : this.fed.get(old);
+    if (list === undefined) {
+      this.unwatched.add(variable);
+      return undefined;
+    }
+    this.fed.delete(old!);
+    const kept: MonitoredItem[] = [];
+    for (const item of list) {
+      if (variable.feedInterval === item.samplingInterval) {
+        item.fedBy = variable;
+        kept.push(item);
+      } else {
+        item.fedBy = undefined;
+        this.startSampling(item);
+      }
+    }
+    if (kept.length === 0) {
+      this.fedByKey.delete(key);
+      this.unwatched.add(variable);
+      return undefined;
+    }
+    this.fed.set(variable, kept);
+    this.fedByKey.set(key, variable);
+    return kept;
   }
 
   /** The fed variable an item can listen to instead of being sampled, if any. */
@@ -272,7 +328,7 @@ export class Sampler {
     // One listener per namespace, not per item; an owner's own listener keeps being called.
     ns.onValueChange = (variable, value) => {
       previous?.(variable, value);
-      const items = fed.get(variable);
+      const items = fed.get(variable) ?? (variable.feedInterval > 0 ? this.rebind(variable) : undefined);
       if (items === undefined) return;
       const wall = clock.wallNow();
       this.fedValues++;

@@ -252,6 +252,34 @@ describe("sampling", () => {
     expect(f.engine.sampler.groupCount).toBe(1);
   });
 
+  it("moves fed items to the new variable when a reload replaces it", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    f.variable("same", { feedInterval: 50 });
+    f.variable("slower", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("same"), { samplingInterval: 50, queueSize: 5, clientHandle: 1 });
+    f.monitor(s, id, f.nodeId("slower"), { samplingInterval: 50, queueSize: 5, clientHandle: 2 });
+    f.publish(s);
+    await f.advance(100);
+    f.take();
+    // The device map is reloaded: both tags get new variables, one of them at another rate.
+    f.mem.removeNode(f.nodeId("same"));
+    f.mem.removeNode(f.nodeId("slower"));
+    const same = f.variable("same", { feedInterval: 50 });
+    const slower = f.variable("slower", { feedInterval: 200 });
+    f.set(same, 5);
+    f.set(slower, 6);
+    expect(f.engine.sampler.fedItemCount).toBe(1);
+    expect(f.engine.sampler.groupCount).toBe(1);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([
+      [1, 5, 0],
+      [2, 6, 0],
+    ]);
+  });
+
   it("stops sampling and cancels the slot when the last item of an interval goes", async () => {
     const f = new Fixture();
     const s = f.session();
