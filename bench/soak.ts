@@ -1,0 +1,692 @@
+// The soak run (issue 9): `npm run soak -- --minutes N`.
+//
+// The gateway runs as `fieldgate run` in a process of its own (as on the appliance), polling 50
+// simulated Modbus TCP devices (drivers/simulator, modbus-serial's ServerTCP, in this process)
+// every second, two tags of each historized. Five node-opcua clients subscribe to every device's
+// tags, read and write; on a schedule a few devices vanish (their slave closes) and come back.
+// Every `--sample` seconds the run records:
+//   - the gateway's RSS and V8 heap, and its active handles and timers by kind, from its own
+//     diagnostics report (FIELDGATE_DIAGNOSTICS=1, one line per SIGUSR2);
+//   - poll lateness (p50/p99/max) and poll slots, and the history counters (recorded, stored,
+//     queued, dropped, failed flushes), from the System object over OPC UA;
+//   - the clients' notifications, reads, writes and channel faults (connection lost,
+//     reconnections, subscriptions terminated).
+// At the end: a least-squares trend of RSS and heap after warm-up (the issue asks for flat
+// memory), the history database's rows against what the writer reported stored, and whether
+// every outage was seen going Bad and coming back by a client. Prints a report in Markdown and
+// writes the samples as JSON (--out).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import {
+  AttributeIds,
+  ClientMonitoredItemGroup,
+  DataType,
+  MessageSecurityMode,
+  OPCUAClient,
+  SecurityPolicy,
+  TimestampsToReturn,
+  type ClientSession,
+  type ClientSubscription,
+  type DataValue,
+} from "node-opcua-client";
+import { startSimulator, type Simulator } from "../drivers/simulator/index.js";
+import { parseDiagnosticsLine, type DiagnosticsSnapshot } from "../src/server/diagnostics-report.js";
+import { repoRoot } from "../src/ua/generator/schema.js";
+
+interface Options {
+  minutes: number;
+  devices: number;
+  clients: number;
+  sampleSeconds: number;
+  /** Seconds between outages; each takes `outageDevices` devices down for `outageSeconds`. */
+  outageEvery: number;
+  outageSeconds: number;
+  outageDevices: number;
+  warmupFraction: number;
+  out: string | undefined;
+}
+
+const USAGE = `npm run soak -- [options]
+  --minutes N          length of the run (default 30)
+  --devices N          simulated Modbus TCP devices, 5 tags each at 1 s, 2 historized (default 50)
+  --clients N          node-opcua clients subscribing, reading and writing (default 5)
+  --sample S           seconds between samples of memory, handles and counters (default 30)
+  --outage-every S     seconds between device outages (default 60)
+  --outage-seconds S   how long a device stays away (default 20)
+  --outage-devices N   devices taken away at each outage (default 5)
+  --warmup F           fraction of the run left out of the memory trend (default 0.2)
+  --out FILE           write the samples and the summary as JSON`;
+
+function parseOptions(argv: string[]): Options | null {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      minutes: { type: "string" },
+      devices: { type: "string" },
+      clients: { type: "string" },
+      sample: { type: "string" },
+      "outage-every": { type: "string" },
+      "outage-seconds": { type: "string" },
+      "outage-devices": { type: "string" },
+      warmup: { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) return null;
+  const num = (v: string | undefined, def: number): number => {
+    if (v === undefined) return def;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`expected a positive number, got "${v}"`);
+    return n;
+  };
+  return {
+    minutes: num(values.minutes, 30),
+    devices: Math.round(num(values.devices, 50)),
+    clients: Math.round(num(values.clients, 5)),
+    sampleSeconds: num(values.sample, 30),
+    outageEvery: num(values["outage-every"], 60),
+    outageSeconds: num(values["outage-seconds"], 20),
+    outageDevices: Math.round(num(values["outage-devices"], 5)),
+    warmupFraction: Math.min(0.9, num(values.warmup, 0.2)),
+    out: values.out,
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// --- the plant ---------------------------------------------------------------------------
+
+class Plant {
+  readonly sims: (Simulator | undefined)[] = [];
+  readonly ports: number[] = [];
+  readonly down = new Set<number>();
+
+  static async start(count: number): Promise<Plant> {
+    const p = new Plant();
+    for (let i = 0; i < count; i++) {
+      const s = await startSimulator({ host: "127.0.0.1", size: 100 });
+      p.sims.push(s);
+      p.ports.push(s.port);
+    }
+    return p;
+  }
+
+  /** The slave closes its port: connections drop, new ones are refused. */
+  async takeDown(i: number): Promise<void> {
+    const s = this.sims[i];
+    this.sims[i] = undefined;
+    this.down.add(i);
+    await s?.close();
+  }
+
+  /** A new slave on the same port (the device rebooted). */
+  async bringBack(i: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.sims[i] = await startSimulator({ host: "127.0.0.1", port: this.ports[i], size: 100 });
+        this.down.delete(i);
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await sleep(250);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.sims.map((s) => s?.close()));
+  }
+}
+
+const TAGS = [
+  { name: "ramp", address: "input:0", type: "uint16", history: true },
+  { name: "temperature", address: "input:2", type: "float32", history: true },
+  { name: "counter", address: "input:4", type: "uint32", history: false },
+  { name: "wave", address: "input:6", type: "int16", history: false },
+  { name: "setpoint", address: "holding:0", type: "uint16", history: false, access: "readwrite" },
+] as const;
+const HISTORIZED = TAGS.filter((t) => t.history).length;
+
+function deviceMap(ports: readonly number[]): string {
+  const lines = ["devices:"];
+  ports.forEach((port, i) => {
+    lines.push(
+      `  - name: plc${i}`,
+      `    driver: modbus-tcp`,
+      `    host: 127.0.0.1`,
+      `    port: ${port}`,
+      `    rate: 1s`,
+      `    timeout: 500ms`,
+      `    retryBackoff: 500ms`,
+      `    maxBackoff: 4s`,
+      `    writeRoles: [viewer, operator, admin]`,
+      `    tags:`,
+    );
+    for (const t of TAGS) {
+      lines.push(`      - { name: ${t.name}, address: "${t.address}", type: ${t.type}${t.history ? ", history: true" : ""}${"access" in t ? `, access: ${t.access}` : ""} }`);
+    }
+  });
+  return `${lines.join("\n")}\n`;
+}
+
+function gatewayYaml(): string {
+  return [
+    "server:",
+    "  host: 127.0.0.1",
+    "  port: 0",
+    "  testNamespace: false",
+    "dataDir: ./data",
+    "devices: ./devices.yaml",
+    "security:",
+    "  allowAnonymous: true",
+    "  securityPolicies: [None]",
+    "history:",
+    "  flushInterval: 1s",
+    "  retention:",
+    "    maxAge: 30d",
+    "    maxSize: 1GiB",
+    "  storage:",
+    "    mode: every",
+    "",
+  ].join("\n");
+}
+
+// --- the gateway process -------------------------------------------------------------------
+
+class Gateway {
+  readonly child: ChildProcess;
+  url = "";
+  readonly diagnostics: DiagnosticsSnapshot[] = [];
+  readonly warnings: string[] = [];
+  private waiters: ((s: DiagnosticsSnapshot) => void)[] = [];
+  readonly exited: Promise<number | null>;
+
+  constructor(configFile: string) {
+    const cli = join(repoRoot(), "dist", "src", "cli.js");
+    this.child = spawn(process.execPath, [cli, "run", "--config", configFile], {
+      env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      const d = parseDiagnosticsLine(line);
+      if (d) {
+        this.diagnostics.push(d);
+        for (const w of this.waiters.splice(0)) w(d);
+        return;
+      }
+      const m = /listening on (opc\.tcp:\/\/\S+)/.exec(line);
+      if (m) this.url = m[1];
+    });
+    createInterface({ input: this.child.stderr! }).on("line", (line) => {
+      if (this.warnings.length < 200) this.warnings.push(line);
+    });
+  }
+
+  async ready(timeoutMs = 30_000): Promise<void> {
+    const start = Date.now();
+    while (this.url === "") {
+      if (Date.now() - start > timeoutMs || this.child.exitCode !== null) throw new Error(`gateway did not start: ${this.warnings.join("\n")}`);
+      await sleep(50);
+    }
+  }
+
+  /** One diagnostics line, asked for with SIGUSR2. */
+  snapshot(): Promise<DiagnosticsSnapshot> {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("no diagnostics line within 5 s")), 5000);
+      this.waiters.push((s) => {
+        clearTimeout(t);
+        resolve(s);
+      });
+      this.child.kill("SIGUSR2");
+    });
+  }
+
+  async stop(): Promise<number | null> {
+    this.child.kill("SIGTERM");
+    const t = setTimeout(() => this.child.kill("SIGKILL"), 30_000);
+    const code = await this.exited;
+    clearTimeout(t);
+    return code;
+  }
+}
+
+// --- the clients ---------------------------------------------------------------------------
+
+interface ClientCounters {
+  notifications: number;
+  badNotifications: number;
+  reads: number;
+  readErrors: number;
+  writes: number;
+  writesGood: number;
+  writeErrors: number;
+  /** Channel faults seen by the client: connection lost, reconnecting, subscription terminated. */
+  connectionLost: number;
+  reconnections: number;
+  subscriptionsTerminated: number;
+  sessionClosedByServer: number;
+}
+
+function newCounters(): ClientCounters {
+  return {
+    notifications: 0,
+    badNotifications: 0,
+    reads: 0,
+    readErrors: 0,
+    writes: 0,
+    writesGood: 0,
+    writeErrors: 0,
+    connectionLost: 0,
+    reconnections: 0,
+    subscriptionsTerminated: 0,
+    sessionClosedByServer: 0,
+  };
+}
+
+/** Per device: when it last turned Bad and Good, as client 0 saw its `ramp`. */
+interface DeviceView {
+  good: boolean;
+  lastBadAt: number;
+  lastGoodAt: number;
+  lastStatus: string;
+}
+
+class SoakClient {
+  readonly counters = newCounters();
+  private client!: OPCUAClient;
+  session!: ClientSession;
+  private subscription!: ClientSubscription;
+  private running = true;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    readonly index: number,
+    readonly devices: number,
+    readonly view: DeviceView[] | undefined,
+  ) {}
+
+  async start(url: string): Promise<void> {
+    this.client = OPCUAClient.create({
+      applicationName: `fieldgate-soak-${this.index}`,
+      endpointMustExist: false,
+      securityMode: MessageSecurityMode.None,
+      securityPolicy: SecurityPolicy.None,
+      connectionStrategy: { maxRetry: 100, initialDelay: 200, maxDelay: 2000 },
+      requestedSessionTimeout: 60_000,
+      keepSessionAlive: true,
+    });
+    const c = this.counters;
+    this.client.on("connection_lost", () => c.connectionLost++);
+    this.client.on("connection_reestablished", () => c.reconnections++);
+    await this.client.connect(url);
+    this.session = await this.client.createSession();
+    this.session.on("session_closed", () => c.sessionClosedByServer++);
+    this.subscription = await this.session.createSubscription2({
+      requestedPublishingInterval: 1000,
+      requestedLifetimeCount: 120,
+      requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+      priority: 1,
+    });
+    this.subscription.on("terminated", () => c.subscriptionsTerminated++);
+    const items = [];
+    for (let d = 0; d < this.devices; d++) {
+      for (const t of TAGS) items.push({ nodeId: `ns=1;s=plc${d}.${t.name}`, attributeId: AttributeIds.Value });
+    }
+    const group = ClientMonitoredItemGroup.create(this.subscription, items, { samplingInterval: 1000, queueSize: 2, discardOldest: true }, TimestampsToReturn.Both);
+    group.on("changed", (item, dv: DataValue, index: number) => {
+      c.notifications++;
+      const good = dv.statusCode.isGood();
+      if (!good) c.badNotifications++;
+      // Client 0 keeps the per-device view from each device's first tag (ramp).
+      if (this.view && index % TAGS.length === 0) {
+        const v = this.view[index / TAGS.length];
+        const now = Date.now();
+        if (good && !v.good) v.lastGoodAt = now;
+        if (!good && v.good) v.lastBadAt = now;
+        v.good = good;
+        v.lastStatus = dv.statusCode.name;
+      }
+    });
+    await new Promise<void>((resolve) => group.once("initialized", () => resolve()));
+    this.loop = this.work();
+  }
+
+  /** Reads 20 tags every 2 s, writes one setpoint every 5 s (each client its own device range). */
+  private async work(): Promise<void> {
+    const c = this.counters;
+    let k = 0;
+    while (this.running) {
+      const nodes = [];
+      for (let i = 0; i < 20; i++) {
+        const d = (k * 7 + i * 13 + this.index) % this.devices;
+        nodes.push({ nodeId: `ns=1;s=plc${d}.${TAGS[i % TAGS.length].name}`, attributeId: AttributeIds.Value });
+      }
+      try {
+        await this.session.read(nodes);
+        c.reads++;
+      } catch {
+        c.readErrors++;
+      }
+      if (k % 5 === 2) {
+        const d = (this.index * 10 + k) % this.devices;
+        try {
+          const s = await this.session.write({
+            nodeId: `ns=1;s=plc${d}.setpoint`,
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.UInt16, value: k % 1000 } },
+          });
+          c.writes++;
+          if (s.isGood()) c.writesGood++;
+        } catch {
+          c.writeErrors++;
+        }
+      }
+      k++;
+      // 2 s between rounds, in short steps so that stop() does not wait long.
+      for (let t = 0; t < 10 && this.running; t++) await sleep(200);
+    }
+  }
+
+  /** System object values by name (ns=1;s=System/<name>). */
+  async system(names: readonly string[]): Promise<Record<string, number | null>> {
+    const r = await this.session.read(names.map((n) => ({ nodeId: `ns=1;s=System/${n}`, attributeId: AttributeIds.Value })));
+    const out: Record<string, number | null> = {};
+    names.forEach((n, i) => {
+      const v = r[i].value?.value as unknown;
+      out[n] = r[i].statusCode.isGood() || typeof v === "boolean" ? (typeof v === "bigint" ? Number(v) : typeof v === "boolean" ? Number(v) : Array.isArray(v) ? Number(v[1]) + Number(v[0]) * 2 ** 32 : (v as number)) : null;
+    });
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    try {
+      await this.subscription.terminate();
+      await this.session.close();
+    } catch {
+      // counted through the events already
+    }
+    await this.client.disconnect();
+  }
+}
+
+// --- figures -------------------------------------------------------------------------------
+
+/** Least squares slope of y over x. */
+export function slope(xs: readonly number[], ys: readonly number[]): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  let sx = 0;
+  let sy = 0;
+  for (let i = 0; i < n; i++) {
+    sx += xs[i];
+    sy += ys[i];
+  }
+  const mx = sx / n;
+  const my = sy / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i] - mx) * (ys[i] - my);
+    den += (xs[i] - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+interface Sample {
+  minute: number;
+  rssMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
+  gcPauseMs: number;
+  activeResources: Record<string, number>;
+  system: Record<string, number | null>;
+  clients: ClientCounters;
+  devicesDown: number;
+}
+
+const SYSTEM_NAMES = [
+  "PollLatenessP50",
+  "PollLatenessP99",
+  "PollLatenessMax",
+  "Polls",
+  "HistoryWriting",
+  "HistoryRecorded",
+  "HistoryStored",
+  "HistoryQueued",
+  "HistoryDropped",
+  "HistoryFailedFlushes",
+] as const;
+
+function sumCounters(list: readonly ClientCounters[]): ClientCounters {
+  const s = newCounters();
+  for (const c of list) for (const k of Object.keys(s) as (keyof ClientCounters)[]) s[k] += c[k];
+  return s;
+}
+
+const mib = (b: number): number => Math.round((b / (1 << 20)) * 10) / 10;
+
+async function main(): Promise<number> {
+  let options: Options | null;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (options === null) {
+    console.log(USAGE);
+    return 0;
+  }
+  const o = options;
+  const dir = mkdtempSync(join(tmpdir(), "fieldgate-soak-"));
+  const plant = await Plant.start(o.devices);
+  writeFileSync(join(dir, "devices.yaml"), deviceMap(plant.ports));
+  writeFileSync(join(dir, "gateway.yaml"), gatewayYaml());
+  const gw = new Gateway(join(dir, "gateway.yaml"));
+  const clients: SoakClient[] = [];
+  const view: DeviceView[] = Array.from({ length: o.devices }, () => ({ good: false, lastBadAt: 0, lastGoodAt: 0, lastStatus: "" }));
+  const samples: Sample[] = [];
+  const outages: { device: number; downAt: number; upAt: number; sawBad: boolean; sawGood: boolean }[] = [];
+  let exitCode: number | null = null;
+  const started = Date.now();
+  try {
+    await gw.ready();
+    console.log(`soak: gateway ${gw.url}, ${o.devices} devices, ${o.clients} clients, ${o.minutes} min`);
+    for (let i = 0; i < o.clients; i++) {
+      const c = new SoakClient(i, o.devices, i === 0 ? view : undefined);
+      await c.start(gw.url);
+      clients.push(c);
+    }
+    const endAt = started + o.minutes * 60_000;
+    let nextSample = Date.now();
+    let nextOutage = Date.now() + o.outageEvery * 1000;
+    let outageRound = 0;
+    const pendingBack: { device: number; at: number; outage: (typeof outages)[number] }[] = [];
+    while (Date.now() < endAt) {
+      const now = Date.now();
+      if (now >= nextOutage) {
+        for (let k = 0; k < o.outageDevices; k++) {
+          const d = (outageRound * o.outageDevices + k) % o.devices;
+          if (plant.down.has(d)) continue;
+          await plant.takeDown(d);
+          const rec = { device: d, downAt: Date.now(), upAt: 0, sawBad: false, sawGood: false };
+          outages.push(rec);
+          pendingBack.push({ device: d, at: Date.now() + o.outageSeconds * 1000, outage: rec });
+        }
+        outageRound++;
+        nextOutage += o.outageEvery * 1000;
+      }
+      for (let i = pendingBack.length - 1; i >= 0; i--) {
+        const p = pendingBack[i];
+        if (Date.now() >= p.at) {
+          // Client 0 must have seen the device Bad while it was away.
+          p.outage.sawBad = view[p.device].lastBadAt >= p.outage.downAt;
+          await plant.bringBack(p.device);
+          p.outage.upAt = Date.now();
+          pendingBack.splice(i, 1);
+        }
+      }
+      for (const rec of outages) if (rec.upAt > 0 && !rec.sawGood) rec.sawGood = view[rec.device].lastGoodAt >= rec.upAt;
+      if (now >= nextSample) {
+        nextSample += o.sampleSeconds * 1000;
+        const d = await gw.snapshot();
+        let system: Record<string, number | null> = {};
+        try {
+          system = await clients[0].system(SYSTEM_NAMES);
+        } catch {
+          // counted as a read error by nobody: the sample shows it empty
+        }
+        const s: Sample = {
+          minute: Math.round(((Date.now() - started) / 60_000) * 100) / 100,
+          rssMiB: mib(d.rssBytes),
+          heapUsedMiB: mib(d.heapUsedBytes),
+          externalMiB: mib(d.externalBytes),
+          gcPauseMs: Math.round(d.gcPauseMs),
+          activeResources: d.activeResources ?? {},
+          system,
+          clients: sumCounters(clients.map((c) => c.counters)),
+          devicesDown: plant.down.size,
+        };
+        samples.push(s);
+        const res = Object.entries(s.activeResources)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ");
+        console.log(
+          `soak: t=${s.minute.toFixed(1)}min rss=${s.rssMiB}MiB heap=${s.heapUsedMiB}MiB down=${s.devicesDown} lateness p50/p99/max=${system.PollLatenessP50}/${system.PollLatenessP99}/${system.PollLatenessMax}ms ` +
+            `history rec/stored/queued/dropped=${system.HistoryRecorded}/${system.HistoryStored}/${system.HistoryQueued}/${system.HistoryDropped} notif=${s.clients.notifications} faults=${s.clients.connectionLost + s.clients.subscriptionsTerminated} [${res}]`,
+        );
+      }
+      await sleep(200);
+    }
+    for (const p of pendingBack) {
+      await plant.bringBack(p.device);
+      p.outage.upAt = Date.now();
+    }
+    // Give the last outages a moment to be seen coming back (bounded).
+    const until = Date.now() + 15_000;
+    while (Date.now() < until && outages.some((r) => r.upAt > 0 && !r.sawGood)) {
+      for (const rec of outages) if (rec.upAt > 0 && !rec.sawGood) rec.sawGood = view[rec.device].lastGoodAt >= rec.upAt;
+      await sleep(200);
+    }
+  } finally {
+    for (const c of clients) await c.stop().catch(() => undefined);
+    exitCode = await gw.stop();
+    await plant.close();
+  }
+
+  // The database after the gateway flushed its queue and closed it.
+  const db = new Database(join(dir, "data", "history.db"), { readonly: true });
+  const series = db.prepare("SELECT id FROM series").all() as { id: number }[];
+  let rows = 0;
+  for (const s of series) rows += (db.prepare(`SELECT count(*) AS n FROM h${s.id}`).get() as { n: number }).n;
+  const integrity = (db.prepare("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+  db.close();
+
+  const last = samples[samples.length - 1];
+  const warm = samples.filter((s) => s.minute >= o.minutes * o.warmupFraction);
+  const xs = warm.map((s) => s.minute);
+  const rssSlope = slope(xs, warm.map((s) => s.rssMiB));
+  const heapSlope = slope(xs, warm.map((s) => s.heapUsedMiB));
+  const kinds = new Set(samples.flatMap((s) => Object.keys(s.activeResources)));
+  const resources = [...kinds].map((k) => ({
+    kind: k,
+    first: warm[0]?.activeResources[k] ?? 0,
+    last: last?.activeResources[k] ?? 0,
+    max: Math.max(...samples.map((s) => s.activeResources[k] ?? 0)),
+  }));
+  const lateP99 = samples.map((s) => s.system.PollLatenessP99).filter((v): v is number => typeof v === "number");
+  const lateMax = samples.map((s) => s.system.PollLatenessMax).filter((v): v is number => typeof v === "number");
+  const p50s = samples.map((s) => s.system.PollLatenessP50).filter((v): v is number => typeof v === "number").sort((a, b) => a - b);
+  const c = last?.clients ?? newCounters();
+  const sys = last?.system ?? {};
+  const recorded = sys.HistoryRecorded ?? 0;
+  const stored = sys.HistoryStored ?? 0;
+  const dropped = sys.HistoryDropped ?? 0;
+  const seconds = (Date.now() - started) / 1000;
+  const summary = {
+    minutes: Math.round((seconds / 60) * 10) / 10,
+    devices: o.devices,
+    clients: o.clients,
+    rss: { firstAfterWarmup: warm[0]?.rssMiB, last: last?.rssMiB, max: Math.max(...samples.map((s) => s.rssMiB)), slopeMiBPerHour: Math.round(rssSlope * 60 * 10) / 10 },
+    heap: { firstAfterWarmup: warm[0]?.heapUsedMiB, last: last?.heapUsedMiB, max: Math.max(...samples.map((s) => s.heapUsedMiB)), slopeMiBPerHour: Math.round(heapSlope * 60 * 10) / 10 },
+    resources,
+    lateness: { medianP50: p50s[Math.floor(p50s.length / 2)] ?? null, worstP99: Math.max(...lateP99), worstMax: Math.max(...lateMax) },
+    history: {
+      recordedAtLastSample: recorded,
+      storedAtLastSample: stored,
+      queuedAtLastSample: sys.HistoryQueued ?? 0,
+      dropped,
+      failedFlushes: sys.HistoryFailedFlushes ?? 0,
+      rowsInDatabase: rows,
+      // Nothing reported stored may be missing from the database (the gateway kept sampling
+      // after the last sample, so the database holds more).
+      storedButMissing: Math.max(0, stored - rows),
+      integrity,
+      expectedAtFullHealth: Math.round(seconds * o.devices * HISTORIZED),
+    },
+    clientCounters: c,
+    outages: {
+      count: outages.length,
+      seenBad: outages.filter((r) => r.sawBad).length,
+      seenBack: outages.filter((r) => r.sawGood).length,
+    },
+    gatewayExitCode: exitCode,
+    gatewayStderr: gw.warnings.slice(0, 20),
+  };
+  console.log(report(summary, samples));
+  if (o.out) writeFileSync(o.out, `${JSON.stringify({ options: o, summary, samples }, null, 2)}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  const ok =
+    summary.history.storedButMissing === 0 &&
+    integrity === "ok" &&
+    c.connectionLost === 0 &&
+    c.subscriptionsTerminated === 0 &&
+    summary.outages.seenBad === summary.outages.count &&
+    summary.outages.seenBack === summary.outages.count;
+  return ok ? 0 : 1;
+}
+
+function report(s: ReturnType<typeof JSON.parse>, samples: readonly Sample[]): string {
+  const lines = [
+    `## Soak: ${s.minutes} min, ${s.devices} devices, ${s.clients} clients`,
+    "",
+    "| minute | RSS MiB | heap MiB | handles/timers | poll p99 ms | history recorded / stored / queued / dropped | notifications | faults |",
+    "|---:|---:|---:|---|---:|---|---:|---:|",
+    ...samples.map(
+      (x) =>
+        `| ${x.minute.toFixed(1)} | ${x.rssMiB} | ${x.heapUsedMiB} | ${Object.entries(x.activeResources)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")} | ${x.system.PollLatenessP99 ?? "-"} | ${x.system.HistoryRecorded} / ${x.system.HistoryStored} / ${x.system.HistoryQueued} / ${x.system.HistoryDropped} | ${x.clients.notifications} | ${x.clients.connectionLost + x.clients.subscriptionsTerminated} |`,
+    ),
+    "",
+    `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h; heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h`,
+    `handles/timers (after warm-up -> last, max): ${s.resources.map((r: { kind: string; first: number; last: number; max: number }) => `${r.kind} ${r.first}->${r.last} (${r.max})`).join(", ")}`,
+    `poll lateness: median p50 ${s.lateness.medianP50} ms, worst p99 ${s.lateness.worstP99} ms, worst max ${s.lateness.worstMax} ms`,
+    `history: recorded ${s.history.recordedAtLastSample}, stored ${s.history.storedAtLastSample}, dropped ${s.history.dropped}, failed flushes ${s.history.failedFlushes}; ${s.history.rowsInDatabase} rows in the database after stop (${s.history.storedButMissing} reported stored but missing), integrity ${s.history.integrity}; ${s.history.expectedAtFullHealth} samples if every device had answered every second`,
+    `clients: ${s.clientCounters.notifications} notifications (${s.clientCounters.badNotifications} Bad), ${s.clientCounters.reads} reads (${s.clientCounters.readErrors} failed), ${s.clientCounters.writes} writes (${s.clientCounters.writesGood} Good, ${s.clientCounters.writeErrors} failed); channel faults: ${s.clientCounters.connectionLost} connections lost, ${s.clientCounters.reconnections} reconnections, ${s.clientCounters.subscriptionsTerminated} subscriptions terminated, ${s.clientCounters.sessionClosedByServer} sessions closed`,
+    `outages: ${s.outages.count}, seen going Bad ${s.outages.seenBad}, seen coming back ${s.outages.seenBack}`,
+    `gateway exit code ${s.gatewayExitCode}`,
+  ];
+  return lines.join("\n");
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error("soak:", err);
+    process.exit(1);
+  },
+);
