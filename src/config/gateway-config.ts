@@ -365,6 +365,17 @@ export const gatewaySchema = object(
       if (v.server.benchNamespace > 0 && v.devices !== undefined) {
         c.report(["server", "benchNamespace"], "expected 0 when a device map is given (devices): the bench namespace is for benchmark configs without devices");
       }
+      // User names and certificates are taken only on signed endpoints (server/user-tokens.ts):
+      // refuse configs in which nobody, or some user, could never open a session.
+      const signed = v.security.securityPolicies.some((p) => p !== "None");
+      const hasUsers = Object.keys(v.users).length > 0;
+      if (!v.security.allowAnonymous && !hasUsers) {
+        c.report(["security", "allowAnonymous"], "expected true when no users are configured: nobody could open a session");
+      } else if (!v.security.allowAnonymous && !signed) {
+        c.report(["security", "allowAnonymous"], "expected true when securityPolicies offers only None: users log in only on signed endpoints, so nobody could open a session");
+      } else if (hasUsers && !signed) {
+        c.report(["security", "securityPolicies"], "expected a signing policy (Basic256Sha256, ...) when users are configured: users log in only on signed endpoints");
+      }
     },
   },
 );

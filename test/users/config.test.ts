@@ -46,6 +46,21 @@ security:
     expect(c.security.lockout).toEqual({ maxFailuresPerUser: 3, maxFailuresPerAddress: 20, duration: 30_000 });
   });
 
+  it("refuses configs in which nobody, or no user, could open a session", async () => {
+    const hash = await hashPassword("x", { logN: 10, r: 8, p: 1 });
+    const user = `users:\n  alice:\n    role: viewer\n    password: "${hash}"\n`;
+    expect(issues("security:\n  allowAnonymous: false\n")).toEqual([
+      "2:19 security.allowAnonymous: expected true when no users are configured: nobody could open a session",
+    ]);
+    expect(issues(`security:\n  allowAnonymous: false\n  securityPolicies: [None]\n${user}`)).toEqual([
+      "2:19 security.allowAnonymous: expected true when securityPolicies offers only None: users log in only on signed endpoints, so nobody could open a session",
+    ]);
+    expect(issues(`security:\n  securityPolicies: [None]\n${user}`)).toEqual([
+      "2:21 security.securityPolicies: expected a signing policy (Basic256Sha256, ...) when users are configured: users log in only on signed endpoints",
+    ]);
+    expect(issues(`security:\n  allowAnonymous: false\n${user}`)).toEqual([]);
+  });
+
   it("says what is wrong, where", () => {
     expect(
       issues(`users:
