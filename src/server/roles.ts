@@ -1,5 +1,5 @@
 // Roles (issue 6): what a session may do, decided once at ActivateSession and handed to the node
-// managers as RequestContext.role. Three fixed roles instead of Part 3 §4.9's configurable Role
+// managers as RequestContext.role. Three fixed roles instead of Part 3's configurable Role
 // objects: a gateway has few users, and an operator reads `role: operator` in gateway.yaml more
 // easily than a RolePermissions table.
 //   viewer:   Browse, Read, subscribe (monitored items), HistoryRead

@@ -1,6 +1,7 @@
-// User identity tokens on the wire (Part 4 §7.41): the UserTokenPolicies an endpoint offers, the
-// decryption of a UserNameIdentityToken's password (legacy encrypted token secret, §7.41.2.2) and
-// the proof of possession of an X509IdentityToken (userTokenSignature, §5.6.3). The asymmetric
+// User identity tokens on the wire (Part 4 v1.05 §7.41): the UserTokenPolicies an endpoint offers,
+// the decryption of a UserNameIdentityToken's password (legacy encrypted token secret, §7.41.2.2)
+// and the proof of possession of an X509IdentityToken (userTokenSignature, ActivateSession §5.6.3
+// in v1.04's numbering, which the rest of the code cites). The asymmetric
 // algorithms are those of the channel's SecurityPolicy (security/policies.ts).
 import { constants, privateDecrypt, timingSafeEqual, X509Certificate, type KeyObject } from "node:crypto";
 import { asymmetricVerify, policyByUri, SECURITY_POLICY_URI_PREFIX, splitLeaf } from "../security/policies.js";
@@ -152,7 +153,7 @@ const MAX_USER_NAME = 256;
 const DENIED: Readonly<{ status: number }> = Object.freeze({ status: StatusCodes.BadUserAccessDenied });
 
 /**
- * Decides who a userIdentityToken is (Part 4 §5.7.3, §7.41): the identity and role, or the
+ * Decides who a userIdentityToken is (Part 4 §5.6.3, §7.41): the identity and role, or the
  * StatusCode that ends the ActivateSession. A wrong password, an unknown user and a lockout are
  * all BadUserAccessDenied after the same work (UserDirectory.checkPassword).
  */
@@ -162,7 +163,7 @@ export async function authenticateToken(
   ic: IdentityContext,
 ): Promise<Identity | { status: number }> {
   const typeId = token?.typeId.namespace === 0 ? token.typeId.value : -1;
-  // Part 4 §5.7.3.2: a null token is the same as an anonymous one.
+  // Part 4 §5.6.3: a null token is the same as an anonymous one.
   if (token === undefined || (typeId === 0 && token.body === null) || typeId === ObjectIds.AnonymousIdentityToken_Encoding_DefaultBinary) {
     const body = token?.body as AnonymousIdentityToken | null | undefined;
     if (body && !Buffer.isBuffer(body) && "policyId" in body && body.policyId !== undefined && body.policyId !== ANONYMOUS_POLICY_ID) {
@@ -200,7 +201,8 @@ async function x509Identity(t: X509IdentityToken, sig: SignatureData, ic: Identi
     return { status: StatusCodes.BadUserSignatureInvalid };
   }
   const validity = await ic.validateCertificate(der);
-  // The certificate's own fault (untrusted, expired, revoked, ...) is not passed on: Part 4 §5.7.3.3.
+  // Refused as a token (Part 4 §5.6.3 result codes); which fault of the certificate (untrusted,
+  // expired, revoked, ...) is not told, as with the other failed logins. pki/rejected keeps it.
   if (validity !== StatusCodes.Good) return { status: StatusCodes.BadIdentityTokenRejected };
   const thumbprint = certificateThumbprint(splitLeaf(der).leaf);
   const role = ic.users.certificateRole(thumbprint);

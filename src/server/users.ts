@@ -75,7 +75,7 @@ export async function verifyPassword(password: Buffer | string, hash: PasswordHa
   return timingSafeEqual(key, hash.key);
 }
 
-/** SHA-1 thumbprint of a DER certificate as lower-case hex (Part 6 §6.2.3), how users name X509 users. */
+/** SHA-1 of a DER certificate as lower-case hex (the thumbprint of Part 6 §6.7.2.3), how users name X509 users. */
 export function certificateThumbprint(der: Buffer): string {
   return createHash("sha1").update(der).digest("hex");
 }
