@@ -82,7 +82,11 @@ export class Series {
 export interface HistoryStoreOptions {
   /** Largest size of the database and its WAL together, in bytes; 0 = unbounded. */
   maxSize?: number;
-  /** SQLite page cache in bytes (default 8 MiB: one hot leaf page per series per flush). */
+  /**
+   * Smallest SQLite page cache in bytes (default 8 MiB). The cache grows with the series, up to
+   * 64 MiB: every flush touches the rightmost leaf and interior pages of each series, and with
+   * those evicted a flush costs measured 2.5 times more CPU (1000 series: 4 vs 1.6 µs/sample).
+   */
   cacheSize?: number;
 }
 
@@ -110,6 +114,8 @@ export class HistoryStore {
   private readonly addSeries: Statement;
   private readonly writer = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly reader = new BinaryReader();
+  private readonly minCache: number;
+  private cacheBytes = 0;
 
   constructor(path: string, options: HistoryStoreOptions = {}) {
     this.path = path;
@@ -120,8 +126,8 @@ export class HistoryStore {
     db.pragma("auto_vacuum = INCREMENTAL");
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
-    db.pragma(`cache_size = ${-Math.ceil((options.cacheSize ?? 8 << 20) / 1024)}`);
     this.pageSize = db.pragma("page_size", { simple: true }) as number;
+    this.minCache = options.cacheSize ?? 8 << 20;
     const maxSize = options.maxSize ?? 0;
     // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
     // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
@@ -138,6 +144,15 @@ export class HistoryStore {
       s.type = row.type;
       this.byKey.set(row.node, s);
     }
+    this.sizeCache();
+  }
+
+  /** Four pages per series (leaf, interiors, a spare), between the floor and 64 MiB. */
+  private sizeCache(): void {
+    const bytes = Math.min(64 << 20, Math.max(this.minCache, this.byKey.size * 4 * this.pageSize));
+    if (bytes === this.cacheBytes) return;
+    this.cacheBytes = bytes;
+    this.db.pragma(`cache_size = ${-Math.ceil(bytes / 1024)}`);
   }
 
   /** @internal Series use it for their cached statements. */
@@ -170,6 +185,7 @@ export class HistoryStore {
     })();
     s = new Series(id, key, this);
     this.byKey.set(key, s);
+    this.sizeCache();
     return s;
   }
 
