@@ -181,6 +181,9 @@ function verifyCrl(crl: Crl, issuer: Entry): boolean {
   }
 }
 
+/** A chain of 5 certificates with 4096-bit keys is under 10 KiB; more is not a client's chain. */
+const MAX_CHAIN_BYTES = 32 * 1024;
+
 /** Part 7: no SHA-1 (or older) signatures. */
 const WEAK_SIGNATURE = /md2|md5|sha1With|sha-1|sha1$/i;
 
@@ -282,6 +285,7 @@ export class Pki implements PolicyPki {
   private check(chain: Buffer, options: VerifyOptions): number {
     const now = options.now ?? Date.now();
     // Structure.
+    if (chain.length > MAX_CHAIN_BYTES) return StatusCodes.BadCertificateInvalid;
     const given: Entry[] = [];
     let rest = chain;
     while (rest.length > 0) {

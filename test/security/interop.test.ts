@@ -1,12 +1,14 @@
 // Interop with node-opcua-client in every signing policy and mode: endpoints with the server
 // certificate, session (serverSignature checked by the client), reads and a browse, and token
 // renewals (1.5 s token lifetime) while reads keep going, none of them lost.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttributeIds, MessageSecurityMode, SecurityPolicy, StatusCodes } from "node-opcua-client";
-import { thumbprintHex } from "../../src/security/certificates.js";
+import { describeCertificate, thumbprintHex } from "../../src/security/certificates.js";
+import { loadGatewayConfig } from "../../src/config/load.js";
+import { FieldgateServer } from "../../src/server/server.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { makeCert, type TestCert } from "./certs.js";
 import { MODES, POLICIES, secureClient } from "./client.js";
@@ -50,6 +52,72 @@ describe("endpoints", () => {
       await client.disconnect();
     }
   });
+});
+
+describe("a 4096-bit client key (our OPN responses carry ExtraPaddingSize, Part 6 §6.7.2.5)", () => {
+  let big: TestCert;
+  beforeAll(async () => {
+    big = await makeCert({ commonName: "big key", bits: 4096 });
+    writeFileSync(join(gw.server.pki!.root, "trusted", "certs", "big.der"), big.der);
+  }, 60_000);
+
+  it.each([
+    ["Basic256Sha256", SecurityPolicy.Basic256Sha256],
+    ["Aes256_Sha256_RsaPss", SecurityPolicy.Aes256_Sha256_RsaPss],
+  ])("%s SignAndEncrypt: session and Read", async (_name, policy) => {
+    const client = secureClient({ dir, cert: big, policy, mode: MessageSecurityMode.SignAndEncrypt });
+    await client.connect(gw.url);
+    const session = await client.createSession();
+    try {
+      const r = await session.read({ nodeId: "i=2258", attributeId: AttributeIds.Value });
+      expect(r.statusCode).toBe(StatusCodes.Good);
+    } finally {
+      await session.close();
+      await client.disconnect();
+    }
+  }, 30_000);
+});
+
+describe("a gateway with a 4096-bit key (the client's OPN chunks carry ExtraPaddingSize)", () => {
+  let big: TestGateway;
+  beforeAll(async () => {
+    // The gateway keeps a certificate it finds in pki/own: put a 4096-bit one there first.
+    const root = mkdtempSync(join(tmpdir(), "fieldgate-sec-4096-"));
+    const own = await makeCert({ commonName: "fieldgate 4096", bits: 4096, applicationUri: "urn:fieldgate:big" });
+    mkdirSync(join(root, "data", "pki", "own", "certs"), { recursive: true });
+    mkdirSync(join(root, "data", "pki", "own", "private"), { recursive: true });
+    writeFileSync(join(root, "data", "pki", "own", "certs", "fieldgate.der"), own.der);
+    writeFileSync(join(root, "data", "pki", "own", "private", "private_key.pem"), own.keyPem);
+    writeFileSync(join(root, "gateway.yaml"), "server:\n  host: 127.0.0.1\n  port: 0\n  applicationUri: urn:fieldgate:big\ndataDir: ./data\n");
+    const server = new FieldgateServer(loadGatewayConfig(join(root, "gateway.yaml")));
+    await server.start();
+    big = {
+      server,
+      url: `opc.tcp://127.0.0.1:${server.port}`,
+      async stop() {
+        await server.stop();
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
+    writeFileSync(join(server.pki!.root, "trusted", "certs", "client.der"), cert.der);
+  }, 60_000);
+  afterAll(async () => {
+    await big?.stop();
+  });
+
+  it.each(POLICIES)("%s SignAndEncrypt: session and Read", async (_name, policy) => {
+    expect(describeCertificate(big.server.pki!.ownCertificate).keyBits).toBe(4096);
+    const client = secureClient({ dir, cert, policy, mode: MessageSecurityMode.SignAndEncrypt });
+    await client.connect(big.url);
+    const session = await client.createSession();
+    try {
+      const r = await session.read({ nodeId: "i=2258", attributeId: AttributeIds.Value });
+      expect(r.statusCode).toBe(StatusCodes.Good);
+    } finally {
+      await session.close();
+      await client.disconnect();
+    }
+  }, 30_000);
 });
 
 describe.each(POLICIES)("%s", (_name, policy) => {

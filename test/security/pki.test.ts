@@ -88,6 +88,13 @@ describe("client certificate validation", () => {
     expect(pki.validateChannelCertificate(tamper(good.der))).toBe(StatusCodes.BadSecurityChecksFailed);
   });
 
+  it("refuses chains that are too long or too big", async () => {
+    const big = Buffer.concat(Array.from({ length: 40 }, () => good.der));
+    expect(pki.verifyCertificate(big)).toBe(StatusCodes.BadCertificateInvalid);
+    const six = Buffer.concat(Array.from({ length: 6 }, () => good.der));
+    expect(pki.verifyCertificate(six)).toBe(StatusCodes.BadCertificateChainIncomplete);
+  });
+
   it("refuses garbage as invalid", () => {
     expect(pki.verifyCertificate(Buffer.from("not a certificate"))).toBe(StatusCodes.BadCertificateInvalid);
     expect(pki.verifyCertificate(Buffer.from([0x30, 0x82, 0xff, 0xff, 1, 2]))).toBe(StatusCodes.BadCertificateInvalid);
