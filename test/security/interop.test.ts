@@ -54,6 +54,23 @@ describe("endpoints", () => {
   });
 });
 
+describe("multi-chunk messages in SignAndEncrypt", () => {
+  it.each(POLICIES)("%s: a Read of 6000 values (request and response over several chunks)", async (_name, policy) => {
+    const client = secureClient({ dir, cert, policy, mode: MessageSecurityMode.SignAndEncrypt });
+    await client.connect(gw.url);
+    const session = await client.createSession();
+    try {
+      const nodes = Array.from({ length: 6000 }, () => ({ nodeId: "i=2258", attributeId: AttributeIds.Value }));
+      const results = await session.read(nodes);
+      expect(results.length).toBe(6000);
+      for (const r of results) expect(r.statusCode).toBe(StatusCodes.Good);
+    } finally {
+      await session.close();
+      await client.disconnect();
+    }
+  }, 30_000);
+});
+
 describe("a 4096-bit client key (our OPN responses carry ExtraPaddingSize, Part 6 §6.7.2.5)", () => {
   let big: TestCert;
   beforeAll(async () => {
