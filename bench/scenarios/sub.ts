@@ -65,9 +65,8 @@ export const subScenario: Scenario<SubScenarioOptions> = {
   summary: "data-change notifications per second: 100 monitored items, a writer changing them all",
   usage: USAGE,
   parse: parseSubOptions,
-  // Out of the smoke run and the report until fieldgate's subscription services and bench
-  // namespace (issue 3) are on main: against a fieldgate without them this scenario cannot start.
-  smokeArgs: null,
+  smokeArgs: ["--items", "10", "--writes", "2", "--duration", "1", "--warmup", "0.5"],
+  reportRuns: [{ title: "Subscriptions: data changes with a writer", args: ["--duration", "5", "--warmup", "2"] }],
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {

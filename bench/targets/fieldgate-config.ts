@@ -1,6 +1,12 @@
 // gateway.yaml files made for one bench case: the default config with the nodes a scenario needs
-// (a device map of N simulator tags; the bench namespace's counters), in a temporary folder,
-// with dataDir there too so that no case inherits another's history or certificates.
+// (a device map of N simulator tags; the bench namespace's counters and BenchmarkValues), in a
+// temporary folder.
+//
+// Decisions: the default config polls the simulator's device map; the request scenarios run
+// without it (the node-opcua peer polls nothing, so a comparison of the protocol paths leaves the
+// polling out), and the idle scenario brings its own map. dataDir is one folder kept across
+// cases and runs ($TMPDIR/fieldgate-bench-data), as the peer keeps its PKI: the gateway's
+// certificate is made on the first start only, so start-to-listening compares like with like.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,9 +16,8 @@ import type { ScenarioNodes } from "../harness/target.js";
 /** Tags per simulated device in a generated device map (and in the node-opcua peer). */
 export const TAGS_PER_DEVICE = 1000;
 
-/** True when `nodes` asks for something the default config does not have. */
-export function needsOwnConfig(nodes: ScenarioNodes | undefined): boolean {
-  return (nodes?.deviceTags ?? 0) > 0 || (nodes?.counters ?? 0) > 0 || (nodes?.benchValues ?? 0) > 0;
+export function benchDataDir(): string {
+  return join(tmpdir(), "fieldgate-bench-data");
 }
 
 /**
@@ -34,7 +39,8 @@ export function deviceMapYaml(tags: number, rate = "1s"): string {
 export function writeBenchConfig(base: string, nodes: ScenarioNodes): string {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-bench-"));
   const doc = parseDocument(readFileSync(base, "utf8"));
-  doc.setIn(["dataDir"], join(dir, "data"));
+  doc.setIn(["dataDir"], benchDataDir());
+  doc.deleteIn(["devices"]);
   if ((nodes.deviceTags ?? 0) > 0) {
     const map = join(dir, "devices.yaml");
     writeFileSync(map, deviceMapYaml(nodes.deviceTags ?? 0));

@@ -1,13 +1,13 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { needsOwnConfig, writeBenchConfig } from "./fieldgate-config.js";
+import { writeBenchConfig } from "./fieldgate-config.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
 
 export interface FieldgateTargetOptions {
   /** Repository root: where dist/src/cli.js and config/ are. */
   root: string;
-  /** gateway.yaml to run with; default config/gateway.yaml when it exists, else the CLI's defaults. */
+  /** gateway.yaml to run with, as it is; default: one derived from config/gateway.yaml per case. */
   config?: string;
   /** Extra node flags for the server (e.g. --max-semi-space-size). */
   nodeFlags?: readonly string[];
@@ -33,10 +33,13 @@ export class FieldgateTarget implements ServerTarget {
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
     }
-    let config = options.config ?? this.options.config ?? defaultFieldgateConfig(root);
-    if (options.config === undefined && needsOwnConfig(options.nodes)) {
-      if (config === undefined) return Promise.reject(new Error("no gateway.yaml to derive the scenario's config from"));
-      config = writeBenchConfig(config, options.nodes ?? {});
+    // A config given to the target or the case is used as it is; otherwise one derived from
+    // config/gateway.yaml for this case (fieldgate-config.ts says how).
+    let config = options.config ?? this.options.config;
+    if (config === undefined) {
+      const base = defaultFieldgateConfig(root);
+      if (base === undefined) return Promise.reject(new Error(`${join(root, "config", "gateway.yaml")} is missing`));
+      config = writeBenchConfig(base, options.nodes ?? {});
     }
     const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(
