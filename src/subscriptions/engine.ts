@@ -74,6 +74,8 @@ export class SubscriptionEngine implements SubscriptionHost {
   readonly maxNotificationsPerPublish: number;
   readonly retransmissionLimit: number;
   private readonly publishers = new Map<SubscriptionSession, SessionPublisher>();
+  /** Subscriptions whose session is gone, oldest first: they wait for a transfer or their lifetime. */
+  private readonly orphans = new Set<Subscription>();
   private nextSubscriptionId = 1;
   private nextItemId = 1;
   private housekeeping: ScheduledGroup | undefined;
@@ -145,6 +147,7 @@ export class SubscriptionEngine implements SubscriptionHost {
     for (const sub of p.subscriptions) {
       sub.owner = undefined;
       sub.late = false;
+      this.orphans.add(sub);
     }
     p.subscriptions.clear();
   }
@@ -180,8 +183,13 @@ export class SubscriptionEngine implements SubscriptionHost {
 
   createSubscription(session: SubscriptionSession, requested: SubscriptionParameters, publishingEnabled: boolean): RevisedSubscription {
     const owner = this.publisherOf(session);
-    if (this.subscriptions.size >= this.limits.maxSubscriptions || owner.subscriptions.size >= this.limits.maxSubscriptionsPerSession) {
-      throw new UaStatusError(StatusCodes.BadTooManySubscriptions);
+    if (owner.subscriptions.size >= this.limits.maxSubscriptionsPerSession) throw new UaStatusError(StatusCodes.BadTooManySubscriptions);
+    if (this.subscriptions.size >= this.limits.maxSubscriptions) {
+      // Abandoned subscriptions (their session closed without deleting them) must not keep a
+      // live client out for their whole lifetime: the oldest of them makes room.
+      const oldest = this.orphans.values().next();
+      if (oldest.done) throw new UaStatusError(StatusCodes.BadTooManySubscriptions);
+      this.deleteSubscription(oldest.value);
     }
     const p = this.revise(requested);
     const id = this.allocateSubscriptionId();
@@ -266,6 +274,7 @@ export class SubscriptionEngine implements SubscriptionHost {
         sub.owner = target;
         sub.late = false;
         target.subscriptions.add(sub);
+        this.orphans.delete(sub);
       }
       sub.resetLifetime();
       if (sendInitialValues) {
@@ -334,6 +343,7 @@ export class SubscriptionEngine implements SubscriptionHost {
     sub.items.clear();
     sub.close();
     this.subscriptions.delete(sub.id);
+    this.orphans.delete(sub);
     const owner = sub.owner;
     if (owner !== undefined) {
       owner.subscriptions.delete(sub);

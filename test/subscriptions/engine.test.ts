@@ -497,6 +497,20 @@ describe("sessions and transfers", () => {
     expect(f.take()[0].status).toBe(StatusCodes.BadNoSubscription);
   });
 
+  it("lets a live session take the place of the oldest abandoned subscription at the server's cap", () => {
+    const f = new Fixture({ maxSubscriptions: 2 });
+    const gone = f.session(1);
+    const first = f.subscribe(gone);
+    const second = f.subscribe(gone);
+    const live = f.session(2);
+    expect(() => f.subscribe(live)).toThrow(/BadTooManySubscriptions/);
+    f.engine.sessionClosed(gone);
+    f.subscribe(live);
+    expect([f.engine.subscriptions.has(first), f.engine.subscriptions.has(second)]).toEqual([false, true]);
+    f.subscribe(live);
+    expect(() => f.subscribe(live)).toThrow(/BadTooManySubscriptions/);
+  });
+
   it("expires the subscriptions of a closed session when nobody takes them", async () => {
     const f = new Fixture();
     const s = f.session();
