@@ -214,13 +214,13 @@ export function modifyMonitoredItems(
   sub.resetLifetime();
   const now = engine.wallNow();
   const items = requests.map((r) => itemOf(sub, r.monitoredItemId));
-  const known = items.filter((i): i is MonitoredItem => i !== undefined);
+  const known = items.filter((i): i is MonitoredItem => i !== undefined && i.isValue);
   const minimums = nodeMinimums(engine, known.map((i) => i.read), now);
-  let next = 0;
+  const minimumOf = new Map(known.map((item, k) => [item, minimums[k]]));
   return requests.map((r, idx): MonitoredItemModifyResult => {
     const item = items[idx];
     if (item === undefined) return { statusCode: StatusCodes.BadMonitoredItemIdInvalid, revisedSamplingInterval: 0, revisedQueueSize: 0 };
-    const nodeMinimum = item.isValue ? minimums[next++] : (next++, 0);
+    const nodeMinimum = minimumOf.get(item) ?? 0;
     const p = r.requestedParameters;
     const filter = filterOf(engine, item.read, p, now);
     if (typeof filter === "number") return { statusCode: filter, revisedSamplingInterval: item.samplingInterval, revisedQueueSize: item.queueSize };

@@ -7,7 +7,7 @@ import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { DataChangeNotification } from "../../src/ua/generated/types.js";
 import { OVERFLOW_INFO_BITS } from "../../src/subscriptions/notification-encoder.js";
-import { deleteMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
+import { deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
 import { COUNTER, Fixture, changes, decodeMessage, isKeepAlive, statusChange } from "./fixture.js";
 
 const OVERFLOW = OVERFLOW_INFO_BITS;
@@ -412,6 +412,36 @@ describe("modes, triggering and revised values", () => {
     expect(item(-1, 0)).toMatchObject({ revisedSamplingInterval: 200, revisedQueueSize: 1 });
     expect(item(0, 5000)).toMatchObject({ revisedSamplingInterval: 25, revisedQueueSize: 100 });
     expect(item(1e12, 7)).toMatchObject({ revisedSamplingInterval: 86_400_000, revisedQueueSize: 7 });
+  });
+
+  it("modifies items: sampling interval, queue size, client handle and filter", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    const v = f.variable("mod", { feedInterval: 50 });
+    const item = f.monitor(s, id, f.nodeId("mod"), { samplingInterval: 50, queueSize: 5, clientHandle: 1 });
+    for (const x of [1, 2, 3, 4]) f.set(v, x);
+    const r = modifyMonitoredItems(f.engine, s, id, TimestampsToReturn.Both, [
+      { monitoredItemId: item.monitoredItemId, requestedParameters: { clientHandle: 7, samplingInterval: 200, queueSize: 2, discardOldest: true, filter: filter(DataChangeTrigger.StatusValue, DeadbandType.Absolute, 10) } },
+      { monitoredItemId: 999, requestedParameters: { clientHandle: 8, samplingInterval: 200, queueSize: 2, discardOldest: true } },
+    ]);
+    expect(r).toEqual([
+      { statusCode: StatusCodes.Good, revisedSamplingInterval: 200, revisedQueueSize: 2 },
+      { statusCode: StatusCodes.BadMonitoredItemIdInvalid, revisedSamplingInterval: 0, revisedQueueSize: 0 },
+    ]);
+    // Now sampled every 200 ms instead of fed; the queue kept its newest two, marked.
+    expect(f.engine.sampler.fedItemCount).toBe(0);
+    expect(f.engine.sampler.groupCount).toBe(1);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([
+      [7, 3, OVERFLOW],
+      [7, 4, 0],
+    ]);
+    f.set(v, 9); // within the new deadband of 10 from 4
+    f.publish(s, [], 0);
+    await f.advance(300);
+    expect(isKeepAlive(f.take()[0]?.response) || f.answers.length === 0).toBe(true);
   });
 
   it("refuses subscriptions and items past the limits", () => {
