@@ -96,16 +96,17 @@ async function waitForSession() {
   throw new Error(`no OPC UA session within ${values.timeout} s (last error: ${last})`);
 }
 
-/** The first Variable under a non-ns0 object of the Objects folder that is not the test namespace. */
-async function findDeviceTag(session, testNs) {
+/** A tag of the device map: a Variable right under a device object of Objects/Devices. */
+async function findDeviceTag(session) {
   const objects = await session.browse({ nodeId: "i=85", browseDirection: BrowseDirection.Forward, resultMask: 63 });
-  const queue = (objects.references ?? []).filter((r) => r.nodeId.namespace !== 0 && r.nodeId.namespace !== testNs).map((r) => ({ ref: r, depth: 0 }));
-  while (queue.length > 0) {
-    const { ref, depth } = queue.shift();
-    if (ref.nodeClass === NodeClass.Variable) return ref.nodeId.toString();
-    if (depth >= 3) continue;
-    const children = await session.browse({ nodeId: ref.nodeId, browseDirection: BrowseDirection.Forward, resultMask: 63 });
-    for (const c of children.references ?? []) if (c.nodeId.namespace !== 0) queue.push({ ref: c, depth: depth + 1 });
+  const folder = (objects.references ?? []).find((r) => r.browseName.name === "Devices");
+  if (folder === undefined) return undefined;
+  const devices = await session.browse({ nodeId: folder.nodeId, browseDirection: BrowseDirection.Forward, resultMask: 63 });
+  for (const device of devices.references ?? []) {
+    if (device.nodeClass !== NodeClass.Object) continue;
+    const children = await session.browse({ nodeId: device.nodeId, browseDirection: BrowseDirection.Forward, resultMask: 63 });
+    const tag = (children.references ?? []).find((c) => c.nodeClass === NodeClass.Variable && c.nodeId.namespace !== 0);
+    if (tag !== undefined) return tag.nodeId.toString();
   }
   return undefined;
 }
@@ -127,10 +128,15 @@ async function opcua() {
     check(state.value.value === 0, `ServerStatus.State = ${state.value.value} (0 = Running)`);
     const namespaces = nsArray.value.value ?? [];
     const testNs = namespaces.indexOf("urn:fieldgate:test");
-    const tag = await findDeviceTag(session, testNs);
+    const tag = await findDeviceTag(session);
     if (tag !== undefined) {
-      const dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
-      check(dv.statusCode.isGood(), `device tag ${tag} = ${dv.value.value} (${dv.statusCode.name})`);
+      // The first poll may still be on its way (BadWaitingForInitialData): a few tries.
+      let dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
+      for (let i = 0; i < 20 && !dv.statusCode.isGood(); i++) {
+        await sleep(1000);
+        dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
+      }
+      check(dv.statusCode.isGood(), `device tag ${tag} = ${dv.value.value} (${dv.statusCode.name}, source time ${dv.sourceTimestamp?.toISOString?.()})`);
       figures.tag = tag;
     } else if (testNs > 0) {
       const nodeId = `ns=${testNs};s=Scalar.Int32`;
