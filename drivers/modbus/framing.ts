@@ -58,9 +58,13 @@ export class Receiver {
   /**
    * Modbus TCP: frames are cut by the MBAP length (MBAP spec §4.1) and matched by transaction
    * id; complete frames of other transactions (late answers to timed-out requests) are skipped.
+   * The server echoes the request's unit identifier (MBAP spec §4.1.3): an answer naming another
+   * unit (a TCP-to-serial gateway that mixed up its slaves) is skipped as a bad frame, so the
+   * request times out Bad instead of delivering another device's registers as Good. Units 0
+   * and 255 stay accepted, as devices addressed directly over TCP may answer with either.
    * Returns the PDU offset of the answer to `tid` (-1 when none is awaited), NEED_MORE or MALFORMED.
    */
-  mbap(tid: number): number {
+  mbap(tid: number, job: Job | null = null): number {
     const rx = this.buf;
     while (this.end - this.start >= 7) {
       const s = this.start;
@@ -76,6 +80,11 @@ export class Receiver {
       this.start = s + 6 + length;
       if (rx.readUInt16BE(s) !== tid) {
         this.staleFrames++;
+        continue;
+      }
+      const unit = rx[s + 6]!;
+      if (job !== null && unit !== job.unitId && unit !== 0 && unit !== 255 && job.unitId !== 0 && job.unitId !== 255) {
+        this.badFrame(job);
         continue;
       }
       this.pduLength = length - 1;

@@ -308,7 +308,7 @@ export class ModbusLink implements Driver, StreamOwner {
       off = rx.fill(chunk, off);
       while (this.stream === stream) {
         const job = this.inFlight;
-        const at = this.mbap ? rx.mbap(job === null ? -1 : this.tid) : rx.rtu(job);
+        const at = this.mbap ? rx.mbap(job === null ? -1 : this.tid, job) : rx.rtu(job);
         if (at === NEED_MORE) break;
         if (at === MALFORMED) {
           this.drop(rx.problem);
