@@ -21,8 +21,9 @@ export function smokeProblem(r: CaseResult, withoutRequests: boolean): string | 
   if (f.channelFaults > 0) return `${f.channelFaults} channel faults`;
   if (f.lostInFlight > 0) return `${f.lostInFlight} requests unanswered`;
   if (!withoutRequests && !(f.requests > 0 && f.requestsPerSecond > 0)) return "no requests completed in the window";
-  if (!(f.startToListeningMs > 0)) return "no start-to-listening time";
-  if (!(f.serverRssIdleBytes > 0)) return "no idle RSS";
+  // A figure a scenario measures must be sane; one it does not measure (NaN) is not asked for.
+  if (f.startToListeningMs <= 0) return "start-to-listening time not positive";
+  if (f.serverRssIdleBytes <= 0) return "idle RSS not positive";
   const stopped = r.notes.find((n) => n.startsWith("server stopped with exit code") || n.startsWith("the server exited"));
   if (stopped !== undefined) return stopped;
   return null;
