@@ -35,7 +35,8 @@ const USAGE = `npm run bench -- counters [options]
   --items LIST        monitored counters, comma-separated cases (default 1024,16384)
   --search            find the largest N passing at every publishing interval: doubling from
                       the first --items value, then halving the gap down to ${SEARCH_STEP}
-  --search-max N      largest N the search tries (default 65536)
+  --search-max N      largest N the search tries (default 32768; past 50000 the default
+                      limits.maxMonitoredItemsPerSubscription refuses the items)
   --publishing LIST   publishing intervals in ms (default 100,1000)
   --sampling MS       sampling interval (default 10)
   --queue N           queue size per item (default 1)
@@ -72,7 +73,7 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
     ...commonFrom(values),
     items: list("items", values.items, [1024, 16384]),
     search: values.search ?? false,
-    searchMax: positive("search-max", values["search-max"], 65536),
+    searchMax: positive("search-max", values["search-max"], 32768),
     publishingIntervals: list("publishing", values.publishing, [100, 1000]),
     samplingIntervalMs: positive("sampling", values.sampling, 10, false),
     queueSize: positive("queue", values.queue, 1),

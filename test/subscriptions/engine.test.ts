@@ -110,6 +110,31 @@ describe("publishing cycle", () => {
   });
 });
 
+describe("publishing mode", () => {
+  it("sends only keep-alives while publishing is disabled, then what was queued", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 2, enabled: false });
+    const v = f.variable("pm", { feedInterval: 50 });
+    f.monitor(s, id, f.nodeId("pm"), { samplingInterval: 50, queueSize: 5, clientHandle: 4 });
+    f.set(v, 1);
+    f.publish(s);
+    f.publish(s);
+    await f.advance(300);
+    expect(f.take().map((a) => [a.t, isKeepAlive(a.response)])).toEqual([
+      [100, true],
+      [300, true],
+    ]);
+    expect(f.engine.setPublishingMode(s, true, [id, 55])).toEqual([StatusCodes.Good, StatusCodes.BadSubscriptionIdInvalid]);
+    f.publish(s);
+    await f.advance(100);
+    expect(changes(f.take()[0].response!.notificationMessage)).toEqual([
+      [4, 0, 0],
+      [4, 1, 0],
+    ]);
+  });
+});
+
 describe("the Publish queue", () => {
   it("answers the oldest request BadTooManyPublishRequests when the queue is full", async () => {
     const f = new Fixture({ maxPublishRequestsPerSession: 2 });
