@@ -4,6 +4,7 @@
 // gateway.yaml (all policies, the handshake limiter opened wide so that it measures RSA and not
 // the limiter); the load's client certificate is put into the server's trusted/ folder, which
 // the server re-reads without a restart.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +14,12 @@ import { POLICY_ALGORITHMS, SECURE_POLICY_NAMES, type SecurePolicyName } from ".
 import { SECURITY_POLICY_NONE_URI } from "../../src/security/security-policy.js";
 import { MessageSecurityMode } from "../../src/ua/generated/enums.js";
 import { Histogram } from "../client/histogram.js";
+import { IDLE_SETTLE_MS } from "../harness/case.js";
 import { runModuleLoad } from "../harness/load-process.js";
+import { memoryOf } from "../harness/proc.js";
 import type { CaseResult, Figures } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, type CommonOptions, type Scenario } from "../harness/scenario.js";
+import { fieldgateCli } from "../targets/fieldgate.js";
 import type { PhaseFigures, SecureLoadParams, SecureLoadResult } from "./secure-load.js";
 
 export interface SecureScenarioOptions extends CommonOptions {
@@ -65,7 +69,7 @@ export function parseSecureOptions(argv: readonly string[]): SecureScenarioOptio
   };
 }
 
-function figures(p: PhaseFigures, startMs: number): Figures {
+function figures(p: PhaseFigures, startMs: number, idleRss: number, endRss: number, peakRss: number): Figures {
   const empty = new Histogram();
   return {
     requests: p.requests,
@@ -75,9 +79,9 @@ function figures(p: PhaseFigures, startMs: number): Figures {
     serverCpuMicrosPerRequest: p.serverCpuMicrosPer,
     serverCpuShare: p.serverCpuShare,
     loadCpuShare: p.loadCpuShare,
-    serverRssIdleBytes: NaN,
-    serverRssEndBytes: NaN,
-    serverPeakRssBytes: NaN,
+    serverRssIdleBytes: idleRss,
+    serverRssEndBytes: endRss,
+    serverPeakRssBytes: peakRss,
     serverHeapIdleBytes: NaN,
     serverHeapUsedEndBytes: NaN,
     serverHeapTotalEndBytes: NaN,
@@ -129,8 +133,13 @@ export const secureScenario: Scenario<SecureScenarioOptions> = {
       try {
         const config = join(dir, "gateway.yaml");
         writeFileSync(config, gatewayYaml(join(dir, "data")));
+        // The certificate made beforehand, as on any start but the first: creating it loads
+        // node-opcua-crypto (about 20 MB of RSS until the next start), which idle RSS would show.
+        execFileSync(process.execPath, [fieldgateCli(ctx.root), "cert", "thumbprint", "--config", config], { stdio: "ignore", timeout: 60_000 });
         const server = await target.start({ cpu: ctx.serverCpu, config });
         try {
+          await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+          const idleRss = memoryOf(server.pid).rss;
           const pki = join(dir, "data", "pki");
           const serverCertificate = readFileSync(join(pki, "own", "certs", "fieldgate.der"));
           const client = await createOwnCertificate({ applicationUri: "urn:fieldgate:bench:secure-client", applicationName: "bench client", validityDays: 2 });
@@ -170,8 +179,9 @@ export const secureScenario: Scenario<SecureScenarioOptions> = {
             serverCpu: server.pinnedCpu ?? null,
             loadCpu: pinnedCpu ?? null,
             loadInline: ctx.load.inline ?? false,
-            idleRssAfterMs: 0,
+            idleRssAfterMs: IDLE_SETTLE_MS,
           };
+          const mem = memoryOf(server.pid);
           const none = result.reads[0];
           for (const r of result.reads) {
             const name = r.mode === MessageSecurityMode.None ? "None" : `${options.policy} SignAndEncrypt`;
@@ -179,7 +189,7 @@ export const secureScenario: Scenario<SecureScenarioOptions> = {
               scenario: "secure",
               case: `Read ${name}, ${options.connections}x${options.outstanding}`,
               target: target.name,
-              figures: figures(r, server.startToListeningMs),
+              figures: figures(r, server.startToListeningMs, idleRss, mem.rss, mem.peakRss),
               conditions,
               errorKinds: r.errors ? { read: r.errors } : {},
               notes:
@@ -195,7 +205,7 @@ export const secureScenario: Scenario<SecureScenarioOptions> = {
               case: `OpenSecureChannel ${options.policy} SignAndEncrypt, ${options.handshakeParallel} parallel`,
               target: target.name,
               unit: "handshakes/s",
-              figures: figures(h, server.startToListeningMs),
+              figures: figures(h, server.startToListeningMs, idleRss, mem.rss, mem.peakRss),
               conditions: { ...conditions, connections: options.handshakeParallel, outstanding: 1 },
               errorKinds: h.errors ? { handshake: h.errors } : {},
               notes: ["connect, HEL/ACK, OPN Issue (RSA 2048 both ends: client certificate checked against trusted/), CLO; server CPU per handshake is the RSA cost on one core"],

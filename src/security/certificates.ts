@@ -1,11 +1,11 @@
 // X.509 certificates: the gateway's own application instance certificate (Part 6 §6.2.2), and
-// what the PKI and the CLI read out of a DER certificate. Parsing uses node-opcua-crypto's
-// `exploreCertificate` (key usage, subjectAltName URI, signature algorithm, which node:crypto's
-// X509Certificate does not expose on Node 20); signatures are checked with node:crypto.
-import { createHash, generateKeyPair, webcrypto, type KeyObject } from "node:crypto";
+// what the PKI and the CLI read out of a DER certificate (node:crypto's X509Certificate, plus
+// der.ts for what it does not expose on Node 20). node-opcua-crypto makes the certificate; it is
+// imported only then, as it costs about 30 MB of RSS.
+import { createHash, generateKeyPair, webcrypto, X509Certificate, type KeyObject } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { promisify } from "node:util";
-import { CertificatePurpose, convertPEMtoDER, createSelfSignedCertificate, exploreCertificate, type X509KeyUsage } from "node-opcua-crypto";
+import { parseCertificate, type KeyUsage } from "./der.js";
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -49,6 +49,7 @@ export function hostNamesAndAddresses(): { dns: string[]; ip: string[] } {
  * applicationUri (Part 6 §6.2.2) and the host's names and addresses.
  */
 export async function createOwnCertificate(o: OwnCertificateOptions): Promise<CertificateAndKey> {
+  const { CertificatePurpose, convertPEMtoDER, createSelfSignedCertificate } = await import("node-opcua-crypto");
   const { privateKey } = await generateKeyPairAsync("rsa", { modulusLength: o.keyBits ?? 2048 });
   const cryptoKey = await webcrypto.subtle.importKey(
     "pkcs8",
@@ -99,8 +100,10 @@ export function certificateFromFile(bytes: Buffer): Buffer | undefined {
 /** What operators and the validator need to know about a certificate. */
 export interface CertificateInfo {
   readonly thumbprint: string;
+  /** "CN=..., O=..." */
   readonly subject: string;
   readonly issuer: string;
+  /** Lower-case hex without leading zeros. */
   readonly serialNumber: string;
   readonly notBefore: Date;
   readonly notAfter: Date;
@@ -109,54 +112,32 @@ export interface CertificateInfo {
   /** e.g. sha256WithRSAEncryption */
   readonly signatureAlgorithm: string;
   readonly isCa: boolean;
-  readonly selfSigned: boolean;
-  readonly keyUsage: X509KeyUsage | undefined;
-  readonly subjectFingerprint: string;
-  readonly issuerFingerprint: string;
+  readonly keyUsage: KeyUsage | undefined;
+  /** DER of the subject and issuer Names (chain building, CRL issuers). */
+  readonly subjectName: Buffer;
+  readonly issuerName: Buffer;
 }
 
-function dnToString(dn: unknown): string {
-  const entries = (dn as { entries?: { name?: string; oid: string; value: unknown }[] } | undefined)?.entries ?? [];
-  return entries.map((e) => `${shortName(e.name ?? e.oid)}=${String(e.value)}`).join(", ");
+function oneLine(dn: string): string {
+  return dn.split("\n").filter(Boolean).join(", ");
 }
 
-const SHORT: Readonly<Record<string, string>> = {
-  commonName: "CN",
-  organizationName: "O",
-  organizationalUnitName: "OU",
-  countryName: "C",
-  localityName: "L",
-  stateOrProvinceName: "ST",
-  domainComponent: "DC",
-};
-
-function shortName(n: string): string {
-  return SHORT[n] ?? n;
-}
-
-/** Parses a DER certificate; throws on malformed input. */
-export function describeCertificate(der: Buffer): CertificateInfo {
-  const c = exploreCertificate(der);
-  const tbs = c.tbsCertificate;
-  const ext = tbs.extensions;
-  const san = ext?.subjectAltName as Record<string, string[]> | undefined;
-  const issuerFp = ext?.authorityKeyIdentifier?.keyIdentifier ?? "";
-  const subject = dnToString(tbs.subject);
-  const issuer = dnToString(tbs.issuer);
+/** Parses a DER certificate (with `x509` when the caller has it already); throws on malformed input. */
+export function describeCertificate(der: Buffer, x509: X509Certificate = new X509Certificate(der)): CertificateInfo {
+  const f = parseCertificate(der);
   return {
     thumbprint: thumbprintHex(der),
-    subject,
-    issuer,
-    serialNumber: tbs.serialNumber.replace(/:/g, "").toLowerCase(),
-    notBefore: tbs.validity.notBefore,
-    notAfter: tbs.validity.notAfter,
-    applicationUri: san?.uniformResourceIdentifier?.[0],
-    keyBits: (tbs.subjectPublicKeyInfo.keyLength as number) * 8,
-    signatureAlgorithm: c.signatureAlgorithm.identifier,
-    isCa: ext?.basicConstraints?.cA === true,
-    selfSigned: subject === issuer && (issuerFp === "" || issuerFp === (ext?.subjectKeyIdentifier ?? "")),
-    keyUsage: ext?.keyUsage,
-    subjectFingerprint: tbs.subjectFingerPrint,
-    issuerFingerprint: issuerFp,
+    subject: oneLine(x509.subject),
+    issuer: oneLine(x509.issuer),
+    serialNumber: f.serialNumber,
+    notBefore: f.notBefore,
+    notAfter: f.notAfter,
+    applicationUri: f.applicationUri,
+    keyBits: x509.publicKey.asymmetricKeyDetails?.modulusLength ?? 0,
+    signatureAlgorithm: f.signatureAlgorithm,
+    isCa: x509.ca,
+    keyUsage: f.keyUsage,
+    subjectName: f.subject,
+    issuerName: f.issuer,
   };
 }

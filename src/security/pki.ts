@@ -10,10 +10,10 @@
 // signatures, security policy (key size, hash), trust list, validity, URI, usage, revocation.
 // The folders are re-read when their mtime changes (stat on each validation), so a certificate
 // moved to trusted/ is picked up without a restart.
-import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
+import { X509Certificate, createPrivateKey, verify, type KeyObject } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { exploreCertificateRevocationList, verifyCrlIssuedByCertificate } from "node-opcua-crypto";
+import { hashOf, parseCrl, type CrlFields } from "./der.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { certificateFromFile, createOwnCertificate, describeCertificate, thumbprintHex, type CertificateInfo } from "./certificates.js";
 import { splitLeaf, type PolicyPki } from "./policies.js";
@@ -53,11 +53,7 @@ interface Entry {
   readonly x509: X509Certificate;
 }
 
-interface Crl {
-  readonly der: Buffer;
-  readonly issuerFingerprint: string;
-  readonly revoked: ReadonlySet<string>;
-}
+type Crl = CrlFields;
 
 /** A certs/ (and crl/) folder, parsed again only when the folder changes. */
 class Store {
@@ -117,7 +113,7 @@ class Store {
 
   crlsFor(issuer: Entry): Crl[] {
     this.refresh();
-    return this.crls.filter((c) => c.issuerFingerprint === issuer.info.subjectFingerprint && verifyCrl(c, issuer));
+    return this.crls.filter((c) => c.issuer.equals(issuer.info.subjectName) && verifyCrl(c, issuer));
   }
 }
 
@@ -147,14 +143,11 @@ function readCertificate(file: string): Buffer | undefined {
 
 function parseEntry(der: Buffer, file: string): Entry | undefined {
   try {
-    return { der, file, info: describeCertificate(der), x509: new X509Certificate(der) };
+    const x509 = new X509Certificate(der);
+    return { der, file, info: describeCertificate(der, x509), x509 };
   } catch {
     return undefined;
   }
-}
-
-function normalizeSerial(s: string): string {
-  return s.replace(/[:\s]/g, "").toLowerCase().replace(/^0+/, "");
 }
 
 function readCrl(file: string): Crl | undefined {
@@ -165,17 +158,18 @@ function readCrl(file: string): Crl | undefined {
       if (!m) return undefined;
       der = Buffer.from(m[1].replace(/\s+/g, ""), "base64");
     }
-    const info = exploreCertificateRevocationList(der);
-    const revoked = new Set(info.tbsCertList.revokedCertificates.map((r) => normalizeSerial(r.userCertificate)));
-    return { der, issuerFingerprint: info.tbsCertList.issuerFingerprint, revoked };
+    return parseCrl(der);
   } catch {
     return undefined;
   }
 }
 
+/** The CRL's signature by the issuer's key (RFC 5280 §5.1.1.3). */
 function verifyCrl(crl: Crl, issuer: Entry): boolean {
+  const hash = hashOf(crl.signatureAlgorithm);
+  if (hash === undefined) return false;
   try {
-    return verifyCrlIssuedByCertificate(crl.der, issuer.der);
+    return verify(hash, crl.signed, issuer.x509.publicKey, crl.signature);
   } catch {
     return false;
   }
@@ -371,7 +365,7 @@ export class Pki implements PolicyPki {
     // without a CRL is accepted (decision: operators of small plants rarely publish CRLs).
     for (let i = 0; i + 1 < path.length; i++) {
       const issuer = path[i + 1];
-      const serial = normalizeSerial(path[i].info.serialNumber);
+      const serial = path[i].info.serialNumber;
       for (const crl of [...this.trusted.crlsFor(issuer), ...this.issuers.crlsFor(issuer)]) {
         if (crl.revoked.has(serial)) return i === 0 ? StatusCodes.BadCertificateRevoked : StatusCodes.BadCertificateIssuerRevoked;
       }
@@ -484,7 +478,7 @@ export class Pki implements PolicyPki {
  * OpenSSL's check also wants keyCertSign, which some clients' self-signed certificates lack.
  */
 function isSelfIssued(e: Entry): boolean {
-  return e.info.subject === e.info.issuer && verifySignature(e, e);
+  return e.info.subjectName.equals(e.info.issuerName) && verifySignature(e, e);
 }
 
 function verifySignature(cert: Entry, signer: Entry): boolean {

@@ -95,6 +95,10 @@ describe("client certificate validation", () => {
     expect(pki.verifyCertificate(six)).toBe(StatusCodes.BadCertificateChainIncomplete);
   });
 
+  it("refuses every truncation of a good certificate as invalid, without throwing", () => {
+    for (let n = 0; n < good.der.length; n += 7) expect(pki.verifyCertificate(good.der.subarray(0, n))).toBe(StatusCodes.BadCertificateInvalid);
+  });
+
   it("refuses garbage as invalid", () => {
     expect(pki.verifyCertificate(Buffer.from("not a certificate"))).toBe(StatusCodes.BadCertificateInvalid);
     expect(pki.verifyCertificate(Buffer.from([0x30, 0x82, 0xff, 0xff, 1, 2]))).toBe(StatusCodes.BadCertificateInvalid);
