@@ -27,7 +27,7 @@ export interface RawCursor {
   hi: number;
   readonly returnBounds: boolean;
   readonly endBoundTime: number;
-  /** Values per page (numValuesPerNode, or the server's budget). */
+  /** Values per page: numValuesPerNode, or Infinity (the server's budget decides). */
   readonly pageSize: number;
 }
 
@@ -113,7 +113,8 @@ export function readRaw(store: HistoryStore, s: Series, d: ReadRawModifiedDetail
       values.push(startBound ?? boundNotFound(t));
     }
   }
-  const cursor: RawCursor = { kind: "raw", ascending, lo, hi, returnBounds: d.returnBounds && !oneShot, endBoundTime, pageSize: limit };
+  const pageSize = d.numValuesPerNode > 0 ? d.numValuesPerNode : Infinity;
+  const cursor: RawCursor = { kind: "raw", ascending, lo, hi, returnBounds: d.returnBounds && !oneShot, endBoundTime, pageSize };
   const out = page(store, s, cursor, values, limit);
   if (oneShot && out.cursor) return { statusCode: out.statusCode, values: out.values };
   return out;
