@@ -111,7 +111,7 @@ export class Fixture {
   ): MonitoredItemCreateResult {
     return createMonitoredItems(this.engine, session, subscriptionId, p.timestamps ?? TimestampsToReturn.Both, [
       {
-        itemToMonitor: { nodeId, attributeId: AttributeIds.Value },
+        itemToMonitor: { nodeId, attributeId: AttributeIds.Value, dataEncoding: { namespaceIndex: 0, name: "" } },
         monitoringMode: p.mode ?? MonitoringMode.Reporting,
         requestedParameters: {
           clientHandle: p.clientHandle ?? 1,

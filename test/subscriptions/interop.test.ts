@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AttributeIds,
-  ClientSession,
+  type ClientSession as PublicSession,
+  type ClientSessionPublishService,
+  type ClientSessionRawSubscriptionService,
   ClientSubscription,
   DataChangeFilter,
   DataChangeNotification,
@@ -26,6 +28,7 @@ import {
   StatusCodes as UaCodes,
   TimestampsToReturn,
   type ClientMonitoredItem,
+  type TransferSubscriptionsResponse,
 } from "node-opcua-client";
 import type { MemoryNamespace, MemoryVariable } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
@@ -33,6 +36,9 @@ import { BuiltinType, VariantArrayType, numericNodeId } from "../../src/ua/built
 import { DataTypeIds, ObjectIds, VariableIds } from "../../src/ua/generated/node-ids.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { newClient, sleep, waitFor } from "./helpers.js";
+
+/** node-opcua's session object also offers the raw subscription services. */
+type ClientSession = PublicSession & ClientSessionRawSubscriptionService & ClientSessionPublishService;
 
 let gw: TestGateway;
 let client: OPCUAClient;
@@ -132,6 +138,11 @@ function dataChanges(r: PublishResponse): { clientHandle: number; value: unknown
   return out;
 }
 
+/** TransferSubscriptions (node-opcua's typings pick the callback overload). */
+function transfer(s: ClientSession, subscriptionIds: number[], sendInitialValues: boolean): Promise<TransferSubscriptionsResponse> {
+  return s.transferSubscriptions({ subscriptionIds, sendInitialValues }) as unknown as Promise<TransferSubscriptionsResponse>;
+}
+
 async function rawSubscription(s: ClientSession, publishingInterval = 50, keepAlive = 10, lifetime = 100): Promise<number> {
   const r = await s.createSubscription({
     requestedPublishingInterval: publishingInterval,
@@ -163,7 +174,7 @@ beforeAll(async () => {
   gw = await startGateway();
   client = newClient();
   await client.connect(gw.url);
-  session = await client.createSession();
+  session = (await client.createSession()) as ClientSession;
   const nsArray = await session.read({ nodeId: "i=2255", attributeId: AttributeIds.Value });
   ns = (nsArray.value.value as string[]).indexOf("urn:fieldgate:test");
   testNs = gw.server.registry.managerAt(ns) as MemoryNamespace;
@@ -333,7 +344,7 @@ describe("subscriptions with node-opcua-client", { timeout: 20_000 }, () => {
 
 describe("Publish, Republish and TransferSubscriptions with raw services", { timeout: 20_000 }, () => {
   it("republishes a message whose Publish response was lost, until it is acknowledged", async () => {
-    const raw = await client.createSession();
+    const raw = (await client.createSession()) as ClientSession;
     try {
       const id = await rawSubscription(raw);
       expect((await rawItem(raw, id, "FedR", 7)).statusCode.name).toBe("Good");
@@ -367,7 +378,7 @@ describe("Publish, Republish and TransferSubscriptions with raw services", { tim
   it("moves a subscription to a new session after a reconnect, with its current values", async () => {
     const first = newClient("fieldgate-transfer-1");
     await first.connect(gw.url);
-    const old = await first.createSession();
+    const old = (await first.createSession()) as ClientSession;
     const id = await rawSubscription(old);
     await rawItem(old, id, "FedX", 21);
     expect(dataChanges(await publish(old))).toEqual([{ clientHandle: 21, value: 0 }]);
@@ -379,9 +390,9 @@ describe("Publish, Republish and TransferSubscriptions with raw services", { tim
     // ... and comes back on a new connection and session.
     const second = newClient("fieldgate-transfer-2");
     await second.connect(gw.url);
-    const fresh = await second.createSession();
+    const fresh = (await second.createSession()) as ClientSession;
     try {
-      const t = await fresh.transferSubscriptions({ subscriptionIds: [id], sendInitialValues: true });
+      const t = await transfer(fresh, [id], true);
       expect(t.results?.map((r) => r.statusCode.name)).toEqual(["Good"]);
       const r = await publish(fresh);
       expect(r.subscriptionId).toBe(id);
@@ -395,13 +406,13 @@ describe("Publish, Republish and TransferSubscriptions with raw services", { tim
   });
 
   it("tells the previous session that its subscription was transferred", async () => {
-    const a = await client.createSession();
-    const b = await client.createSession();
+    const a = (await client.createSession()) as ClientSession;
+    const b = (await client.createSession()) as ClientSession;
     try {
       const id = await rawSubscription(a);
       await rawItem(a, id, "FedY", 31);
       await publish(a);
-      const t = await b.transferSubscriptions({ subscriptionIds: [id], sendInitialValues: false });
+      const t = await transfer(b, [id], false);
       expect(t.results?.map((r) => r.statusCode.name)).toEqual(["Good"]);
       const r = await publish(a);
       expect(r.subscriptionId).toBe(id);
@@ -417,7 +428,7 @@ describe("Publish, Republish and TransferSubscriptions with raw services", { tim
   });
 
   it("expires a subscription without Publish requests and says so with the next one", async () => {
-    const raw = await client.createSession();
+    const raw = (await client.createSession()) as ClientSession;
     try {
       const id = await rawSubscription(raw, 20, 1, 3);
       await waitFor(() => !gw.server.subscriptions.subscriptions.has(id), "the subscription to expire");
