@@ -179,6 +179,19 @@ describe("HistoryRead with node-opcua-client", () => {
     expect(unsupported.statusCode.value).toBe(UaStatus.BadAggregateNotSupported.value);
   });
 
+  it("returns the timestamps asked for, and refuses Neither", async () => {
+    const req = rawRequest([{ nodeId: id("Temp") }], 2);
+    req.timestampsToReturn = TimestampsToReturn.Server;
+    const res = await session.historyRead(req);
+    const dv = (res.results![0].historyData as HistoryData).dataValues![0];
+    expect(dv.serverTimestamp?.getTime()).toBe(T0);
+    expect(dv.sourceTimestamp).toBeNull();
+    await session.historyRead(rawRequest([{ nodeId: id("Temp"), continuationPoint: res.results![0].continuationPoint! }], 2, true));
+    const neither = rawRequest([{ nodeId: id("Temp") }], 2);
+    neither.timestampsToReturn = TimestampsToReturn.Neither;
+    await expect(session.historyRead(neither)).rejects.toThrow(/BadTimestampsToReturnInvalid/);
+  });
+
   it("reads values at given times", async () => {
     const res = await session.historyRead(
       new HistoryReadRequest({
