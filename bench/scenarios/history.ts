@@ -214,9 +214,12 @@ export const historyScenario: Scenario<HistoryScenarioOptions> = {
             target,
             unit: "bytes/sample",
             figures: figures({ requests: 1_000_000, requestsPerSecond: r[`${kind}FileBytesPerSample`] }),
-            conditions: conditions(ctx, { usedBytesPerSample: r[`${kind}UsedBytesPerSample`] }),
+            conditions: conditions(ctx, { usedBytesPerSample: r[`${kind}UsedBytesPerSample`], writtenBytesPerSample: r[`${kind}WrittenBytesPerSample`] }),
             errorKinds: {},
-            notes: ["file size after a checkpoint / samples stored (one 1 s flush per second)"],
+            notes: [
+              "file size after a checkpoint / samples stored (one 1 s flush per second)",
+              `${r[`${kind}WrittenBytesPerSample`].toFixed(0)} bytes written (WAL and checkpoints) per sample stored`,
+            ],
           });
         }
       } else if (c === "raw") {
