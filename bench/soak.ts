@@ -589,9 +589,10 @@ async function main(): Promise<number> {
 
   // The database after the gateway flushed its queue and closed it.
   const db = new Database(join(dir, "data", "history.db"), { readonly: true });
-  const series = db.prepare("SELECT id FROM series").all() as { id: number }[];
+  // Samples live in per-tag tables (and any staging table): every table but the series list.
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'series' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
   let rows = 0;
-  for (const s of series) rows += (db.prepare(`SELECT count(*) AS n FROM h${s.id}`).get() as { n: number }).n;
+  for (const t of tables) rows += (db.prepare(`SELECT count(*) AS n FROM "${t.name}"`).get() as { n: number }).n;
   const integrity = (db.prepare("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
   db.close();
 

@@ -73,12 +73,13 @@ for await (const line of createInterface({ input: process.stdin })) {
     out({ writing: w.value?.value ?? null, writingStatus: w.statusCode ?? 0, recorded: num("HistoryRecorded"), stored: num("HistoryStored"),
       queued: num("HistoryQueued"), dropped: num("HistoryDropped"), failedFlushes: num("HistoryFailedFlushes") });
   } else if (line === "stop") {
-    const stats = { ...server.history.writer.stats };
     await server.stop();
+    const stats = { ...server.history.writer.stats };
     const db = new Database(join(config.dataDir, "history.db"), { readonly: true });
     const integrity = db.prepare("PRAGMA integrity_check").get().integrity_check;
     let rows = 0;
-    for (const s of db.prepare("SELECT id FROM series").all()) rows += db.prepare("SELECT count(*) AS n FROM h" + s.id).get().n;
+    // Samples live in per-tag tables (and any staging table): every table but the series list.
+    for (const t of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'series' AND name NOT LIKE 'sqlite_%'").all()) rows += db.prepare('SELECT count(*) AS n FROM "' + t.name + '"').get().n;
     db.close();
     out({ integrity, rows, stats });
     process.exit(0);
