@@ -12,6 +12,8 @@
 // The watchdog ping is a task of a DeadlineScheduler (STYLE habit 5): when the event loop hangs,
 // no ping is sent and systemd restarts the service. At most one ping child runs at a time; a ping
 // due while the previous one still runs is skipped and counted, never queued.
+// The other messages are state changes whose order matters (RELOADING=1 before READY=1, or the
+// manager would wait for a reload that has already ended): they go one child at a time, in order.
 import { spawn } from "node:child_process";
 import type { ChildProcess, SpawnOptions } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -47,6 +49,7 @@ export interface SystemdNotifierStats {
 const WATCHDOG_ARGS: readonly string[] = Object.freeze(["WATCHDOG=1"]);
 const STOPPING_ARGS: readonly string[] = Object.freeze(["STOPPING=1"]);
 const RELOADING_ARGS: readonly string[] = Object.freeze(["RELOADING=1"]);
+const MAX_QUEUED = 16;
 
 export class SystemdNotifier implements SampleTask {
   /** Milliseconds between watchdog pings, or undefined when the unit has no watchdog for us. */
@@ -60,22 +63,34 @@ export class SystemdNotifier implements SampleTask {
   private readonly log: (message: string) => void;
   private readonly spawnOptions: SpawnOptions;
   private group: ScheduledGroup | undefined;
-  private pingInFlight = false;
+  /** The ping child running, if any; at most one. */
+  private ping: ChildProcess | undefined;
+  /** The state-message child running, if any; at most one. */
+  private current: ChildProcess | undefined;
+  /** State messages waiting for the one in flight; rare (start, reload, stop), bounded anyway. */
+  private readonly queue: (readonly string[])[] = [];
   private disabled = false;
   private warned = false;
-  // Bound once: no closure per message.
+  // Bound once: no closure per message. A child may emit both 'error' and 'exit'; the first one
+  // ends it, the other listener is removed.
   private readonly onPingExit = (code: number | null): void => {
-    this.pingInFlight = false;
+    this.endPing();
     if (code !== 0) this.failure(`systemd-notify WATCHDOG=1 exited with ${code}`);
   };
   private readonly onPingError = (err: Error): void => {
-    this.pingInFlight = false;
+    this.endPing();
     this.startFailure(err);
   };
   private readonly onOtherExit = (code: number | null): void => {
+    this.endCurrent();
     if (code !== 0) this.failure(`systemd-notify exited with ${code}`);
+    this.next();
   };
-  private readonly onOtherError = (err: Error): void => this.startFailure(err);
+  private readonly onOtherError = (err: Error): void => {
+    this.endCurrent();
+    this.startFailure(err);
+    this.next();
+  };
 
   /** The notifier for this process, or undefined when not started by systemd (NOTIFY_SOCKET unset). */
   static fromEnv(options: SystemdNotifierOptions = {}): SystemdNotifier | undefined {
@@ -131,23 +146,45 @@ export class SystemdNotifier implements SampleTask {
   /** The scheduler task: one WATCHDOG=1 per slot. */
   sample(): void {
     if (this.disabled) return;
-    if (this.pingInFlight) {
+    if (this.ping !== undefined) {
       this.stats.skippedPings++;
       return;
     }
     const child = this.start(WATCHDOG_ARGS);
     if (child === undefined) return;
-    this.pingInFlight = true;
+    this.ping = child;
     child.once("exit", this.onPingExit);
     child.once("error", this.onPingError);
   }
 
   private send(args: readonly string[]): void {
     if (this.disabled) return;
-    const child = this.start(args);
-    if (child === undefined) return;
-    child.once("exit", this.onOtherExit);
-    child.once("error", this.onOtherError);
+    if (this.queue.length >= MAX_QUEUED) {
+      this.failure(`more than ${MAX_QUEUED} notifications waiting; dropped ${args.join(" ")}`);
+      return;
+    }
+    this.queue.push(args);
+    this.next();
+  }
+
+  private next(): void {
+    while (this.current === undefined && !this.disabled && this.queue.length > 0) {
+      const child = this.start(this.queue.shift() as readonly string[]);
+      if (child === undefined) continue;
+      this.current = child;
+      child.once("exit", this.onOtherExit);
+      child.once("error", this.onOtherError);
+    }
+  }
+
+  private endPing(): void {
+    this.ping?.removeListener("exit", this.onPingExit).removeListener("error", this.onPingError);
+    this.ping = undefined;
+  }
+
+  private endCurrent(): void {
+    this.current?.removeListener("exit", this.onOtherExit).removeListener("error", this.onOtherError);
+    this.current = undefined;
   }
 
   private start(args: readonly string[]): ChildProcess | undefined {
@@ -165,6 +202,7 @@ export class SystemdNotifier implements SampleTask {
     if (code === "ENOENT") {
       // No systemd-notify: nothing will ever get through, so stop trying (and pinging).
       this.disabled = true;
+      this.queue.length = 0;
       this.stopWatchdog();
     }
     this.failure(`cannot run ${this.command}: ${err instanceof Error ? err.message : String(err)}`);

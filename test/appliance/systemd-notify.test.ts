@@ -62,6 +62,7 @@ describe("SystemdNotifier", () => {
     expect(children.map((c) => c.args)).toEqual([["READY=1", "STATUS=listening on opc.tcp://x:4840"]]);
     clock.advance(999);
     expect(children).toHaveLength(1);
+    children[0].child.emit("exit", 0);
     for (let i = 0; i < 3; i++) {
       clock.advance(1000);
       const last = children[children.length - 1];
@@ -105,14 +106,24 @@ describe("SystemdNotifier", () => {
     }
   });
 
-  it("RELOADING=1 then READY=1 around a reload, without a second watchdog", () => {
+  it("RELOADING=1 then READY=1 around a reload, in order, without a second watchdog", () => {
     const { clock, notifier, children } = setup({ ...SOCKET_ENV, WATCHDOG_USEC: "2000000" });
     notifier!.ready();
     notifier!.reloading();
     notifier!.ready();
-    expect(children.map((c) => c.args[0])).toEqual(["READY=1", "RELOADING=1", "READY=1"]);
-    clock.advance(1000);
+    // One state message at a time: the next starts when the previous one was delivered (its
+    // systemd-notify exited), so READY=1 cannot overtake RELOADING=1.
+    expect(children.map((c) => c.args[0])).toEqual(["READY=1"]);
+    children[0].child.emit("exit", 0);
+    expect(children.map((c) => c.args[0])).toEqual(["READY=1", "RELOADING=1"]);
+    clock.advance(1000); // a watchdog ping does not wait for state messages
+    expect(children.map((c) => c.args[0])).toEqual(["READY=1", "RELOADING=1", "WATCHDOG=1"]);
+    children[1].child.emit("error", new Error("EAGAIN"));
+    children[1].child.emit("exit", 1); // both events of one failed child count once
+    expect(children.map((c) => c.args[0])).toEqual(["READY=1", "RELOADING=1", "WATCHDOG=1", "READY=1"]);
+    children[3].child.emit("exit", 0);
     expect(children.filter((c) => c.args[0] === "WATCHDOG=1")).toHaveLength(1);
+    expect(notifier!.stats.failed).toBe(1);
   });
 
   it("without systemd-notify it reports once and stops trying", () => {
@@ -135,6 +146,7 @@ describe("SystemdNotifier", () => {
     children[1].child.emit("exit", 1);
     clock.advance(1000);
     expect(children).toHaveLength(3);
+    expect(children[2].args).toEqual(["WATCHDOG=1"]);
     expect(notifier!.stats.failed).toBe(2);
     expect(logs).toHaveLength(1);
   });
