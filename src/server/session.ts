@@ -91,13 +91,27 @@ export class SessionManager {
     return Math.min(maxSessionTimeout, Math.max(minSessionTimeout, requested));
   }
 
-  /** A new session, or undefined when the cap is reached (BadTooManySessions). */
+  /**
+   * A new session, or undefined when the cap is reached with every session activated
+   * (BadTooManySessions). Part 4 §5.6.2.1: against misbehaving clients and denial of service,
+   * the server closes the oldest session that is not activated rather than refuse a new one.
+   */
   create(channel: SecureChannel, name: string, requestedTimeout: number, now: number): Session | undefined {
-    if (this.byToken.size >= this.options.maxSessions) return undefined;
+    if (this.byToken.size >= this.options.maxSessions) {
+      const idle = this.oldestNotActivated();
+      if (idle === undefined) return undefined;
+      this.close(idle);
+    }
     const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now);
     this.byToken.set(session.tokenKey, session);
     channel.sessionCount++;
     return session;
+  }
+
+  /** Sessions iterate in creation order (a Map keeps insertion order). */
+  private oldestNotActivated(): Session | undefined {
+    for (const session of this.byToken.values()) if (!session.activated) return session;
+    return undefined;
   }
 
   find(authenticationToken: NodeId): Session | undefined {

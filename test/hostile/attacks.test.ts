@@ -407,23 +407,33 @@ describe("OpenSecureChannel flood", () => {
 });
 
 describe("sessions and subscriptions", () => {
-  it("CreateSession without ActivateSession until the cap: refused past it, served again once they time out", async () => {
-    const refused: number[] = [];
-    for (let k = 0; k < LIMITS.maxSessions + 5; k++) {
+  it("CreateSession without ActivateSession past the cap: the oldest unactivated session makes room (Part 4 §5.6.2.1)", async () => {
+    // Twice the cap of sessions that are never activated: none is refused, the oldest go.
+    const flood: ServiceClient[] = [];
+    for (let k = 0; k < 2 * LIMITS.maxSessions; k++) {
       const c = await client(false);
-      const r = (await c.createSession(1000)) as { responseHeader: { serviceResult: number } };
-      if (r.responseHeader.serviceResult !== StatusCodes.Good) refused.push(r.responseHeader.serviceResult);
+      const r = (await c.createSession(60_000)) as { responseHeader: { serviceResult: number } };
+      expect(r.responseHeader.serviceResult).toBe(StatusCodes.Good);
+      flood.push(c);
     }
-    expect(refused.length).toBeGreaterThanOrEqual(5);
-    expect(new Set(refused)).toEqual(new Set([StatusCodes.BadTooManySessions]));
-    // Unactivated sessions time out (1 s here); then a new client gets one.
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const c = await client(false);
-      const r = (await c.createSession(1000)) as { responseHeader: { serviceResult: number } };
-      if (r.responseHeader.serviceResult === StatusCodes.Good) break;
-      if (Date.now() > deadline) throw new Error("sessions never freed");
-      await new Promise((res) => setTimeout(res, 200));
+    expect(gw.server.sessions.size).toBeLessThanOrEqual(LIMITS.maxSessions);
+    // The first ones were closed to make room; the last one is still there to be activated.
+    const first = (await flood[0].activate()) as { responseHeader: { serviceResult: number } };
+    expect(first.responseHeader.serviceResult).toBe(StatusCodes.BadSessionIdInvalid);
+    const last = (await flood[flood.length - 1].activate()) as { responseHeader: { serviceResult: number } };
+    expect(last.responseHeader.serviceResult).toBe(StatusCodes.Good);
+    // A legitimate client still gets a session while the flood's sessions wait for activation.
+    const legit = await client(true);
+    expect(legit.token.value).not.toBe(0);
+    // With every session activated, the cap refuses.
+    const activated: ServiceClient[] = [legit, flood[flood.length - 1]];
+    while (gw.server.sessions.size < LIMITS.maxSessions || [...gw.server.sessions.sessions()].some((s) => !s.activated)) activated.push(await client(true));
+    const over = await client(false);
+    const r = (await over.createSession(1000)) as { responseHeader: { serviceResult: number } };
+    expect(r.responseHeader.serviceResult).toBe(StatusCodes.BadTooManySessions);
+    for (const c of [...flood, ...activated]) {
+      const s = gw.server.sessions.find(c.token);
+      if (s) gw.server.sessions.close(s);
     }
   }, 20_000);
 
