@@ -109,7 +109,8 @@ function bytes(): void {
     const dir = tempDir();
     const file = join(dir, "history.db");
     const store = new HistoryStore(file);
-    const w = new HistoryWriter(store, { flushInterval: 1000, flushCount: 100, queueSize: 1000 });
+    // compactCount 6000: staged samples move once a minute at 100 samples/s, as with the defaults.
+    const w = new HistoryWriter(store, { flushInterval: 1000, flushCount: 100, queueSize: 1000, compactCount: 6000 });
     const ids = Array.from({ length: 100 }, (_, k) => tagId(k));
     for (const id of ids) w.declare(id);
     const seconds = 10_000;
@@ -121,12 +122,13 @@ function bytes(): void {
         const x = Math.sin(s / 60 + k) * 100;
         w.record(ids[k], { value: { dataType: type, arrayType: VariantArrayType.Scalar, value: kind === "Double" ? x : Math.round(x) + 1000 }, sourceTimestamp: T0 + s * 1000 });
       }
-      w.flush();
+      w.tick(); // one flush, and a move of the staged samples when due
     }
+    store.compact();
     const written = bytesWritten() - written0;
     const used = store.usedBytes();
     store.checkpoint();
-    store.close();
+    w.close();
     const size = statSync(file).size;
     results[`${kind}UsedBytesPerSample`] = used / (seconds * 100);
     results[`${kind}FileBytesPerSample`] = size / (seconds * 100);

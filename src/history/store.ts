@@ -17,6 +17,12 @@
 //   timestamp is not stored (the gateway stamps samples when it polls them, so they coincide).
 //   Sub-millisecond parts are dropped; two samples of one series in the same millisecond keep
 //   the later one.
+// - `staging(seq, series, ts, v, st)`: flushes append here, in one place at the end of one
+//   b-tree, so a flush writes a few pages whatever the number of series. Writing each flush
+//   straight into the series' tables dirtied one page per series per flush: measured 4.5 KB
+//   written to the card per stored sample with 100 tags sampled and flushed every second. The
+//   staged rows move to their series' tables in bulk (compact(): once a minute, when many are
+//   staged, and before any read), touching each series' last page once per move.
 import Database from "better-sqlite3";
 import { BinaryReader } from "../ua/binary-reader.js";
 import { BinaryWriter } from "../ua/binary-writer.js";
@@ -57,6 +63,8 @@ export class Series {
 
   /** Rows in [lo, hi) ascending or in (lo, hi] descending, at most `limit`, as [ts, v, st] tuples. */
   rows(lo: number, hi: number, ascending: boolean, limit: number): unknown[][] {
+    // Reads see every flushed sample: staged ones move to their tables first.
+    if (this.store.staged > 0) this.store.compact();
     let stmt = ascending ? this.asc : this.desc;
     if (!stmt) {
       stmt = ascending
@@ -90,6 +98,8 @@ export interface HistoryStoreOptions {
   cacheSize?: number;
 }
 
+/** Staged rows moved per transaction. */
+const COMPACT_CHUNK = 20_000;
 /** Rows deleted per statement (and transaction) by retention. */
 const DELETE_CHUNK = 1000;
 /** Rows fetched per query by large reads. */
@@ -110,6 +120,12 @@ export class HistoryStore {
   readonly walBudget: number;
   private readonly db: Db;
   private readonly byKey = new Map<string, Series>();
+  private readonly byId = new Map<number, Series>();
+  private readonly stageInsert: Statement;
+  private readonly stageSelect: Statement;
+  private readonly stageDelete: Statement;
+  /** Rows in the staging table: flushed, not yet in their series' table. */
+  staged = 0;
   private readonly setType: Statement;
   private readonly addSeries: Statement;
   private readonly writer = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
@@ -139,10 +155,17 @@ export class HistoryStore {
     db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
     this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
     this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
+    db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
+    this.stageInsert = db.prepare("INSERT INTO staging(series, ts, v, st) VALUES (?, ?, ?, ?)");
+    // Safe integers: an Int64 value must come back exact; the others are turned into numbers.
+    this.stageSelect = db.prepare("SELECT seq, series, ts, v, st FROM staging ORDER BY seq LIMIT ?").raw(true).safeIntegers(true);
+    this.stageDelete = db.prepare("DELETE FROM staging WHERE seq <= ?");
+    this.staged = (db.prepare("SELECT count(*) FROM staging").raw(true).get() as number[])[0];
     for (const row of db.prepare("SELECT id, node, type FROM series").all() as { id: number; node: string; type: number }[]) {
       const s = new Series(row.id, row.node, this);
       s.type = row.type;
       this.byKey.set(row.node, s);
+      this.byId.set(row.id, s);
     }
     this.sizeCache();
   }
@@ -185,14 +208,15 @@ export class HistoryStore {
     })();
     s = new Series(id, key, this);
     this.byKey.set(key, s);
+    this.byId.set(id, s);
     this.sizeCache();
     return s;
   }
 
   /**
-   * Writes samples [from, from+count) of the writer's ring (wrapping at its capacity) in one
-   * transaction. Throws what SQLite throws (SQLITE_FULL when the size cap is hit): nothing of
-   * the batch is then stored.
+   * Writes samples [from, from+count) of the writer's ring (wrapping at its capacity) to the
+   * staging table in one transaction. Throws what SQLite throws (SQLITE_FULL when the size cap
+   * is hit): nothing of the batch is then stored.
    */
   writeBatch(series: readonly (Series | undefined)[], ts: Float64Array, values: readonly (Variant | undefined)[], status: Uint32Array, from: number, count: number): void {
     const cap = ts.length;
@@ -205,12 +229,44 @@ export class HistoryStore {
           this.setType.run(s.type, s.id);
           s.resetStatements();
         }
-        let ins = s.insert;
-        if (!ins) ins = s.insert = this.db.prepare(`INSERT OR REPLACE INTO ${s.table}(ts, v, st) VALUES (?, ?, ?)`);
         const st = status[i];
-        ins.run(Math.floor(ts[i]), this.toSql(s.type, v), st === StatusCodes.Good ? null : st);
+        this.stageInsert.run(s.id, Math.floor(ts[i]), this.toSql(s.type, v), st === StatusCodes.Good ? null : st);
       }
     })();
+    this.staged += count;
+  }
+
+  /**
+   * Moves up to `maxRows` staged rows (oldest first) to their series' tables, COMPACT_CHUNK rows
+   * per transaction; returns how many moved.
+   */
+  compact(maxRows = Infinity): number {
+    let moved = 0;
+    while (this.staged > 0 && moved < maxRows) {
+      const rows = this.stageSelect.all(Math.min(COMPACT_CHUNK, maxRows - moved)) as unknown[][];
+      if (rows.length === 0) {
+        this.staged = 0;
+        break;
+      }
+      this.db.transaction(() => {
+        // Delete first: the pages it frees take the moved rows, so a move never grows the
+        // file (it has to fit under max_page_count when the database is at its size cap).
+        this.stageDelete.run(rows[rows.length - 1][0]);
+        for (let i = 0; i < rows.length; i++) {
+          const r = rows[i];
+          const s = this.byId.get(Number(r[1]));
+          if (s === undefined) continue;
+          let ins = s.insert;
+          if (!ins) ins = s.insert = this.db.prepare(`INSERT OR REPLACE INTO ${s.table}(ts, v, st) VALUES (?, ?, ?)`);
+          const v = r[3];
+          const keepBig = s.type === BuiltinType.Int64 || s.type === BuiltinType.UInt64;
+          ins.run(Number(r[2]), typeof v === "bigint" && !keepBig ? Number(v) : v, r[4] === null ? null : Number(r[4]));
+        }
+      })();
+      moved += rows.length;
+      this.staged = Math.max(0, this.staged - rows.length);
+    }
+    return moved;
   }
 
   private toSql(type: number, v: Variant | undefined): number | bigint | Buffer | null {
@@ -300,12 +356,15 @@ export class HistoryStore {
   }
 
   /** Oldest timestamp of a series, or undefined when it is empty. */
-  oldest(s: Series): number | undefined {
+  /** `withStaged` false looks at the tag's table only (size retention must not write first). */
+  oldest(s: Series, withStaged = true): number | undefined {
+    if (withStaged && this.staged > 0) this.compact();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts LIMIT 1`).raw(true).get() as number[] | undefined;
     return row?.[0];
   }
 
-  newest(s: Series): number | undefined {
+  newest(s: Series, withStaged = true): number | undefined {
+    if (withStaged && this.staged > 0) this.compact();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts DESC LIMIT 1`).raw(true).get() as number[] | undefined;
     return row?.[0];
   }

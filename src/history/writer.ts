@@ -31,6 +31,10 @@ export interface HistoryWriterOptions {
   readonly maxAge?: number;
   /** Default storage of series whose declare() gives none. */
   readonly storage?: StorageOptions;
+  /** ms between moves of staged samples into their tags' tables (default 60 s; see store.ts). */
+  readonly compactInterval?: number;
+  /** Staged samples that trigger a move before compactInterval (default 50,000). */
+  readonly compactCount?: number;
   /** Rows retention may delete per tick (default max(10000, 2 * flushCount)). */
   readonly retentionBudget?: number;
   /** Time source for samples without timestamps and for age retention. */
@@ -80,6 +84,8 @@ export class HistoryWriter implements HistorySink {
   private ageCursor = 0;
   private sizeCutoff: number | undefined;
   private trimming = false;
+  private compacting = false;
+  private lastCompaction: number;
 
   constructor(store: HistoryStore, options: HistoryWriterOptions) {
     this.store = store;
@@ -90,6 +96,7 @@ export class HistoryWriter implements HistorySink {
     this.ringTs = new Float64Array(cap);
     this.ringValues = new Array(cap).fill(undefined);
     this.ringStatus = new Uint32Array(cap);
+    this.lastCompaction = this.now();
   }
 
   /** Samples waiting in the ring. */
@@ -245,9 +252,9 @@ export class HistoryWriter implements HistorySink {
         let oldest = Infinity;
         let newest = -Infinity;
         for (const s of all) {
-          const o = this.store.oldest(s);
+          const o = this.store.oldest(s, false);
           if (o !== undefined && o < oldest) oldest = o;
-          const n = this.store.newest(s);
+          const n = this.store.newest(s, false);
           if (n !== undefined && n > newest) newest = n;
         }
         if (oldest === Infinity) {
@@ -285,6 +292,27 @@ export class HistoryWriter implements HistorySink {
     }
   }
 
+  /**
+   * Moves staged samples into their tags' tables when due (compactInterval, compactCount), a
+   * bounded number per tick until the staging table is empty.
+   */
+  /** @internal A step of tick(). */
+  compactStep(): void {
+    const staged = this.store.staged;
+    if (staged === 0) return;
+    const now = this.now();
+    // Under a size cap the staging table may hold an eighth of the budget (rows of ~32 bytes).
+    const budget = this.store.fileBudget;
+    const threshold = Math.min(this.options.compactCount ?? 50_000, budget > 0 ? Math.max(100, budget / 256) : Infinity);
+    if (!this.compacting && staged < threshold && now - this.lastCompaction < (this.options.compactInterval ?? 60_000)) return;
+    this.compacting = true;
+    this.store.compact(Math.max(20_000, 2 * this.options.flushCount));
+    if (this.store.staged === 0) {
+      this.compacting = false;
+      this.lastCompaction = now;
+    }
+  }
+
   /** Flushes what is queued, stops the timer and closes the store. */
   close(): void {
     if (this.closed) return;
@@ -292,7 +320,10 @@ export class HistoryWriter implements HistorySink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     try {
-      this.flushAll();
+      if (this.store.open) {
+        this.flushAll();
+        this.store.compact();
+      }
     } finally {
       this.store.close();
     }
@@ -312,11 +343,14 @@ export class HistoryWriter implements HistorySink {
   tick(): void {
     this.timer = undefined;
     this.dueAt = Infinity;
-    try {
-      this.flush();
-      this.retain();
-    } catch (err) {
-      this.options.onError?.(err);
+    // Each step on its own: a full disk failing one must not keep the others (which make room)
+    // from running.
+    for (const step of TICK_STEPS) {
+      try {
+        step(this);
+      } catch (err) {
+        this.options.onError?.(err);
+      }
     }
     this.arm(this.count >= this.options.flushCount ? 0 : this.options.flushInterval);
   }
@@ -325,6 +359,8 @@ export class HistoryWriter implements HistorySink {
 function tick(w: HistoryWriter): void {
   w.tick();
 }
+
+const TICK_STEPS: readonly ((w: HistoryWriter) => unknown)[] = [(w) => w.flush(), (w) => w.compactStep(), (w) => w.retain()];
 
 /** On-change test (Part 8 §7.2 absolute deadband for numbers; equality otherwise). */
 function sameValue(a: Variant | undefined, b: Variant | undefined, deadband: number): boolean {
