@@ -308,6 +308,8 @@ async function main(): Promise<number> {
       // after the last sample, so the database holds more).
       storedButMissing: Math.max(0, stored - rows),
       integrity,
+      // At every sample, each recorded sample is stored, queued or counted as dropped.
+      unaccountedSamples: samples.filter((x) => (x.system.HistoryRecorded ?? 0) !== (x.system.HistoryStored ?? 0) + (x.system.HistoryQueued ?? 0) + (x.system.HistoryDropped ?? 0)).length,
       expectedAtFullHealth: Math.round(seconds * o.devices * HISTORIZED),
     },
     clientCounters: c,
@@ -324,6 +326,7 @@ async function main(): Promise<number> {
   rmSync(dir, { recursive: true, force: true });
   const ok =
     summary.history.storedButMissing === 0 &&
+    summary.history.unaccountedSamples === 0 &&
     integrity === "ok" &&
     c.connectionLost === 0 &&
     c.subscriptionsTerminated === 0 &&
@@ -348,7 +351,7 @@ function report(s: ReturnType<typeof JSON.parse>, samples: readonly Sample[]): s
     `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h; heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h`,
     `handles/timers (after warm-up -> last, max): ${s.resources.map((r: { kind: string; first: number; last: number; max: number }) => `${r.kind} ${r.first}->${r.last} (${r.max})`).join(", ")}`,
     `poll lateness: median p50 ${s.lateness.medianP50} ms, worst p99 ${s.lateness.worstP99} ms, worst max ${s.lateness.worstMax} ms`,
-    `history: recorded ${s.history.recordedAtLastSample}, stored ${s.history.storedAtLastSample}, dropped ${s.history.dropped}, failed flushes ${s.history.failedFlushes}; ${s.history.rowsInDatabase} rows in the database after stop (${s.history.storedButMissing} reported stored but missing), integrity ${s.history.integrity}; ${s.history.expectedAtFullHealth} samples if every device had answered every second`,
+    `history: recorded ${s.history.recordedAtLastSample}, stored ${s.history.storedAtLastSample}, dropped ${s.history.dropped}, failed flushes ${s.history.failedFlushes}; ${s.history.rowsInDatabase} rows in the database after stop (${s.history.storedButMissing} reported stored but missing), integrity ${s.history.integrity}; recorded = stored + queued + dropped at every sample but ${s.history.unaccountedSamples}; ${s.history.expectedAtFullHealth} samples if every device had answered every second`,
     `clients: ${s.clientCounters.notifications} notifications (${s.clientCounters.badNotifications} Bad), ${s.clientCounters.reads} reads (${s.clientCounters.readErrors} failed), ${s.clientCounters.writes} writes (${s.clientCounters.writesGood} Good, ${s.clientCounters.writeErrors} failed); channel faults: ${s.clientCounters.connectionLost} connections lost, ${s.clientCounters.reconnections} reconnections, ${s.clientCounters.subscriptionsTerminated} subscriptions terminated, ${s.clientCounters.sessionClosedByServer} sessions closed`,
     `outages: ${s.outages.count}, seen going Bad ${s.outages.seenBad}, seen coming back ${s.outages.seenBack}`,
     `gateway exit code ${s.gatewayExitCode}`,
