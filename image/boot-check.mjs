@@ -221,8 +221,12 @@ async function onTheGateway(path) {
     console.log(`     first boot: ${(await sh.run("journalctl -b -u fieldgate-firstboot --no-pager -o cat | grep firstboot: | tr '\\n' ' '")) || "(no message)"}`);
     console.log(`     ${await sh.run("node --version | sed 's/^/node /'; uname -rm | tr '\\n' ' '; free -m | awk '/Mem:/ { print \"memory used \" $3 \" MiB of \" $2 }'")}`.replace(/\n/g, ", "));
     console.log(`     timesync: ${await sh.run("test -e /run/systemd/timesync/synchronized && echo synchronized || echo 'not synchronized (no NTP server reachable from the emulator)'")}`);
-    const reload = await sh.run("systemctl reload fieldgate.service && sleep 1 && systemctl is-active fieldgate.service");
-    check(reload === "active", "systemctl reload (SIGHUP) keeps it running");
+    // Type=notify: the unit is "reloading" from RELOADING=1 until READY=1 (the map re-read).
+    const reload = await sh.run(
+      "systemctl reload fieldgate.service; for i in $(seq 60); do s=$(systemctl is-active fieldgate.service); [ \"$s\" = reloading ] || break; sleep 1; done; echo $s",
+      90_000,
+    );
+    check(reload === "active", `systemctl reload (SIGHUP: RELOADING=1, the device map re-read, READY=1): ${reload}`);
     // A hung event loop: SIGSTOP the process; the watchdog (WatchdogSec=20s) must restart it.
     const before = await sh.run("systemctl show -p NRestarts --value fieldgate.service");
     await sh.run(`kill -STOP ${pid}`);
