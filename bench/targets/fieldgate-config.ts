@@ -36,10 +36,10 @@ export function deviceMapYaml(tags: number, rate = "1s"): string {
 }
 
 /** Writes a gateway.yaml derived from `base` for `nodes`; returns its path. */
-export function writeBenchConfig(base: string, nodes: ScenarioNodes): string {
+export function writeBenchConfig(base: string, nodes: ScenarioNodes, dataDir = benchDataDir()): string {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-bench-"));
   const doc = parseDocument(readFileSync(base, "utf8"));
-  doc.setIn(["dataDir"], benchDataDir());
+  doc.setIn(["dataDir"], dataDir);
   doc.deleteIn(["devices"]);
   if ((nodes.deviceTags ?? 0) > 0) {
     const map = join(dir, "devices.yaml");

@@ -9,6 +9,8 @@ export interface FieldgateTargetOptions {
   root: string;
   /** gateway.yaml to run with, as it is; default: one derived from config/gateway.yaml per case. */
   config?: string;
+  /** dataDir of the derived configs (default $TMPDIR/fieldgate-bench-data, kept across runs). */
+  dataDir?: string;
   /** Extra node flags for the server (e.g. --max-semi-space-size). */
   nodeFlags?: readonly string[];
 }
@@ -39,7 +41,7 @@ export class FieldgateTarget implements ServerTarget {
     if (config === undefined) {
       const base = defaultFieldgateConfig(root);
       if (base === undefined) return Promise.reject(new Error(`${join(root, "config", "gateway.yaml")} is missing`));
-      config = writeBenchConfig(base, options.nodes ?? {});
+      config = writeBenchConfig(base, options.nodes ?? {}, this.options.dataDir);
     }
     const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(

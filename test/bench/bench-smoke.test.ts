@@ -1,9 +1,10 @@
 // Smoke run of the bench harness: the built gateway under a short read load. It checks that
 // figures come out and that the protocol traffic is error-free, never how fast anything is.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { LoadPlacement, LoadRun } from "../../bench/harness/load-process.js";
 import type { BenchContext } from "../../bench/harness/scenario.js";
 import { formatSummary, median, summarize } from "../../bench/harness/compare.js";
@@ -16,6 +17,8 @@ import { FieldgateTarget, fieldgateCli } from "../../bench/targets/fieldgate.js"
 import { startCannedResponder } from "../../bench/targets/canned-responder.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const dataDir = mkdtempSync(join(tmpdir(), "fieldgate-bench-test-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const cliBuilt = existsSync(fieldgateCli(root));
 const distLoadProcess = join(root, "dist", "bench", "harness", "load-process.js");
 const workerBuilt = existsSync(distLoadProcess) && existsSync(join(root, "dist", "bench", "harness", "load-worker.js"));
@@ -26,7 +29,8 @@ if (!workerBuilt) console.warn(`bench load-process test skipped: ${distLoadProce
 function context(): BenchContext {
   return {
     root,
-    targets: [new FieldgateTarget({ root })],
+    // Its own dataDir: test files run in parallel, and two first starts must not make one certificate together.
+    targets: [new FieldgateTarget({ root, dataDir })],
     serverCpu: undefined,
     load: { inline: true },
     notes: [],
