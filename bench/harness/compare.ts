@@ -9,6 +9,9 @@ export const COMPARED: ReadonlyArray<{ key: string; label: string; get(f: Figure
   { key: "p99", label: "p99 µs", get: (f) => f.latencyMicros.p99, better: "lower" },
   { key: "p999", label: "p99.9 µs", get: (f) => f.latencyMicros.p999, better: "lower" },
   { key: "cpuPerOp", label: "srv µs/op", get: (f) => f.serverCpuMicrosPerRequest, better: "lower" },
+  // How much of its core the server got: well under 100 % with a rate below the server's CPU
+  // cost means the machine (other processes) or the client, not the server, set the rate.
+  { key: "cpuShare", label: "srv CPU %", get: (f) => f.serverCpuShare * 100, better: "higher" },
   { key: "rssIdle", label: "RSS idle MB", get: (f) => f.serverRssIdleBytes / 2 ** 20, better: "lower" },
   { key: "rssEnd", label: "RSS end MB", get: (f) => f.serverRssEndBytes / 2 ** 20, better: "lower" },
   { key: "heapEnd", label: "heap end MB", get: (f) => f.serverHeapUsedEndBytes / 2 ** 20, better: "lower" },
