@@ -1,5 +1,4 @@
-// The built-in simulator: a Modbus TCP slave on loopback (modbus-serial's ServerTCP, a peer we
-// did not write) with values that change, so that a new gateway shows live data at once and the
+// The built-in simulator: a Modbus TCP slave on loopback (modbus-tcp-slave.ts) with values that change, so that a new gateway shows live data at once and the
 // bench has 100 devices to poll. It answers every unit id; each unit has its own writable
 // memory and its signals run with a phase of its own.
 //
@@ -19,7 +18,7 @@
 //   coil:*           memory, writable; coil:0 = true
 //   discrete:n       square waves: on during odd seconds (shifted by n)
 // Addresses at or above `size` (default 10000) answer exception 02 (illegal data address).
-import { ServerTCP } from "modbus-serial";
+import { ILLEGAL_DATA_ADDRESS, listenModbusTcp, ModbusException, type SlaveHandlers } from "./modbus-tcp-slave.js";
 
 export interface SimulatorOptions {
   readonly host?: string;
@@ -44,11 +43,7 @@ export interface SimulatedUnit {
   readonly coils: Uint8Array;
 }
 
-const ILLEGAL_ADDRESS = Object.freeze({ modbusErrorCode: 0x02, msg: "Illegal data address" });
-
-interface NetServerLike {
-  address(): { port: number } | string | null;
-}
+const ILLEGAL_ADDRESS = new ModbusException(ILLEGAL_DATA_ADDRESS);
 
 export function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const host = options.host ?? "127.0.0.1";
@@ -121,65 +116,39 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<Simulato
     }
   };
 
-  const vector = {
-    getInputRegister: (addr: number, unitId: number): number => {
-      check(addr, 1);
-      return input(addr, unitId, now() - t0);
+  const handlers: SlaveHandlers = {
+    readBits(area, unitId, start, count, out) {
+      check(start, count);
+      if (area === "coil") {
+        out.set(unit(unitId).coils.subarray(start, start + count));
+        return;
+      }
+      const second = Math.floor((now() - t0 + unitId * 1000) / 1000);
+      for (let i = 0; i < count; i++) out[i] = (second + start + i) % 2;
     },
-    getMultipleInputRegisters: (addr: number, length: number, unitId: number): number[] => {
-      check(addr, length);
+    readRegisters(area, unitId, start, count, out) {
+      check(start, count);
+      if (area === "holding") {
+        out.set(unit(unitId).holding.subarray(start, start + count));
+        return;
+      }
       const t = now() - t0;
-      const out = new Array<number>(length);
-      for (let i = 0; i < length; i++) out[i] = input(addr + i, unitId, t);
-      return out;
+      for (let i = 0; i < count; i++) out[i] = input(start + i, unitId, t);
     },
-    getHoldingRegister: (addr: number, unitId: number): number => {
-      check(addr, 1);
-      return unit(unitId).holding[addr]!;
+    writeBits(unitId, start, values) {
+      check(start, values.length);
+      unit(unitId).coils.set(values, start);
     },
-    getMultipleHoldingRegisters: (addr: number, length: number, unitId: number): number[] => {
-      check(addr, length);
-      return Array.from(unit(unitId).holding.subarray(addr, addr + length));
-    },
-    getCoil: (addr: number, unitId: number): boolean => {
-      check(addr, 1);
-      return unit(unitId).coils[addr] === 1;
-    },
-    getDiscreteInput: (addr: number, unitId: number): boolean => {
-      check(addr, 1);
-      return (Math.floor((now() - t0 + unitId * 1000) / 1000) + addr) % 2 === 1;
-    },
-    setRegister: (addr: number, value: number, unitId: number): void => {
-      check(addr, 1);
-      unit(unitId).holding[addr] = value;
-    },
-    setCoil: (addr: number, value: boolean, unitId: number): void => {
-      check(addr, 1);
-      unit(unitId).coils[addr] = value ? 1 : 0;
+    writeRegisters(unitId, start, values) {
+      check(start, values.length);
+      unit(unitId).holding.set(values, start);
     },
   };
 
-  return new Promise((resolve, reject) => {
-    // ServerTCP treats port 0 as "default 502"; the string "0" reaches listen() as "any port".
-    const port = options.port ?? 0;
-    const server = new ServerTCP(vector, { host, port: (port === 0 ? "0" : port) as number, unitID: 255 });
-    const internal = server as unknown as { _server: NetServerLike };
-    const fail = (err: Error) => reject(err);
-    server.once("serverError", fail);
-    // A client that resets its connection must not take the process down.
-    server.on("socketError", () => undefined);
-    server.on("error", () => undefined);
-    server.once("initialized", () => {
-      server.off("serverError", fail);
-      const address = internal._server.address();
-      const bound = typeof address === "object" && address !== null ? address.port : port;
-      let closed: Promise<void> | undefined;
-      resolve({
-        host,
-        port: bound,
-        unit,
-        close: () => (closed ??= new Promise<void>((done) => server.close(() => done()))),
-      });
-    });
-  });
+  return listenModbusTcp(handlers, host, options.port ?? 0).then((slave) => ({
+    host,
+    port: slave.port,
+    unit,
+    close: () => slave.close(),
+  }));
 }

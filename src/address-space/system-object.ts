@@ -1,18 +1,19 @@
 // Objects/System (ns=1;i=2 in the device namespace): the gateway's own health, sampled at a
 // modest rate on the process's DeadlineScheduler (one group, no timer of its own).
 //
-// Sources: memory and uptime from `systeminformation` (it reads /proc/meminfo asynchronously).
-// Its CPU load, temperature and disk calls run execSync/exec of shell pipelines on Linux, which
-// stalled the event loop 13 ms (currentLoad), 23 ms (cpuTemperature) and 54 ms (fsSize) on the
-// 2-core test box: every poll due meanwhile would be late by as much. So the CPU load comes from
-// os.cpus() tick deltas (the same computation, minus the spawn), the temperature from an
-// asynchronous read of /sys/class/thermal, and the disk of the data partition from statfs on
-// dataDir itself, which also names the right partition without matching mount points.
-import { cpus } from "node:os";
+// Sources are read directly, not through `systeminformation`: its CPU load, temperature and disk
+// calls run execSync/exec of shell pipelines on Linux, which stalled the event loop 13 ms
+// (currentLoad), 23 ms (cpuTemperature) and 54 ms (fsSize) on the 2-core test box, so every poll
+// due meanwhile would be late by as much; and loading it cost ~11 MB of resident memory for the
+// two calls (memory, uptime) that remained. So: CPU load from os.cpus() tick deltas (the same
+// computation, minus the spawn), memory from an asynchronous read of /proc/meminfo (MemAvailable,
+// as `free` shows it; os.totalmem/os.freemem elsewhere), uptime from os.uptime(), the temperature
+// from /sys/class/thermal, and the disk of the data partition from statfs on dataDir itself,
+// which also names the right partition without matching mount points.
+import { cpus, freemem, totalmem, uptime } from "node:os";
 import { readFile, readdir, statfs } from "node:fs/promises";
 import type { StatsFs } from "node:fs";
 import { dirname } from "node:path";
-import si from "systeminformation";
 import { BuiltinType, VariantArrayType, numericNodeId, type NodeId } from "../ua/builtins.js";
 import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -132,7 +133,7 @@ export class SystemObject {
 
   /** One sample of every variable; a source that fails leaves its variables Bad. */
   async sample(): Promise<void> {
-    const [mem, temperature, disk] = await Promise.allSettled([si.mem(), this.temperature(), diskOf(this.options.dataDir)]);
+    const [mem, temperature, disk] = await Promise.allSettled([memoryInfo(), this.temperature(), diskOf(this.options.dataDir)]);
     const now = Date.now();
     const set = (name: Name, value: number | bigint | undefined, status: number = StatusCodes.BadResourceUnavailable) => {
       const v = this.vars[name];
@@ -164,7 +165,7 @@ export class SystemObject {
     } else {
       for (const n of ["DiskTotal", "DiskAvailable", "DiskUsedPercent"] as const) set(n, undefined);
     }
-    set("Uptime", Number(si.time().uptime));
+    set("Uptime", uptime());
     set("ProcessUptime", round2(process.uptime()));
     set("ProcessMemory", BigInt(process.memoryUsage.rss()));
     const polls = this.options.pollLateness;
@@ -218,6 +219,22 @@ function cpuTicks(): { idle: number; total: number } {
 }
 
 /** statfs of the folder, or of its nearest existing parent (dataDir may not exist yet). */
+/** Total and available memory in bytes (/proc/meminfo on Linux: MemAvailable counts reclaimable cache). */
+export async function memoryInfo(meminfo = "/proc/meminfo"): Promise<{ total: number; available: number }> {
+  let text: string;
+  try {
+    text = await readFile(meminfo, "latin1");
+  } catch {
+    return { total: totalmem(), available: freemem() };
+  }
+  const kib = (key: string): number | undefined => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text);
+    return m ? Number(m[1]) * 1024 : undefined;
+  };
+  const total = kib("MemTotal") ?? totalmem();
+  return { total, available: kib("MemAvailable") ?? kib("MemFree") ?? freemem() };
+}
+
 async function diskOf(path: string): Promise<StatsFs> {
   for (let p = path; ; p = dirname(p)) {
     try {
