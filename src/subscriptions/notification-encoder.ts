@@ -58,6 +58,55 @@ const DV_SOURCE_PICOSECONDS = 0x10;
 /** Part 4 §7.39.1: InfoType DataValue (bit 10) with the Overflow bit (bit 7). */
 export const OVERFLOW_INFO_BITS = 0x0400 | 0x0080;
 const TWO_32 = 4294967296;
+/** Part 6 §5.2.2.5: DateTime counts 100 ns ticks since 1601-01-01. */
+const EPOCH_OFFSET_MS = 11644473600000;
+const DATETIME_MAX_MS = 253402300799000;
+
+// The values of one sampling pass share their timestamps, so a message repeats a few DateTimes
+// thousands of times: the last two are kept encoded (one slot each for source and server time).
+let timeA = NaN;
+let loA = 0;
+let hiA = 0;
+let timeB = NaN;
+let loB = 0;
+let hiB = 0;
+let nextSlotA = true;
+
+/** BinaryWriter.writeDateTime with the conversion cached; same bytes. */
+function writeTime(w: BinaryWriter, ms: number): void {
+  let lo: number;
+  let hi: number;
+  if (ms === timeA) {
+    lo = loA;
+    hi = hiA;
+  } else if (ms === timeB) {
+    lo = loB;
+    hi = hiB;
+  } else {
+    if (!(ms > -EPOCH_OFFSET_MS) || ms >= DATETIME_MAX_MS) {
+      w.writeDateTime(ms);
+      return;
+    }
+    const ticks = Math.round((ms + EPOCH_OFFSET_MS) * 10_000);
+    hi = Math.floor(ticks / TWO_32);
+    lo = ticks - hi * TWO_32;
+    if (nextSlotA) {
+      timeA = ms;
+      loA = lo;
+      hiA = hi;
+    } else {
+      timeB = ms;
+      loB = lo;
+      hiB = hi;
+    }
+    nextSlotA = !nextSlotA;
+  }
+  w.ensure(8);
+  const b = w.buffer;
+  b.writeUInt32LE(lo, w.pos);
+  b.writeUInt32LE(hi, w.pos + 4);
+  w.pos += 8;
+}
 
 /** A numeric scalar as a Variant, without making the Variant (or a bigint for 64-bit values). */
 function writeNumberVariant(w: BinaryWriter, type: number, n: number): void {
@@ -156,10 +205,10 @@ export function writeSlot(w: BinaryWriter, clientHandle: number, slot: QueueSlot
   }
   if (mask & DV_STATUS) w.writeUInt32(status);
   if (withSource) {
-    w.writeDateTime(sourceTs as number);
+    writeTime(w, sourceTs as number);
     if (sourcePs !== 0) w.writeUInt16(sourcePs);
   }
-  if (withServer) w.writeDateTime(slot.serverTs);
+  if (withServer) writeTime(w, slot.serverTs);
 }
 
 /**
