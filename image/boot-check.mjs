@@ -74,9 +74,10 @@ function helloAnswered(url) {
   });
 }
 
+let seenLogin = false;
+
 async function waitForSession() {
   let last = "";
-  let seenLogin = false;
   while (Date.now() < deadline) {
     if (await helloAnswered(values.url)) {
       try {
