@@ -1,0 +1,64 @@
+// The image scripts without building an image (that takes root and minutes: image/build.sh and
+// image/test.sh, run by .ci/run where the machine allows): they parse, the overlay's initramfs
+// scripts parse as the initramfs' sh will read them, and test.sh says clearly why it skips.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const image = resolve(__dirname, "../../image");
+
+function run(cmd: string, args: string[]): { status: number | null; out: string } {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 30_000 });
+  return { status: r.status, out: `${r.stdout ?? ""}${r.stderr ?? ""}` };
+}
+
+describe("image scripts", () => {
+  it.each(["build.sh", "customize.sh", "test.sh"])("%s is valid bash", (file) => {
+    const r = run("bash", ["-n", join(image, file)]);
+    expect(r.status, r.out).toBe(0);
+  });
+
+  it.each(["etc/initramfs-tools/scripts/local-bottom/fieldgate-data", "etc/initramfs-tools/hooks/fieldgate"])(
+    "rootfs/%s is valid sh",
+    (file) => {
+      const r = run("sh", ["-n", join(image, "rootfs", file)]);
+      expect(r.status, r.out).toBe(0);
+    },
+  );
+
+  it("boot-check.mjs is valid JavaScript", () => {
+    const r = run(process.execPath, ["--check", join(image, "boot-check.mjs")]);
+    expect(r.status, r.out).toBe(0);
+  });
+
+  it("test.sh skips with status 77 and says what is missing", () => {
+    const empty = mkdtempSync(join(tmpdir(), "fieldgate-noimage-"));
+    try {
+      const r = run("bash", [join(image, "test.sh"), "--out", empty]);
+      expect(r.status, r.out).toBe(77);
+      expect(r.out).toMatch(/SKIPPED: (qemu-system-x86_64 is missing \(Debian: apt-get install qemu-system-x86\)|no image at .*build\.sh.*mmdebstrap)/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("build.sh refuses an unknown architecture before doing anything", () => {
+    const r = run("bash", [join(image, "build.sh"), "--arch", "mips", "--out", join(tmpdir(), "fieldgate-never")]);
+    expect(r.status).toBe(2);
+    expect(r.out).toMatch(/--arch must be amd64 or arm64/);
+  });
+
+  it("the partition labels agree between the layout, the initramfs, fstab and the boot entry", () => {
+    const build = readFileSync(join(image, "build.sh"), "utf8");
+    for (const label of ["fieldgate-boot", "fieldgate-rootA", "fieldgate-rootB", "fieldgate-data"]) {
+      expect(build).toMatch(new RegExp(`name=${label}\\b`));
+    }
+    expect(build).toMatch(/root=PARTLABEL=fieldgate-rootA /);
+    expect(readFileSync(join(image, "rootfs/etc/fstab"), "utf8")).toMatch(/^PARTLABEL=fieldgate-data\s+\/data\s+ext4/m);
+    expect(readFileSync(join(image, "rootfs/etc/initramfs-tools/scripts/local-bottom/fieldgate-data"), "utf8")).toMatch(
+      /\/dev\/disk\/by-partlabel\/fieldgate-data/,
+    );
+  });
+});
