@@ -1,5 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --optimize-for-size
 // `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
+// --optimize-for-size: V8's mode for small devices. Measured with 10,000 device tags: 211 -> 100 MB
+// resident after 25 s (V8 otherwise grows its heap freely on a machine with much RAM), for ~7 %
+// more CPU per Read. `npm start` and the bench's fieldgate target start node with the same flag.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";

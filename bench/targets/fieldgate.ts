@@ -30,7 +30,8 @@ export class FieldgateTarget implements ServerTarget {
   constructor(private readonly options: FieldgateTargetOptions) {}
 
   start(options: TargetStartOptions): Promise<RunningServer> {
-    const { root, nodeFlags = [] } = this.options;
+    // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
+    const { root, nodeFlags = ["--optimize-for-size"] } = this.options;
     const cli = fieldgateCli(root);
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
