@@ -15,7 +15,7 @@
 // memory), the history database's rows against what the writer reported stored, and whether
 // every outage was seen going Bad and coming back by a client. Prints a report in Markdown and
 // writes the samples as JSON (--out).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -43,6 +43,8 @@ interface Options {
   outageSeconds: number;
   outageDevices: number;
   warmupFraction: number;
+  /** history.cacheSize for the gateway ("1MiB"), or undefined for its default. */
+  historyCache: string | undefined;
   out: string | undefined;
 }
 
@@ -55,6 +57,10 @@ const USAGE = `npm run soak -- [options]
   --outage-seconds S   how long a device stays away (default 20)
   --outage-devices N   devices taken away at each outage (default 5)
   --warmup F           fraction of the run left out of the memory trend (default 0.2)
+  --history-cache SIZE the gateway's history.cacheSize (default: its own, 8 MiB here). SQLite's
+                       page cache fills as the database grows, so with the default it is still
+                       growing for the first ~70 min of this load; a smaller cache is full
+                       within the warm-up and leaves any other growth visible
   --out FILE           write the samples and the summary as JSON`;
 
 function parseOptions(argv: string[]): Options | null {
@@ -70,6 +76,7 @@ function parseOptions(argv: string[]): Options | null {
       "outage-seconds": { type: "string" },
       "outage-devices": { type: "string" },
       warmup: { type: "string" },
+      "history-cache": { type: "string" },
       out: { type: "string" },
       help: { type: "boolean" },
     },
@@ -90,6 +97,7 @@ function parseOptions(argv: string[]): Options | null {
     outageSeconds: num(values["outage-seconds"], 20),
     outageDevices: Math.round(num(values["outage-devices"], 5)),
     warmupFraction: Math.min(0.9, num(values.warmup, 0.2)),
+    historyCache: values["history-cache"],
     out: values.out,
   };
 }
@@ -122,6 +130,11 @@ interface Sample {
   rssMiB: number;
   heapUsedMiB: number;
   externalMiB: number;
+  /** Anonymous resident memory (heaps, SQLite's cache) and the rest (mapped files, shared). */
+  anonMiB: number | null;
+  fileMiB: number | null;
+  /** history.db and its WAL on disk. */
+  databaseMiB: number;
   gcPauseMs: number;
   activeResources: Record<string, number>;
   system: Record<string, number | null>;
@@ -166,7 +179,15 @@ async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-soak-"));
   const plant = await Plant.start(o.devices);
   writeFileSync(join(dir, "devices.yaml"), deviceMap(plant.ports));
-  writeFileSync(join(dir, "gateway.yaml"), gatewayYaml());
+  writeFileSync(join(dir, "gateway.yaml"), gatewayYaml(o.historyCache));
+  const fileSize = (f: string): number => {
+    try {
+      return statSync(f).size;
+    } catch {
+      return 0;
+    }
+  };
+  const databaseBytes = (): number => fileSize(join(dir, "data", "history.db")) + fileSize(join(dir, "data", "history.db-wal"));
   const gw = new Gateway(join(dir, "gateway.yaml"));
   const clients: SoakClient[] = [];
   const view: DeviceView[] = Array.from({ length: o.devices }, () => ({ good: false, lastBadAt: 0, lastGoodAt: 0, lastStatus: "" }));
@@ -215,6 +236,7 @@ async function main(): Promise<number> {
       if (now >= nextSample) {
         nextSample += o.sampleSeconds * 1000;
         const d = await gw.snapshot();
+        const kinds = gw.residentKinds();
         let system: Record<string, number | null> = {};
         try {
           system = await clients[0].system(SYSTEM_NAMES);
@@ -226,6 +248,9 @@ async function main(): Promise<number> {
           rssMiB: mib(d.rssBytes),
           heapUsedMiB: mib(d.heapUsedBytes),
           externalMiB: mib(d.externalBytes),
+          anonMiB: kinds ? mib(kinds.anonBytes) : null,
+          fileMiB: kinds ? mib(kinds.fileBytes) : null,
+          databaseMiB: mib(databaseBytes()),
           gcPauseMs: Math.round(d.gcPauseMs),
           activeResources: d.activeResources ?? {},
           system,
@@ -237,13 +262,14 @@ async function main(): Promise<number> {
           .map(([k, v]) => `${k}=${v}`)
           .join(" ");
         console.log(
-          `soak: t=${s.minute.toFixed(1)}min rss=${s.rssMiB}MiB heap=${s.heapUsedMiB}MiB down=${s.devicesDown} lateness p50/p99/max=${system.PollLatenessP50}/${system.PollLatenessP99}/${system.PollLatenessMax}ms ` +
+          `soak: t=${s.minute.toFixed(1)}min rss=${s.rssMiB}MiB (anon ${s.anonMiB}, file ${s.fileMiB}) heap=${s.heapUsedMiB}MiB db=${s.databaseMiB}MiB down=${s.devicesDown} lateness p50/p99/max=${system.PollLatenessP50}/${system.PollLatenessP99}/${system.PollLatenessMax}ms ` +
             `history rec/stored/queued/dropped=${system.HistoryRecorded}/${system.HistoryStored}/${system.HistoryQueued}/${system.HistoryDropped} notif=${s.clients.notifications} faults=${s.clients.connectionLost + s.clients.subscriptionsTerminated} [${res}]`,
         );
       }
       await sleep(200);
     }
     for (const p of pendingBack) {
+      p.outage.sawBad = view[p.device].lastBadAt >= p.outage.downAt;
       await plant.bringBack(p.device);
       p.outage.upAt = Date.now();
     }
@@ -273,6 +299,10 @@ async function main(): Promise<number> {
   const xs = warm.map((s) => s.minute);
   const rssSlope = slope(xs, warm.map((s) => s.rssMiB));
   const heapSlope = slope(xs, warm.map((s) => s.heapUsedMiB));
+  const withKinds = warm.filter((s) => s.anonMiB !== null && s.fileMiB !== null);
+  const anonSlope = slope(withKinds.map((s) => s.minute), withKinds.map((s) => s.anonMiB ?? 0));
+  const fileSlope = slope(withKinds.map((s) => s.minute), withKinds.map((s) => s.fileMiB ?? 0));
+  const dbSlope = slope(xs, warm.map((s) => s.databaseMiB));
   const kinds = new Set(samples.flatMap((s) => Object.keys(s.activeResources)));
   const resources = [...kinds].map((k) => ({
     kind: k,
@@ -295,6 +325,10 @@ async function main(): Promise<number> {
     clients: o.clients,
     rss: { firstAfterWarmup: warm[0]?.rssMiB, last: last?.rssMiB, max: Math.max(...samples.map((s) => s.rssMiB)), slopeMiBPerHour: Math.round(rssSlope * 60 * 10) / 10 },
     heap: { firstAfterWarmup: warm[0]?.heapUsedMiB, last: last?.heapUsedMiB, max: Math.max(...samples.map((s) => s.heapUsedMiB)), slopeMiBPerHour: Math.round(heapSlope * 60 * 10) / 10 },
+    anonSlopeMiBPerHour: Math.round(anonSlope * 60 * 10) / 10,
+    fileSlopeMiBPerHour: Math.round(fileSlope * 60 * 10) / 10,
+    database: { lastMiB: last?.databaseMiB, slopeMiBPerHour: Math.round(dbSlope * 60 * 10) / 10 },
+    historyCache: o.historyCache ?? "default",
     resources,
     lateness: { medianP50: p50s[Math.floor(p50s.length / 2)] ?? null, worstP99: Math.max(...lateP99), worstMax: Math.max(...lateMax) },
     history: {
@@ -339,16 +373,17 @@ function report(s: ReturnType<typeof JSON.parse>, samples: readonly Sample[]): s
   const lines = [
     `## Soak: ${s.minutes} min, ${s.devices} devices, ${s.clients} clients`,
     "",
-    "| minute | RSS MiB | heap MiB | handles/timers | poll p99 ms | history recorded / stored / queued / dropped | notifications | faults |",
-    "|---:|---:|---:|---|---:|---|---:|---:|",
+    "| minute | RSS MiB | anon / file MiB | heap MiB | database MiB | handles/timers | poll p99 ms | history recorded / stored / queued / dropped | notifications | faults |",
+    "|---:|---:|---|---:|---:|---|---:|---|---:|---:|",
     ...samples.map(
       (x) =>
-        `| ${x.minute.toFixed(1)} | ${x.rssMiB} | ${x.heapUsedMiB} | ${Object.entries(x.activeResources)
+        `| ${x.minute.toFixed(1)} | ${x.rssMiB} | ${x.anonMiB ?? "-"} / ${x.fileMiB ?? "-"} | ${x.heapUsedMiB} | ${x.databaseMiB} | ${Object.entries(x.activeResources)
           .map(([k, v]) => `${k} ${v}`)
           .join(", ")} | ${x.system.PollLatenessP99 ?? "-"} | ${x.system.HistoryRecorded} / ${x.system.HistoryStored} / ${x.system.HistoryQueued} / ${x.system.HistoryDropped} | ${x.clients.notifications} | ${x.clients.connectionLost + x.clients.subscriptionsTerminated} |`,
     ),
     "",
-    `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h; heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h`,
+    `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h (anonymous ${s.anonSlopeMiBPerHour}, files ${s.fileSlopeMiBPerHour}); heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h`,
+    `history cache ${s.historyCache}; database ${s.database.lastMiB} MiB at the end, growing ${s.database.slopeMiBPerHour} MiB/h`,
     `handles/timers (after warm-up -> last, max): ${s.resources.map((r: { kind: string; first: number; last: number; max: number }) => `${r.kind} ${r.first}->${r.last} (${r.max})`).join(", ")}`,
     `poll lateness: median p50 ${s.lateness.medianP50} ms, worst p99 ${s.lateness.worstP99} ms, worst max ${s.lateness.worstMax} ms`,
     `history: recorded ${s.history.recordedAtLastSample}, stored ${s.history.storedAtLastSample}, dropped ${s.history.dropped}, failed flushes ${s.history.failedFlushes}; ${s.history.rowsInDatabase} rows in the database after stop (${s.history.storedButMissing} reported stored but missing), integrity ${s.history.integrity}; recorded = stored + queued + dropped at every sample but ${s.history.unaccountedSamples}; ${s.history.expectedAtFullHealth} samples if every device had answered every second`,

@@ -41,6 +41,14 @@ export const historySchema = object(
       },
       { description: "What is stored of each historized tag by default." },
     ),
+    cacheSize: optional(
+      size({
+        description:
+          "SQLite page cache of the history database. Default: four pages per historized tag, at least 8 MiB and at most 64 MiB; a smaller cache saves memory on small devices and costs CPU per flush.",
+        min: "256KiB",
+        max: "1GiB",
+      }),
+    ),
     maxNodesPerRead: count("Most nodes in one HistoryRead request (published as MaxNodesPerHistoryReadData).", 1000, 100_000),
     maxContinuationPoints: count("HistoryRead continuation points kept per session (published as MaxHistoryContinuationPoints).", 10, 1000),
     maxValuesPerRead: count("Most values returned by one HistoryRead request over all its nodes; the rest follows with continuation points.", 100_000, 10_000_000),

@@ -36,7 +36,7 @@ export class GatewayHistory implements HistoryBackend {
   constructor(config: HistoryConfig, dataDir: string, warn?: (message: string) => void) {
     const file = config.database ?? join(dataDir, "history.db");
     mkdirSync(dirname(file), { recursive: true });
-    this.store = new HistoryStore(file, { maxSize: config.retention.maxSize });
+    this.store = new HistoryStore(file, { maxSize: config.retention.maxSize, cacheSize: config.cacheSize });
     this.writer = new HistoryWriter(this.store, {
       flushInterval: config.flushInterval,
       flushCount: config.flushCount,

@@ -91,9 +91,10 @@ export interface HistoryStoreOptions {
   /** Largest size of the database and its WAL together, in bytes; 0 = unbounded. */
   maxSize?: number;
   /**
-   * Smallest SQLite page cache in bytes (default 8 MiB). The cache grows with the series, up to
-   * 64 MiB: every flush touches the rightmost leaf and interior pages of each series, and with
-   * those evicted a flush costs measured 2.5 times more CPU (1000 series: 4 vs 1.6 µs/sample).
+   * The SQLite page cache in bytes, fixed. Unset, it follows the series: four pages each, at
+   * least 8 MiB and at most 64 MiB, because every flush touches the rightmost leaf and interior
+   * pages of each series, and with those evicted a flush costs measured 2.5 times more CPU
+   * (1000 series: 4 vs 1.6 µs/sample).
    */
   cacheSize?: number;
 }
@@ -130,7 +131,8 @@ export class HistoryStore {
   private readonly addSeries: Statement;
   private readonly writer = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly reader = new BinaryReader();
-  private readonly minCache: number;
+  /** The configured cache size, or undefined to follow the series. */
+  private readonly fixedCache: number | undefined;
   private cacheBytes = 0;
 
   constructor(path: string, options: HistoryStoreOptions = {}) {
@@ -143,7 +145,7 @@ export class HistoryStore {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     this.pageSize = db.pragma("page_size", { simple: true }) as number;
-    this.minCache = options.cacheSize ?? 8 << 20;
+    this.fixedCache = options.cacheSize;
     const maxSize = options.maxSize ?? 0;
     // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
     // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
@@ -170,9 +172,9 @@ export class HistoryStore {
     this.sizeCache();
   }
 
-  /** Four pages per series (leaf, interiors, a spare), between the floor and 64 MiB. */
+  /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */
   private sizeCache(): void {
-    const bytes = Math.min(64 << 20, Math.max(this.minCache, this.byKey.size * 4 * this.pageSize));
+    const bytes = this.fixedCache ?? Math.min(64 << 20, Math.max(8 << 20, this.byKey.size * 4 * this.pageSize));
     if (bytes === this.cacheBytes) return;
     this.cacheBytes = bytes;
     this.db.pragma(`cache_size = ${-Math.ceil(bytes / 1024)}`);
