@@ -16,6 +16,11 @@ export function decodingError(message: string): UaStatusError {
   return new UaStatusError(StatusCodes.BadDecodingError, message);
 }
 
+/** A value does not fit its type: it ends the one message being encoded, never the process. */
+export function encodingError(message: string): UaStatusError {
+  return new UaStatusError(StatusCodes.BadEncodingError, message);
+}
+
 export function encodingLimitsError(message: string): UaStatusError {
   return new UaStatusError(StatusCodes.BadEncodingLimitsExceeded, message);
 }
