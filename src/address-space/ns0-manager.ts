@@ -288,6 +288,10 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     this.live(VariableIds.Server_ServerDiagnostics_ServerDiagnosticsSummary, (now) => this.diagnosticsSummary(now));
     this.initCapabilities(ObjectIds.Server_ServerCapabilities, o.capabilities ?? {}, t0);
     this.initCapabilities(ObjectIds.Server_ServerCapabilities_OperationLimits, o.capabilities ?? {}, t0);
+    // Nothing historical until the history backend says otherwise (publishHistoryCapabilities).
+    for (const id of [ObjectIds.HistoryServerCapabilities, ObjectIds.DefaultHAConfiguration, ObjectIds.DefaultHAConfiguration_AggregateConfiguration]) {
+      this.initCapabilities(id, {}, t0);
+    }
   }
 
   /**
@@ -307,6 +311,8 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
       const value = given[key] ?? CAPABILITY_DEFAULTS[key];
       if (child.valueRank === 1) {
         child.value = { value: arrayOf(type, Array.isArray(value) ? value : []), sourceTimestamp: t0 };
+      } else if (type === BuiltinType.Boolean) {
+        child.value = scalarValue(type, value === true, t0);
       } else {
         child.value = scalarValue(type, typeof value === "number" ? value : 0, t0);
       }

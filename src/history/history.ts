@@ -3,6 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BuiltinType, numericNodeId, scalar, type DataValue, type NodeId } from "../ua/builtins.js";
+import { ExceptionDeviationFormat } from "../ua/generated/enums.js";
 import { VariableIds } from "../ua/generated/node-ids.js";
 import type { AggregateConfiguration } from "../ua/generated/types.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "./aggregates.js";
@@ -21,13 +22,23 @@ export interface HistoryBackend {
   readonly aggregateDefaults: AggregateConfiguration;
 }
 
-export class GatewayHistory implements HistoryBackend {
+/** What the address space says about the history it serves (publishHistoryCapabilities). */
+export interface HistoryDescription extends HistoryBackend {
+  /** Smallest numeric change stored (history.storage.deadband; 0: every change). */
+  readonly exceptionDeviation: number;
+  /** ms of samples kept by age (history.retention.maxAge; 0: no age limit). */
+  readonly maxAge: number;
+}
+
+export class GatewayHistory implements HistoryDescription {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
   readonly maxNodesPerRead: number;
   readonly maxContinuationPoints: number;
   readonly maxValuesPerRead: number;
   readonly aggregateDefaults = DEFAULT_AGGREGATE_CONFIGURATION;
+  readonly exceptionDeviation: number;
+  readonly maxAge: number;
 
   private lastWarning = -Infinity;
   private suppressed = 0;
@@ -48,6 +59,8 @@ export class GatewayHistory implements HistoryBackend {
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;
     this.maxValuesPerRead = config.maxValuesPerRead;
+    this.exceptionDeviation = config.storage.deadband;
+    this.maxAge = config.retention.maxAge;
   }
 
   private warn(warn: (message: string) => void, err: unknown): void {
@@ -75,18 +88,55 @@ export class GatewayHistory implements HistoryBackend {
   }
 }
 
+/** [VariableId, type, value] of the history capabilities of a server with this history. */
+function historyCapabilities(h: HistoryDescription): Array<[number, BuiltinType, unknown]> {
+  const cfg = h.aggregateDefaults;
+  const B = BuiltinType.Boolean;
+  return [
+    [VariableIds.Server_ServerCapabilities_MaxHistoryContinuationPoints, BuiltinType.UInt16, Math.min(h.maxContinuationPoints, 0xffff)],
+    [VariableIds.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData, BuiltinType.UInt32, h.maxNodesPerRead],
+    // Part 11 §5.4.2: raw, processed and at-time reads of data; no events, no HistoryUpdate
+    // (the service table has none: BadServiceUnsupported), so no insert/replace/update/delete.
+    [VariableIds.HistoryServerCapabilities_AccessHistoryDataCapability, B, true],
+    [VariableIds.HistoryServerCapabilities_AccessHistoryEventsCapability, B, false],
+    // Per request over all its nodes, so also the most one node can get.
+    [VariableIds.HistoryServerCapabilities_MaxReturnDataValues, BuiltinType.UInt32, h.maxValuesPerRead],
+    [VariableIds.HistoryServerCapabilities_MaxReturnEventValues, BuiltinType.UInt32, 0],
+    [VariableIds.HistoryServerCapabilities_InsertDataCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_ReplaceDataCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_UpdateDataCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_DeleteRawCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_DeleteAtTimeCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_InsertEventCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_ReplaceEventCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_UpdateEventCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_DeleteEventCapability, B, false],
+    [VariableIds.HistoryServerCapabilities_InsertAnnotationCapability, B, false],
+    // The store keeps one timestamp per sample, the source timestamp (store.ts). What
+    // TimestampsToReturn Server/Both return is that same time (the gateway stamps samples as it
+    // polls them), not a stored server timestamp.
+    [VariableIds.HistoryServerCapabilities_ServerTimestampSupported, B, false],
+    // Part 11 §5.7.3: no tag references a configuration of its own, so this one applies to all.
+    [VariableIds.DefaultHAConfiguration_AggregateConfiguration_TreatUncertainAsBad, B, cfg.treatUncertainAsBad],
+    [VariableIds.DefaultHAConfiguration_AggregateConfiguration_PercentDataBad, BuiltinType.Byte, cfg.percentDataBad],
+    [VariableIds.DefaultHAConfiguration_AggregateConfiguration_PercentDataGood, BuiltinType.Byte, cfg.percentDataGood],
+    [VariableIds.DefaultHAConfiguration_AggregateConfiguration_UseSlopedExtrapolation, B, cfg.useSlopedExtrapolation],
+    // Numbers are interpolated sloped; Booleans and non-numeric values always stepped (aggregates.ts).
+    [VariableIds.DefaultHAConfiguration_Stepped, B, false],
+    [VariableIds.DefaultHAConfiguration_ExceptionDeviation, BuiltinType.Double, h.exceptionDeviation],
+    [VariableIds.DefaultHAConfiguration_ExceptionDeviationFormat, BuiltinType.Int32, ExceptionDeviationFormat.AbsoluteValue],
+    [VariableIds.DefaultHAConfiguration_ServerTimestampSupported, B, false],
+    [VariableIds.DefaultHAConfiguration_MaxTimeStoredValues, BuiltinType.Double, h.maxAge],
+  ];
+}
+
 /**
- * Publishes the history limits in ServerCapabilities (Part 5 §6.3.2 MaxHistoryContinuationPoints,
- * §6.3.11 OperationLimits.MaxNodesPerHistoryReadData).
+ * Publishes what the history offers in namespace 0: the limits in ServerCapabilities (Part 5
+ * §6.3.2 MaxHistoryContinuationPoints, §6.3.11 OperationLimits.MaxNodesPerHistoryReadData),
+ * HistoryServerCapabilities (Part 11 §5.4.2) and DefaultHAConfiguration (Part 11 §5.7.3). The
+ * AggregateFunctions folders are generated with the aggregates of SUPPORTED_AGGREGATES.
  */
-export function publishHistoryCapabilities(ns0: { setValue(nodeId: NodeId, value: DataValue): void }, h: HistoryBackend): void {
+export function publishHistoryCapabilities(ns0: { setValue(nodeId: NodeId, value: DataValue): void }, h: HistoryDescription): void {
   const t = Date.now();
-  ns0.setValue(numericNodeId(VariableIds.Server_ServerCapabilities_MaxHistoryContinuationPoints), {
-    value: scalar(BuiltinType.UInt16, Math.min(h.maxContinuationPoints, 0xffff)),
-    sourceTimestamp: t,
-  });
-  ns0.setValue(numericNodeId(VariableIds.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData), {
-    value: scalar(BuiltinType.UInt32, h.maxNodesPerRead),
-    sourceTimestamp: t,
-  });
+  for (const [id, type, value] of historyCapabilities(h)) ns0.setValue(numericNodeId(id), { value: scalar(type, value), sourceTimestamp: t });
 }

@@ -10,8 +10,11 @@
 // - the DataTypeDefinition attribute of DataTypes (Part 3 §5.8.2), compactly, without field
 //   descriptions;
 // - Root, Objects, Types, Views and the type folders; the ModellingRule objects;
-// - the Server object with the children listed in SERVER_CHILDREN;
-// - the aggregate function objects of the processed reads fieldgate implements.
+// - the Server object with the children listed in SERVER_CHILDREN, among them
+//   ServerCapabilities.HistoryServerCapabilities (Part 11 §5.4.2) and DefaultHAConfiguration
+//   (Part 11 §5.7.3: the configuration of every historized Variable that references none);
+// - the aggregate function objects of the processed reads fieldgate implements, organized by the
+//   three AggregateFunctions folders (Part 13 §4.2.2.1).
 // Every reference whose target is not kept is dropped and every kept reference gets its inverse,
 // so a client browsing from Root finds nothing dangling.
 import { generatedHeader, readSchemaFile, type GeneratedFile } from "./schema.js";
@@ -122,8 +125,14 @@ const Organizes = 35;
 
 const FOLDERS = [84, 85, 86, 87, 88, 89, 90, 91, 3048, 17708];
 const MODELLING_RULES = [78, 80, 83, 11508, 11510];
-/** Average, Minimum, Maximum, Count, Start, End (DESIGN: the processed reads HistoryRead offers). */
-const AGGREGATES = [2342, 2346, 2347, 2352, 2357, 2358];
+/**
+ * Interpolative, Average, Minimum, Maximum, Count, Start, End: what ReadProcessed accepts
+ * (SUPPORTED_AGGREGATES in src/history/aggregates.ts; test/history/capabilities.test.ts checks
+ * that the two lists agree).
+ */
+const AGGREGATES = [2341, 2342, 2346, 2347, 2352, 2357, 2358];
+/** ServerCapabilities/AggregateFunctions, HistoryServerCapabilities/AggregateFunctions, DefaultHAConfiguration/AggregateFunctions. */
+const AGGREGATE_FOLDERS = [2997, 11201, 32643];
 const SERVER_CHILDREN = [
   2253, // Server
   2254, 2255, // ServerArray, NamespaceArray
@@ -136,6 +145,14 @@ const SERVER_CHILDREN = [
   2274, 2294, // ServerDiagnostics, EnabledFlag
   2275, 2276, 2277, 2278, 2279, 3705, 2281, 2282, 2284, 2285, 2286, 2287, 2288, // ServerDiagnosticsSummary
   2296, 3709, // ServerRedundancy, RedundancySupport
+  // HistoryServerCapabilities (Part 11 §5.4.2): every property, the AggregateFunctions folder.
+  11192, 11193, 11242, 11273, 11274, 11196, 11197, 11198, 11199, 11200, 11281, 11282, 11283, 11502, 11275, 11201, 19091,
+  // DefaultHAConfiguration (Part 11 §5.7.3) with AggregateConfiguration, AggregateFunctions,
+  // Stepped, ExceptionDeviation(Format), ServerTimestampSupported, MaxTimeStoredValues. Left out:
+  // Definition, Min/MaxTimeInterval (each tag has its own poll rate), StartOf(Online)Archive (the
+  // oldest sample of thousands of tables is not worth a query per read) and MaxCountStoredValues
+  // (retention is by age and size, not by count).
+  32637, 32638, 32639, 32640, 32641, 32642, 32643, 32644, 32648, 32649, 32682, 32752,
 ];
 /**
  * References a running server has that the NodeSet leaves to the server (Part 5 §6.3.2:
@@ -143,7 +160,7 @@ const SERVER_CHILDREN = [
  */
 const ADDED_REFS: Array<[number, number, number]> = [
   ...MODELLING_RULES.map((r): [number, number, number] => [2996, Organizes, r]),
-  ...AGGREGATES.map((a): [number, number, number] => [2997, Organizes, a]),
+  ...AGGREGATE_FOLDERS.flatMap((f) => AGGREGATES.map((a): [number, number, number] => [f, Organizes, a])),
 ];
 const DATATYPE_PROPERTIES = new Set(["EnumStrings", "EnumValues", "OptionSetValues"]);
 
