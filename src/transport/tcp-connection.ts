@@ -1,37 +1,23 @@
-// One UA-TCP connection: framing of incoming bytes, HEL/ACK, ERR, output staging, backpressure and
-// the connection's one timer. The secure channel above it (src/security/secure-channel.ts) gets
-// every OPN/MSG/CLO chunk through `ConnectionSink.onChunk`.
+// One UA-TCP connection: its states (HEL, open, closing, closed), HEL/ACK negotiation, ERR,
+// backpressure and the connection's one timer. The secure channel above it
+// (src/security/secure-channel.ts) gets every OPN/MSG/CLO chunk through `ConnectionSink.onChunk`.
 //
-// Incoming bytes (after ws' receiver and pg-protocol's parser): the 8-byte header is checked as
-// soon as it is there, before anything is buffered. A chunk that lies whole in one socket read is
-// handed on as a view of that read; only a chunk that spans reads is copied, into one pool buffer.
-// Socket reads that cannot be processed yet (waiting for a pool buffer, or too many responses
-// queued) are kept by reference and the socket is paused.
-//
-// Outgoing bytes: complete chunks are written into the connection's reusable writer (staging),
-// then copied into pool buffers and written; a buffer returns to the pool in its write callback.
+// Data flow: socket reads -> ChunkFramer (chunk-framer.ts: cut into chunks, copy only what spans
+// reads) -> this state machine -> the sink. Responses: the sink encodes into `writer`, then
+// `commitOutput` -> SendQueue (send-queue.ts: pool buffers, drain-aware writes) -> socket.
+// Reads that cannot be processed yet stay queued in the framer and the socket is paused.
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { BinaryReader } from "../ua/binary-reader.js";
-import { BinaryWriter } from "../ua/binary-writer.js";
+import type { BinaryWriter } from "../ua/binary-writer.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
-import type { BufferPool, PoolWaiter } from "./buffer-pool.js";
+import type { BufferPool } from "./buffer-pool.js";
+import { ChunkFramer, type FramerOwner } from "./chunk-framer.js";
 import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
 import type { PendingBudget } from "./message-assembler.js";
-import {
-  ChunkType,
-  HEADER_SIZE,
-  MessageType,
-  PROTOCOL_VERSION,
-  messageTypeName,
-  minMessageSize,
-  readHello,
-  readMessageType,
-  writeAcknowledge,
-  writeError,
-  writeReverseHello,
-} from "./ua-tcp.js";
+import { SendQueue } from "./send-queue.js";
+import { HEADER_SIZE, PROTOCOL_VERSION, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
 
 /** What the secure channel layer implements. */
 export interface ConnectionSink {
@@ -65,10 +51,7 @@ interface SocketWithConnection extends Socket {
   [kConnection]: TcpConnection;
 }
 
-/** Staging writers above this size are dropped once empty, so one big response does not pin memory. */
-const STAGING_KEEP = 256 * 1024;
-
-export class TcpConnection implements PoolWaiter {
+export class TcpConnection implements FramerOwner {
   readonly socket: Socket;
   readonly remoteAddress: string;
   state = ConnectionState.AwaitingHello;
@@ -88,7 +71,7 @@ export class TcpConnection implements PoolWaiter {
 
   /** Reused for every header and control message of this connection. */
   readonly reader = new BinaryReader();
-  /** Staging for outgoing chunks; stream offsets [base, base + writer.pos). */
+  /** Staging for outgoing chunks (the send queue's). */
   readonly writer: BinaryWriter;
 
   /** Status and reason this connection was closed with (diagnostics). */
@@ -103,36 +86,16 @@ export class TcpConnection implements PoolWaiter {
   private readonly limits: TransportLimits;
   private readonly pool: BufferPool;
 
-  // Receive side.
-  private readonly hdr = Buffer.allocUnsafe(HEADER_SIZE);
-  private hdrLen = 0;
-  private partial: Buffer | null = null;
-  private partialLen = 0;
-  private partialNeed = 0;
-  /** performance.now() when the chunk being collected began, 0 when none. */
-  private partialSince = 0;
-  private readonly queue: Buffer[] = [];
-  private queuePos = 0;
-  private waitingReceiveBuffer = false;
+  private readonly rx: ChunkFramer;
+  private readonly tx: SendQueue;
   private readPaused = false;
   private pumping = false;
   /** The secure channel holds further input until a queued OPN handshake has run. */
   private inputSuspended = false;
 
-  // Backpressure: requests handed up and not answered, plus answers not yet written out.
+  // Backpressure: requests handed up and not answered, plus answers not yet written out (tx).
   private awaiting = 0;
-  private ring = new Float64Array(64);
-  private ringHead = 0;
-  private ringLen = 0;
   private bpPaused = false;
-
-  // Send side.
-  private base = 0;
-  private sent = 0;
-  private waitingDrain = false;
-  private waitingSendBuffer = false;
-  private readonly inflight: Buffer[] = [];
-  private readonly onWriteDone: (err?: Error | null) => void;
 
   // The one timer: HEL deadline, chunk deadline, the sink's deadlines, linger after close.
   private timer: NodeJS.Timeout | null = null;
@@ -150,13 +113,10 @@ export class TcpConnection implements PoolWaiter {
     this.receiveBufferSize = Math.min(this.limits.receiveBufferSize, this.pool.bufferSize);
     this.sendBufferSize = Math.min(this.limits.sendBufferSize, this.pool.bufferSize);
     this.maxResponseSize = this.limits.maxMessageSize;
-    this.writer = new BinaryWriter(Buffer.allocUnsafe(this.sendBufferSize), 0x7fffffff);
+    this.rx = new ChunkFramer(this, this.pool);
+    this.tx = new SendQueue(socket, this.pool, this, this.sendBufferSize);
+    this.writer = this.tx.writer;
     this.helloDeadline = performance.now() + this.limits.helloTimeoutMs;
-    // One callback per connection (not per write): writes complete in order, so it frees the oldest.
-    this.onWriteDone = () => {
-      const buf = this.inflight.shift();
-      if (buf !== undefined) this.pool.release(buf);
-    };
     (socket as SocketWithConnection)[kConnection] = this;
     socket.setNoDelay(true);
     // Finds peers that vanished without a FIN (a pulled cable) long before their token expires.
@@ -170,11 +130,16 @@ export class TcpConnection implements PoolWaiter {
 
   /** Requests handed up and not yet written back. */
   get queued(): number {
-    return this.awaiting + this.ringLen;
+    return this.awaiting + this.tx.unsentResponses;
   }
 
   get isOpen(): boolean {
     return this.state === ConnectionState.Open;
+  }
+
+  /** @internal FramerOwner */
+  get awaitingHello(): boolean {
+    return this.state === ConnectionState.AwaitingHello;
   }
 
   // ---------------------------------------------------------------- receive
@@ -182,7 +147,7 @@ export class TcpConnection implements PoolWaiter {
   /** @internal socket 'data' */
   onData(data: Buffer): void {
     if (this.state >= ConnectionState.Closing) return;
-    this.queue.push(data);
+    this.rx.push(data);
     this.pump();
   }
 
@@ -192,18 +157,9 @@ export class TcpConnection implements PoolWaiter {
     this.pumping = true;
     try {
       for (;;) {
-        while (this.queue.length > 0 && this.canRead()) {
-          const data = this.queue[0];
-          const pos = this.parse(data, this.queuePos);
-          if (pos >= data.length) {
-            this.queue.shift();
-            this.queuePos = 0;
-          } else {
-            this.queuePos = pos;
-          }
-        }
+        this.rx.run();
         this.flush();
-        if (!(this.queue.length > 0 && this.canRead())) break;
+        if (!(this.rx.pending && this.canRead())) break;
       }
     } finally {
       this.pumping = false;
@@ -211,12 +167,13 @@ export class TcpConnection implements PoolWaiter {
     this.updateReadState();
   }
 
-  private canRead(): boolean {
-    if (this.state >= ConnectionState.Closing || this.waitingReceiveBuffer || this.inputSuspended) return false;
+  /** @internal FramerOwner: whether another chunk may be processed now. */
+  canRead(): boolean {
+    if (this.state >= ConnectionState.Closing || this.rx.waitingBuffer || this.inputSuspended) return false;
     // A count of responses says little when each is megabytes: bound the bytes as well. Only
     // `flush` lowers this, and `pump` asks again right after it.
-    if (this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes) return false;
-    const q = this.awaiting + this.ringLen;
+    if (this.tx.unsentBytes > this.limits.maxQueuedResponseBytes) return false;
+    const q = this.awaiting + this.tx.unsentResponses;
     if (q > this.maxQueued) this.maxQueued = q;
     if (this.bpPaused) {
       if (q > this.limits.responseLowWater) return false;
@@ -234,11 +191,11 @@ export class TcpConnection implements PoolWaiter {
     const closing = this.state >= ConnectionState.Closing;
     const blocked =
       !closing &&
-      (this.queue.length > 0 ||
-        this.waitingReceiveBuffer ||
+      (this.rx.pending ||
+        this.rx.waitingBuffer ||
         this.inputSuspended ||
         this.bpPaused ||
-        this.base + this.writer.pos - this.sent > this.limits.maxQueuedResponseBytes);
+        this.tx.unsentBytes > this.limits.maxQueuedResponseBytes);
     if (blocked && !this.readPaused) {
       this.socket.pause();
       this.readPaused = true;
@@ -249,95 +206,8 @@ export class TcpConnection implements PoolWaiter {
     }
   }
 
-  /** Parses data[pos...]; returns where it stopped (data.length when all is consumed). */
-  private parse(data: Buffer, pos: number): number {
-    const len = data.length;
-    while (pos < len) {
-      if (!this.canRead()) return pos;
-      if (this.partial !== null) {
-        const n = Math.min(this.partialNeed - this.partialLen, len - pos);
-        data.copy(this.partial, this.partialLen, pos, pos + n);
-        this.partialLen += n;
-        pos += n;
-        if (this.partialLen < this.partialNeed) return pos;
-        const buf = this.partial;
-        this.partial = null;
-        this.partialSince = 0;
-        this.dispatch(buf, 0, this.partialNeed);
-        this.pool.release(buf);
-        continue;
-      }
-      if (this.hdrLen > 0 || len - pos < HEADER_SIZE) {
-        // The header spans socket reads: collect it in the 8-byte scratch, no pool buffer yet.
-        const n = Math.min(HEADER_SIZE - this.hdrLen, len - pos);
-        data.copy(this.hdr, this.hdrLen, pos, pos + n);
-        this.hdrLen += n;
-        pos += n;
-        this.markIncomplete();
-        if (this.hdrLen < HEADER_SIZE) return pos;
-        const size = this.checkHeader(this.hdr, 0);
-        if (size < 0) return len;
-        const buf = this.pool.acquire();
-        if (buf === undefined) {
-          this.waitForReceiveBuffer();
-          return pos;
-        }
-        this.hdr.copy(buf, 0, 0, HEADER_SIZE);
-        this.hdrLen = 0;
-        this.partial = buf;
-        this.partialLen = HEADER_SIZE;
-        this.partialNeed = size;
-        continue;
-      }
-      const size = this.checkHeader(data, pos);
-      if (size < 0) return len;
-      if (len - pos >= size) {
-        this.partialSince = 0;
-        this.dispatch(data, pos, pos + size);
-        pos += size;
-        continue;
-      }
-      const buf = this.pool.acquire();
-      if (buf === undefined) {
-        this.waitForReceiveBuffer();
-        return pos;
-      }
-      data.copy(buf, 0, pos, len);
-      this.partial = buf;
-      this.partialLen = len - pos;
-      this.partialNeed = size;
-      this.markIncomplete();
-      return len;
-    }
-    return pos;
-  }
-
-  /** Validates the header at buf[p]; returns MessageSize, or -1 after closing the connection. */
-  private checkHeader(buf: Buffer, p: number): number {
-    const type = readMessageType(buf, p);
-    const chunkType = buf[p + 3];
-    const size = buf.readUInt32LE(p + 4);
-    if (this.state === ConnectionState.AwaitingHello) {
-      // Part 6 §7.1.3: the first message on a connection is HEL.
-      if (type !== MessageType.HEL) return this.fail(StatusCodes.BadTcpMessageTypeInvalid, `expected HEL, got ${messageTypeName(type)}`);
-    } else if (type !== MessageType.MSG && type !== MessageType.OPN && type !== MessageType.CLO) {
-      return this.fail(StatusCodes.BadTcpMessageTypeInvalid, `unexpected message type ${messageTypeName(type)}`);
-    }
-    if (chunkType !== ChunkType.Final && !(type === MessageType.MSG && (chunkType === ChunkType.Intermediate || chunkType === ChunkType.Abort))) {
-      return this.fail(StatusCodes.BadTcpMessageTypeInvalid, `invalid chunk type ${chunkType} for ${messageTypeName(type)}`);
-    }
-    // Part 6 §7.1.2.3: no chunk larger than the negotiated ReceiveBufferSize; checked before buffering.
-    if (size > this.receiveBufferSize) return this.fail(StatusCodes.BadTcpMessageTooLarge, `chunk of ${size} bytes`);
-    if (size < minMessageSize(type)) return this.fail(StatusCodes.BadDecodingError, `MessageSize ${size} too small for ${messageTypeName(type)}`);
-    return size;
-  }
-
-  private fail(status: number, reason: string): -1 {
-    this.close(status, reason);
-    return -1;
-  }
-
-  private dispatch(buf: Buffer, start: number, end: number): void {
+  /** @internal FramerOwner: a complete chunk, header included. */
+  onChunk(buf: Buffer, start: number, end: number): void {
     try {
       if (this.state === ConnectionState.AwaitingHello) {
         this.onHello(buf, start, end);
@@ -377,25 +247,15 @@ export class TcpConnection implements PoolWaiter {
     this.rearm();
   }
 
-  private markIncomplete(): void {
-    if (this.partialSince !== 0) return;
-    this.partialSince = performance.now();
-    if (this.partialSince + this.limits.incompleteMessageTimeoutMs < this.timerAt) this.rearm();
-  }
-
-  private waitForReceiveBuffer(): void {
-    this.waitingReceiveBuffer = true;
-    this.pool.waitForReceive(this);
+  /** @internal FramerOwner: a chunk spans reads; its deadline may come before the timer's. */
+  onIncomplete(): void {
+    if (this.rx.incompleteSince + this.limits.incompleteMessageTimeoutMs < this.timerAt) this.rearm();
   }
 
   /** @internal PoolWaiter */
   onPoolBuffer(): void {
-    if (this.waitingReceiveBuffer) {
-      this.waitingReceiveBuffer = false;
-      // The wait was ours, not the peer's: the chunk deadline starts again.
-      if (this.partialSince !== 0) this.partialSince = performance.now();
-    }
-    this.waitingSendBuffer = false;
+    this.rx.bufferArrived();
+    this.tx.bufferArrived();
     this.pump();
   }
 
@@ -432,31 +292,19 @@ export class TcpConnection implements PoolWaiter {
 
   /** Prepares the staging writer for one more message; returns the offset it starts at. */
   beginOutput(): number {
-    const w = this.writer;
-    const unsent = this.sent - this.base;
-    if (unsent > 0 && unsent >= w.pos >> 1) {
-      // Most of the staging is already written out: move the rest to the front.
-      w.buffer.copyWithin(0, unsent, w.pos);
-      w.pos -= unsent;
-      this.base = this.sent;
-    }
-    return w.pos;
+    return this.tx.begin();
   }
 
   /** The bytes appended since `beginOutput()` are complete chunks: send them. */
   commitOutput(isResponse: boolean): void {
-    if (isResponse) {
-      if (this.awaiting > 0) this.awaiting--;
-      if (this.ringLen === this.ring.length) this.growRing();
-      this.ring[(this.ringHead + this.ringLen) % this.ring.length] = this.base + this.writer.pos;
-      this.ringLen++;
-    }
+    if (isResponse && this.awaiting > 0) this.awaiting--;
+    this.tx.commit(isResponse);
     if (!this.pumping) this.pump();
   }
 
   /** Drops bytes appended since `beginOutput()` (an encoding failed). */
   rollbackOutput(start: number): void {
-    this.writer.reset(start);
+    this.tx.rollback(start);
   }
 
   /** Sends RHE (Part 6 §7.1.2.6) on an outgoing connection, before the client's HEL. */
@@ -466,57 +314,14 @@ export class TcpConnection implements PoolWaiter {
     this.commitOutput(false);
   }
 
-  private growRing(): void {
-    const next = new Float64Array(this.ring.length * 2);
-    for (let i = 0; i < this.ringLen; i++) next[i] = this.ring[(this.ringHead + i) % this.ring.length];
-    this.ring = next;
-    this.ringHead = 0;
-  }
-
   private flush(): void {
-    if (this.state === ConnectionState.Closed || this.waitingDrain || this.waitingSendBuffer) return;
-    const w = this.writer;
-    const end = this.base + w.pos;
-    let corked = false;
-    while (this.sent < end) {
-      const buf = this.pool.acquireForSend();
-      if (buf === undefined) {
-        this.waitingSendBuffer = true;
-        this.pool.waitForSend(this);
-        break;
-      }
-      const off = this.sent - this.base;
-      const n = Math.min(buf.length, w.pos - off);
-      w.buffer.copy(buf, 0, off, off + n);
-      this.sent += n;
-      if (!corked && this.sent < end) {
-        // More than one buffer to go: let them leave in one writev.
-        this.socket.cork();
-        corked = true;
-      }
-      this.inflight.push(buf);
-      const ok = this.socket.write(n === buf.length ? buf : buf.subarray(0, n), this.onWriteDone);
-      while (this.ringLen > 0 && this.ring[this.ringHead] <= this.sent) {
-        this.ringHead = (this.ringHead + 1) % this.ring.length;
-        this.ringLen--;
-      }
-      if (!ok) {
-        this.waitingDrain = true;
-        break;
-      }
-    }
-    if (corked) this.socket.uncork();
-    if (this.sent === end) {
-      this.base = this.sent;
-      w.reset(0);
-      if (w.buffer.length > STAGING_KEEP) w.buffer = Buffer.allocUnsafe(this.sendBufferSize);
-      if (this.state === ConnectionState.Closing && !this.socket.writableEnded) this.socket.end();
-    }
+    if (this.state === ConnectionState.Closed) return;
+    if (this.tx.flush() && this.state === ConnectionState.Closing && !this.socket.writableEnded) this.socket.end();
   }
 
   /** @internal socket 'drain' */
   onDrain(): void {
-    this.waitingDrain = false;
+    this.tx.drained();
     this.pump();
   }
 
@@ -533,7 +338,7 @@ export class TcpConnection implements PoolWaiter {
     this.closeReason = reason ?? (status !== undefined ? statusCodeName(status) : "");
     // Part 6 §6.7.3: nothing about why a security check failed goes back to the peer.
     const sentReason = status === StatusCodes.BadSecurityChecksFailed ? statusCodeName(status) : this.closeReason;
-    this.releaseInput();
+    this.rx.release();
     if (status !== undefined) {
       this.beginOutput();
       writeError(this.writer, status, sentReason);
@@ -550,18 +355,6 @@ export class TcpConnection implements PoolWaiter {
     this.socket.destroy();
   }
 
-  private releaseInput(): void {
-    if (this.partial !== null) {
-      this.pool.release(this.partial);
-      this.partial = null;
-    }
-    this.hdrLen = 0;
-    this.partialSince = 0;
-    this.queue.length = 0;
-    this.queuePos = 0;
-    this.waitingReceiveBuffer = false;
-  }
-
   /** @internal socket 'close' */
   onSocketClose(): void {
     if (this.state === ConnectionState.Closed) return;
@@ -569,14 +362,12 @@ export class TcpConnection implements PoolWaiter {
     if (!wasClosing) {
       this.state = ConnectionState.Closing;
       this.closeReason ||= "connection closed by peer";
-      this.releaseInput();
+      this.rx.release();
       if (this.sink !== null) this.sink.onClosing();
     }
     this.state = ConnectionState.Closed;
     this.pool.cancelWait(this);
-    this.writer.reset(0);
-    this.base = this.sent = 0;
-    this.ringLen = 0;
+    this.tx.clear();
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     this.timerAt = Infinity;
@@ -587,7 +378,8 @@ export class TcpConnection implements PoolWaiter {
   rearm(): void {
     if (this.state === ConnectionState.Closed) return;
     let at = Math.min(this.helloDeadline, this.lingerDeadline);
-    if (this.partialSince !== 0) at = Math.min(at, this.partialSince + this.limits.incompleteMessageTimeoutMs);
+    const since = this.rx.incompleteSince;
+    if (since !== 0) at = Math.min(at, since + this.limits.incompleteMessageTimeoutMs);
     if (this.state === ConnectionState.Open && this.sink !== null) at = Math.min(at, this.sink.nextDeadline());
     if (at === this.timerAt && this.timer !== null) return;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -607,7 +399,7 @@ export class TcpConnection implements PoolWaiter {
       }
     } else if (now >= this.helloDeadline) {
       this.close(StatusCodes.BadTimeout, this.state === ConnectionState.AwaitingHello ? "HEL not received in time" : "OPN not received in time");
-    } else if (this.partialSince !== 0 && !this.waitingReceiveBuffer && now >= this.partialSince + this.limits.incompleteMessageTimeoutMs) {
+    } else if (this.rx.incompleteSince !== 0 && !this.rx.waitingBuffer && now >= this.rx.incompleteSince + this.limits.incompleteMessageTimeoutMs) {
       this.close(StatusCodes.BadTimeout, "chunk not completed in time");
     } else if (this.state === ConnectionState.Open && this.sink !== null && now >= this.sink.nextDeadline()) {
       this.sink.onDeadline(now);
