@@ -2,6 +2,10 @@
 // serialized queue for every unit id on it (DESIGN: Devices; issue 4). Strictly one request is
 // outstanding; each waits at most `timeout`, so a dead slave delays the others by at most that.
 //
+// This file is the request path: the Driver API, the queue, one request on the wire, its answer
+// or time-out. Beside it: framing.ts with mbap.ts and rtu.ts (ADUs per transport), connection.ts
+// (opening, reconnect backoff), streams.ts (socket and serial handlers), queue.ts, pdu.ts.
+//
 // Framing is ours, on `net` and `serialport`, not modbus-serial's client: its RTU port does not
 // drop stale input before a request (a late answer to a timed-out request is taken as the next
 // answer), it cuts frames by header scan and then fails the request on a bad CRC instead of
@@ -12,25 +16,23 @@
 // reject functions, captured without a closure of ours) and the result array the caller keeps.
 // Jobs are pooled (queue.ts); one receive buffer (framing.ts) and one transmit buffer per link;
 // the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
-// functions that reach the link through a symbol (streams.ts).
+// functions that reach the connection through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { DriverError } from "../../src/sampling/driver.js";
 import type { BlockRequest, Driver } from "../../src/sampling/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
-  checkResponsePdu, crc16, decodeReadData, encodeRequestPdu, exceptionError, isBusyException,
-  isGatewayException, isReadFunction,
+  checkResponsePdu, decodeReadData, exceptionError, isBusyException, isGatewayException,
+  isReadFunction,
 } from "./pdu.js";
 import type { ModbusLinkHealth, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
 import { JobQueue, UnitStats } from "./queue.js";
 import type { Job, JobResult } from "./queue.js";
-import { MALFORMED, NEED_MORE, Receiver, sentAddress } from "./framing.js";
-import { attach, createSerial, detach, openSerial, openTcp } from "./streams.js";
-import type { LinkStream, StreamOwner } from "./streams.js";
-
-const enum State { Idle, Connecting, Open, Closed }
-const STATE_NAMES = ["idle", "connecting", "open", "closed"] as const;
-const enum Timer { None, Request, Connect }
+import { MALFORMED, NEED_MORE, sentAddress, type Framing } from "./framing.js";
+import { MbapFraming } from "./mbap.js";
+import { RtuFraming } from "./rtu.js";
+import { LINK_STATE_NAMES, LinkConnection, LinkState, type ConnectionOwner } from "./connection.js";
+import type { LinkStream } from "./streams.js";
 
 /** TCP ADU: 7-byte MBAP header + 253-byte PDU (MBAP spec §4.1). */
 const MAX_ADU = 260;
@@ -42,34 +44,26 @@ function onPacingTimer(link: ModbusLink): void {
   link.pump();
 }
 
-export class ModbusLink implements Driver, StreamOwner {
+export class ModbusLink implements Driver, ConnectionOwner {
   readonly options: ResolvedLinkOptions;
-  private readonly mbap: boolean;
-  private state = State.Idle;
-  private stream: LinkStream | null = null;
+  private readonly conn: LinkConnection;
 
   private readonly queue = new JobQueue();
   private inFlight: Job | null = null;
 
   private tx = Buffer.allocUnsafe(MAX_ADU);
   private txViews: (Buffer | undefined)[] = [];
-  private tid = 0;
-  private readonly rx = new Receiver();
+  private readonly rx: Framing;
   private inReceive = false;
 
+  /** The request time-out (the connect time-out is the connection's). */
   private timer: NodeJS.Timeout | null = null;
-  private timerKind = Timer.None;
   private timerDeadline = 0;
   private pacing: NodeJS.Timeout | null = null;
   private pacingDelay = 0;
   private nextSendAt = 0;
 
-  private lastConnectAttempt = 0;
-  private nextConnectAt = 0;
-  private reconnectDelay: number;
-  private connectError = "";
   private consecutiveTimeouts = 0;
-  private waiters: { resolve: () => void; reject: (e: DriverError) => void }[] = [];
 
   private readonly units = new Map<number, UnitStats>();
   private requests = 0;
@@ -80,27 +74,17 @@ export class ModbusLink implements Driver, StreamOwner {
   private exceptions = 0;
   private communicationErrors = 0;
   private busyRetries = 0;
-  private connects = 0;
 
   constructor(options: ResolvedLinkOptions) {
     this.options = options;
-    this.mbap = options.kind === "tcp";
-    this.reconnectDelay = options.reconnectDelay;
+    this.rx = options.kind === "tcp" ? new MbapFraming() : new RtuFraming();
+    this.conn = new LinkConnection(options, this);
   }
 
   // ---------------------------------------------------------------- Driver
 
   connect(): Promise<void> {
-    if (this.state === State.Closed) this.state = State.Idle;
-    if (this.state === State.Open) return Promise.resolve();
-    if (this.state === State.Idle) {
-      const wait = this.nextConnectAt - performance.now();
-      if (wait > 0) return Promise.reject(this.notConnectedError(wait));
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
-      if (this.state === State.Idle) this.startConnect();
-    });
+    return this.conn.connect();
   }
 
   readBlock(request: BlockRequest): Promise<Uint16Array | Uint8Array> {
@@ -145,35 +129,31 @@ export class ModbusLink implements Driver, StreamOwner {
   }
 
   close(): Promise<void> {
-    const stream = this.stream;
-    this.state = State.Closed;
-    this.failEverything(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
+    const err = new DriverError(StatusCodes.BadCommunicationError, "link closed", false);
+    const closed = this.conn.close(err);
+    const job = this.inFlight;
+    this.inFlight = null;
+    if (job !== null) {
+      const reject = job.reject!;
+      this.count(job, err);
+      this.queue.release(job);
+      reject(err);
+    }
+    this.failQueued(err);
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.pacing !== null) clearTimeout(this.pacing);
     this.timer = this.pacing = null;
-    this.timerKind = Timer.None;
-    this.nextConnectAt = 0;
-    this.reconnectDelay = this.options.reconnectDelay;
-    if (stream === null || !this.detach()) return Promise.resolve();
-    // A serial port holds an exclusive lock until its close completes; wait for it (bounded),
-    // so that a link reopened on the same path right after close() does not find it busy.
-    return new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 1000);
-      stream.once("close", () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    return closed;
   }
 
   health(): ModbusLinkHealth {
     return {
-      connected: this.state === State.Open,
+      connected: this.conn.state === LinkState.Open,
       requests: this.requests,
       errors: this.errors,
       lastError: this.lastError,
       lastRoundTrip: this.lastRoundTrip,
-      state: STATE_NAMES[this.state],
+      state: LINK_STATE_NAMES[this.conn.state],
       timeouts: this.timeouts,
       exceptions: this.exceptions,
       communicationErrors: this.communicationErrors,
@@ -181,7 +161,7 @@ export class ModbusLink implements Driver, StreamOwner {
       discardedBytes: this.rx.discardedBytes,
       badFrames: this.rx.badFrames,
       staleFrames: this.rx.staleFrames,
-      connects: this.connects,
+      connects: this.conn.connects,
       queued: this.queue.length + (this.inFlight === null ? 0 : 1),
     };
   }
@@ -195,9 +175,7 @@ export class ModbusLink implements Driver, StreamOwner {
   // ------------------------------------------------------------------ queue
 
   private checkArgs(unitId: number, start: number, count: number, max: number): string | undefined {
-    // Serial spec §2.2: 0 is broadcast (no answer; not supported here), 248-255 are reserved.
-    const maxUnit = this.mbap ? 255 : 247;
-    const minUnit = this.mbap ? 0 : 1;
+    const { minUnit, maxUnit } = this.rx;
     if (!Number.isInteger(unitId) || unitId < minUnit || unitId > maxUnit) return `unit id ${unitId} outside ${minUnit}..${maxUnit}`;
     if (!Number.isInteger(start) || start < 0 || start > 0xffff) return `start address ${start} outside 0..65535`;
     if (!Number.isInteger(count) || count < 1 || count > max) return `quantity ${count} outside 1..${max}`;
@@ -209,7 +187,7 @@ export class ModbusLink implements Driver, StreamOwner {
     fc: number, unitId: number, address: number, count: number,
     values: Uint16Array | Uint8Array | null, steps: number,
   ): Promise<JobResult> {
-    if (this.state === State.Closed) {
+    if (this.conn.state === LinkState.Closed) {
       return Promise.reject(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
     }
     if (this.queue.length >= this.options.queueLimit) {
@@ -240,14 +218,15 @@ export class ModbusLink implements Driver, StreamOwner {
   /** Starts the next request if the link allows it now; otherwise arms what will call it again. */
   pump(): void {
     if (this.inFlight !== null || this.queue.head === null || this.inReceive) return;
-    if (this.state === State.Connecting || this.state === State.Closed) return;
+    const state = this.conn.state;
+    if (state === LinkState.Connecting || state === LinkState.Closed) return;
     const now = performance.now();
-    if (this.state === State.Idle) {
+    if (state === LinkState.Idle) {
       // Reconnect on demand, never sooner than the backoff allows: until then requests fail at
       // once instead of waiting, so a dead link costs its devices nothing but Bad values.
-      const wait = this.nextConnectAt - now;
-      if (wait > 0) this.failQueued(this.notConnectedError(wait));
-      else this.startConnect();
+      const wait = this.conn.backoffLeft(now);
+      if (wait > 0) this.failQueued(this.conn.notConnectedError(wait));
+      else this.conn.start();
       return;
     }
     if (now < this.nextSendAt) return this.armPacing(this.nextSendAt - now);
@@ -257,7 +236,7 @@ export class ModbusLink implements Driver, StreamOwner {
   }
 
   private send(job: Job, now: number): void {
-    const stream = this.stream!;
+    const stream = this.conn.stream!;
     // A write the OS has not taken yet still references the transmit buffer: leave it to that
     // write and encode into a fresh one (only a stalled link gets here).
     if (stream.writableLength > 0) {
@@ -265,30 +244,12 @@ export class ModbusLink implements Driver, StreamOwner {
       this.txViews.length = 0;
     }
     const tx = this.tx;
-    const address = sentAddress(job);
-    let length: number;
-    if (this.mbap) {
-      // MBAP header (MBAP spec §4.1): transaction id, protocol 0, length of unit id + PDU.
-      const pduLength = encodeRequestPdu(tx, 7, job.fc, address, job.count, job.values, job.step);
-      this.tid = (this.tid + 1) & 0xffff;
-      tx.writeUInt16BE(this.tid, 0);
-      tx.writeUInt16BE(0, 2);
-      tx.writeUInt16BE(pduLength + 1, 4);
-      tx[6] = job.unitId;
-      length = 7 + pduLength;
-    } else {
-      const pduLength = encodeRequestPdu(tx, 1, job.fc, address, job.count, job.values, job.step);
-      tx[0] = job.unitId;
-      tx.writeUInt16LE(crc16(tx, 0, 1 + pduLength), 1 + pduLength);
-      length = 3 + pduLength;
-      // No transaction ids on a serial line: whatever arrived before this request is stale.
-      this.rx.clear();
-    }
+    const length = this.rx.encode(tx, job);
     this.inFlight = job;
     job.sentAt = now;
     this.requests++;
     job.unit!.requests++;
-    this.armTimer(Timer.Request, now);
+    this.armTimer(now);
     let view = this.txViews[length];
     if (view === undefined) view = this.txViews[length] = tx.subarray(0, length);
     stream.write(view);
@@ -296,19 +257,19 @@ export class ModbusLink implements Driver, StreamOwner {
 
   // ---------------------------------------------------------------- receive
 
-  /** Bytes from the link: answers are cut out and handled here. */
+  /** @internal ConnectionOwner: bytes from the link; answers are cut out and handled here. */
   receive(stream: LinkStream, chunk: Buffer): void {
-    if (stream !== this.stream) return;
     const rx = this.rx;
+    const conn = this.conn;
     // Completions inside this loop leave the next send to the end of the chunk: bytes that
     // follow an answer in the same chunk predate the next request and must not count for it.
     this.inReceive = true;
     let off = 0;
-    while (off < chunk.length && this.stream === stream) {
+    while (off < chunk.length && conn.stream === stream) {
       off = rx.fill(chunk, off);
-      while (this.stream === stream) {
+      while (conn.stream === stream) {
         const job = this.inFlight;
-        const at = this.mbap ? rx.mbap(job === null ? -1 : this.tid, job) : rx.rtu(job);
+        const at = rx.next(job);
         if (at === NEED_MORE) break;
         if (at === MALFORMED) {
           this.drop(rx.problem);
@@ -338,7 +299,7 @@ export class ModbusLink implements Driver, StreamOwner {
     const now = performance.now();
     const rtt = now - job.sentAt;
     this.lastRoundTrip = job.unit!.lastRoundTrip = rtt;
-    this.reconnectDelay = this.options.reconnectDelay;
+    this.conn.answered();
     this.consecutiveTimeouts = 0;
     const resolve = job.resolve!;
     if (isReadFunction(job.fc)) {
@@ -402,8 +363,7 @@ export class ModbusLink implements Driver, StreamOwner {
 
   // ----------------------------------------------------------------- timers
 
-  private armTimer(kind: Timer, now: number): void {
-    this.timerKind = kind;
+  private armTimer(now: number): void {
     this.timerDeadline = now + this.options.timeout;
     if (this.timer === null) {
       this.timer = setTimeout(onLinkTimer, this.options.timeout, this);
@@ -414,21 +374,14 @@ export class ModbusLink implements Driver, StreamOwner {
   }
 
   timerFired(): void {
-    const kind = this.timerKind;
-    if (kind === Timer.None) return;
+    const job = this.inFlight;
+    if (job === null) return;
     const now = performance.now();
     // Node timers run on a millisecond clock and can fire a fraction early.
     if (now < this.timerDeadline - 1) {
       setTimeout(onLinkTimer, this.timerDeadline - now, this).unref();
       return;
     }
-    this.timerKind = Timer.None;
-    if (kind === Timer.Connect) {
-      if (this.state === State.Connecting) this.connectFailed(`connect timed out after ${this.options.timeout} ms`);
-      return;
-    }
-    const job = this.inFlight;
-    if (job === null) return;
     this.timeouts++;
     this.communicationErrors++;
     job.unit!.timeouts++;
@@ -467,118 +420,39 @@ export class ModbusLink implements Driver, StreamOwner {
 
   // ------------------------------------------------------------- connection
 
-  private startConnect(): void {
-    const now = performance.now();
-    this.state = State.Connecting;
-    this.lastConnectAttempt = now;
-    this.armTimer(Timer.Connect, now);
-    const o = this.options;
-    if (o.kind === "rtu") {
-      void this.startSerial();
-      return;
-    }
-    this.take(openTcp(o.host, o.port), "connect");
-  }
-
-  private async startSerial(): Promise<void> {
-    let port: LinkStream;
-    try {
-      port = await createSerial(this.options);
-    } catch (e) {
-      if (this.state === State.Connecting) this.connectFailed((e as Error).message);
-      return;
-    }
-    // close() or the connect time-out may have come first.
-    if (this.state !== State.Connecting || this.stream !== null) return;
-    this.take(port, "open");
-    openSerial(port);
-  }
-
-  private take(stream: LinkStream, openEvent: "connect" | "open"): void {
-    this.stream = stream;
+  /** @internal ConnectionOwner */
+  connectionOpened(): void {
+    // Bytes left from a lost connection are not answers to anything sent on this one.
     this.rx.clear();
-    attach(stream, this, openEvent);
-  }
-
-  /** Lets go of the stream and closes it; returns whether its 'close' event is still to come. */
-  private detach(): boolean {
-    const s = this.stream;
-    if (s === null) return false;
-    this.stream = null;
-    return detach(s);
-  }
-
-  opened(stream: LinkStream): void {
-    if (stream !== this.stream || this.state !== State.Connecting) return;
-    this.state = State.Open;
-    this.connects++;
     this.consecutiveTimeouts = 0;
-    this.timerKind = Timer.None;
     this.nextSendAt = 0;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.resolve();
     this.pump();
   }
 
-  /** The stream failed or closed. */
-  lost(stream: LinkStream, reason: string): void {
-    if (stream !== this.stream) return;
-    if (this.state === State.Connecting) this.connectFailed(reason);
-    else this.drop(reason);
+  /** @internal ConnectionOwner */
+  connectFailed(err: DriverError): void {
+    this.communicationErrors++;
+    this.failQueued(err);
   }
 
-  private connectFailed(reason: string): void {
-    this.detach();
-    this.state = State.Idle;
-    this.timerKind = Timer.None;
-    const o = this.options;
-    this.connectError = `${o.kind === "rtu" ? `open ${o.path}` : `connect to ${o.host}:${o.port}`} failed: ${reason}`;
-    this.scheduleReconnect();
-    const err = new DriverError(StatusCodes.BadCommunicationError, this.connectError, true);
-    this.communicationErrors++;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(err);
-    this.failQueued(err);
+  /** @internal ConnectionOwner */
+  connectionLost(reason: string): void {
+    this.drop(reason);
   }
 
   /** Ends the connection; the request in flight fails now, the queue reconnects with backoff. */
   private drop(reason: string): void {
-    if (this.state !== State.Open) return;
     const partial = this.rx.buffered;
-    this.detach();
-    this.state = State.Idle;
-    this.timerKind = Timer.None;
-    this.connectError = `connection lost: ${reason}`;
-    this.scheduleReconnect();
+    const why = this.conn.drop(reason);
+    if (why === undefined) return;
     const job = this.inFlight;
     if (job !== null) {
       this.communicationErrors++;
       const detail = partial > 0 ? ` (${partial} bytes of an answer received)` : "";
-      this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${this.connectError}${detail}`, true));
+      this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${why}${detail}`, true));
     } else {
       this.pump();
     }
-  }
-
-  /**
-   * The next attempt waits `reconnectDelay` from the previous attempt; the delay doubles (up to
-   * maxReconnectDelay) until a request is answered. A peer that accepts and drops connections
-   * therefore sees ever rarer attempts, never a storm; a long-lived connection that drops once
-   * reconnects at the next request.
-   */
-  private scheduleReconnect(): void {
-    this.nextConnectAt = this.lastConnectAttempt + this.reconnectDelay;
-    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectDelay);
-  }
-
-  private notConnectedError(wait: number): DriverError {
-    return new DriverError(
-      StatusCodes.BadCommunicationError,
-      `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`,
-      true,
-    );
   }
 
   private failQueued(err: DriverError): void {
@@ -591,21 +465,6 @@ export class ModbusLink implements Driver, StreamOwner {
       reject(err);
       j = next;
     }
-  }
-
-  private failEverything(err: DriverError): void {
-    const job = this.inFlight;
-    this.inFlight = null;
-    if (job !== null) {
-      const reject = job.reject!;
-      this.count(job, err);
-      this.queue.release(job);
-      reject(err);
-    }
-    this.failQueued(err);
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(err);
   }
 }
 
