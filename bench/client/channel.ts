@@ -1,8 +1,8 @@
 // One UA-TCP connection of the load client: Hello/Acknowledge, a secure channel with
 // SecurityPolicy None (Issue, then Renew before the token expires), a session with an anonymous
 // identity, and request/response calls decoded by the generated codec. The calls made here are
-// the few of the set-up and tear-down; the hot Read loop (read-pipeline.ts) takes over the MSG
-// frames through `loadHandler` and never goes through `call`.
+// the few of the set-up and tear-down; the hot request loop (service-pipeline.ts) takes over the
+// MSG frames through `loadHandler` and never goes through `call`.
 import { connect, type Socket } from "node:net";
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";

@@ -1,8 +1,14 @@
-// The hot loop of the write and browse scenarios (and of any later request/response scenario):
-// the same mechanics as read-pipeline.ts (preallocated frames patched in place, a fixed number
-// in flight per channel, a minimal parse of each response, every Nth decoded in full), with the
-// service given as a `ServiceShape`: how to encode the request once and how to check the results
-// of a response. The Read loop keeps its own tuned copy (read-pipeline.ts).
+// The hot loop of the request/response scenarios (read, write, browse, the writer of sub) on one
+// channel: a fixed number of requests in flight, each answered one refilled at once. The service
+// is given as a `ServiceShape` (shapes.ts): how to encode the request once and how to check the
+// results of a response.
+//
+// Every request is one preallocated frame (a "slot"), encoded once; a send patches token id,
+// sequence number and request id (and the shape's changing values) in place and writes the same
+// Buffer again. A slot is rewritten only after its response came back, so the socket never holds
+// a frame that is being patched. Responses are parsed only as far as the header and the service
+// result, then the shape checks the results without allocating; every Nth response is decoded
+// in full as a check on that shortcut. No closure, array or object is made per request.
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
 import { decodeDiagnosticInfo, decodeExtensionObject, decodeNodeId, encodeNodeId } from "../../src/ua/builtin-codec.js";
@@ -51,14 +57,21 @@ export function isGood(status: number): boolean {
 }
 
 export class ServicePipeline implements MessageHandler {
+  /** Latency of responses completed while `recording`, in microseconds. */
   readonly latency = new Histogram();
+  /** Responses completed while `recording` (errors included). */
   completed = 0;
+  /** Errors while `recording`. */
   errors = 0;
+  /** Errors over the whole run, warm-up and drain included. */
   errorsTotal = 0;
+  /** Count per error description (made only on the error path). */
   readonly errorKinds = new Map<string, number>();
   recording = false;
   inFlight = 0;
+  /** The channel's fatal error, if it died under load. */
   channelError: Error | null = null;
+  /** Responses decoded in full and checked result by result. */
   verified = 0;
 
   private readonly channel: UaClientChannel;
@@ -70,6 +83,7 @@ export class ServicePipeline implements MessageHandler {
   private running = false;
   private corked = false;
   private now = 0;
+  /** Bodies of the intermediate chunks of the response being reassembled, or null. */
   private partialParts: Buffer[] | null = null;
   private partialRequestId = 0;
   private drained: (() => void) | null = null;
@@ -108,6 +122,7 @@ export class ServicePipeline implements MessageHandler {
     this.slotRequestId = new Uint32Array(n);
   }
 
+  /** Bytes of one request frame. */
   get requestSize(): number {
     return this.slots[0].length;
   }
@@ -122,6 +137,7 @@ export class ServicePipeline implements MessageHandler {
     return at;
   }
 
+  /** Sends every slot: the pipeline is full from here on. */
   start(): void {
     this.running = true;
     this.channel.loadHandler = this;
@@ -131,6 +147,7 @@ export class ServicePipeline implements MessageHandler {
     this.channel.socket.uncork();
   }
 
+  /** Stops refilling; resolves once every request in flight is answered, or after `timeoutMs`. */
   stop(timeoutMs: number): Promise<number> {
     this.running = false;
     if (this.inFlight === 0 || this.channelError !== null) return Promise.resolve(this.inFlight);
@@ -147,6 +164,7 @@ export class ServicePipeline implements MessageHandler {
     });
   }
 
+  /** Starts a measurement window: clears what `recording` counts. */
   resetWindow(): void {
     this.latency.reset();
     this.completed = 0;
@@ -204,7 +222,8 @@ export class ServicePipeline implements MessageHandler {
       }
       if (slot >= 0) this.complete(slot);
     } else if (kind === FrameKind.MSGC) {
-      // Part 6 §6.7.2: an intermediate chunk; copied, it outlives the socket chunk.
+      // Part 6 §6.7.2: intermediate chunks of a large response. Rare (a response over the 64 KiB
+      // receive buffer), so the bodies are copied: they outlive the socket chunk.
       if (this.partialParts === null || this.partialRequestId !== requestId) {
         if (this.partialParts !== null) this.error("chunks of two responses interleaved");
         this.partialParts = [];
@@ -212,6 +231,7 @@ export class ServicePipeline implements MessageHandler {
       }
       this.partialParts.push(Buffer.from(buffer.subarray(body, end)));
     } else {
+      // Abort chunk (Part 6 §6.7.3): Error then Reason; the response is abandoned.
       if (this.partialRequestId === requestId) {
         this.partialParts = null;
         this.partialRequestId = 0;
@@ -223,7 +243,12 @@ export class ServicePipeline implements MessageHandler {
     }
   }
 
-  /** The header in its common form (FourByte type id, empty tail), else the codec's slow path. */
+  /**
+   * The header in its common form: a FourByte type id (ns 0, id <= 0xffff, what every server
+   * sends for these), then timestamp, requestHandle, serviceResult and an empty tail (no
+   * DiagnosticInfo, null or empty stringTable, no additionalHeader); anything else goes to the
+   * codec's slow path. Returns the response's slot, or -1 when it matches no request in flight.
+   */
   private parseResponse(b: Buffer, p: number, end: number, requestId: number): number {
     if (!(end - p >= 28 && b[p] === 0x01 && b[p + 1] === 0)) return this.parseSlow(b, p, end, requestId);
     const typeId = b.readUInt16LE(p + 2);
@@ -292,6 +317,7 @@ export class ServicePipeline implements MessageHandler {
     return slot;
   }
 
+  /** The slot of a response: its requestHandle, confirmed by the request id; a scan when the server lost the handle. */
   private slotOf(requestId: number, handle: number): number {
     if (handle >= 0 && handle < this.slotRequestId.length && this.slotRequestId[handle] === requestId) return handle;
     for (let i = 0; i < this.slotRequestId.length; i++) {

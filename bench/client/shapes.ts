@@ -1,18 +1,83 @@
-// The requests of the write and browse scenarios as ServiceShapes for the pipeline.
+// The requests of the read, write and browse scenarios as ServiceShapes for the pipeline.
 import type { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BuiltinType, NULL_NODE_ID, VariantArrayType, numericNodeId, type NodeId } from "../../src/ua/builtins.js";
-import { BrowseDirection } from "../../src/ua/generated/enums.js";
+import { BrowseDirection, TimestampsToReturn } from "../../src/ua/generated/enums.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds } from "../../src/ua/generated/node-ids.js";
 import { statusCodeName } from "../../src/ua/generated/status-codes.js";
 import {
   decodeBrowseResponse,
+  decodeReadResponse,
   decodeWriteResponse,
   encodeBrowseRequest,
+  encodeReadRequest,
   encodeWriteRequest,
   type BrowseDescription,
+  type ReadValueId,
   type WriteValue,
 } from "../../src/ua/generated/types.js";
 import { isGood, type ServiceShape } from "./service-pipeline.js";
+
+/** DataValue encoding mask bits (Part 6 §5.2.2.17). */
+const DV_HAS_VALUE = 0x01;
+const DV_HAS_STATUS = 0x02;
+
+export interface ReadShapeOptions {
+  nodesToRead: readonly ReadValueId[];
+  maxAge?: number;
+  timestampsToReturn?: TimestampsToReturn;
+}
+
+/**
+ * Read of `nodesToRead` (the read scenario's hot loop). The minimal check looks at the result
+ * count and at the first result only: a Bad status without a value (BadNodeIdUnknown and the
+ * like) is an error; the full decode of every Nth response checks that every result is Good and
+ * carries a value.
+ */
+export function readShape(options: ReadShapeOptions): ServiceShape {
+  const nodesToRead = [...options.nodesToRead];
+  const count = nodesToRead.length;
+  return {
+    service: "Read",
+    requestEncodingId: ObjectIds.ReadRequest_Encoding_DefaultBinary,
+    responseEncodingId: ObjectIds.ReadResponse_Encoding_DefaultBinary,
+    encode: (w, requestHeader) =>
+      encodeReadRequest(w, {
+        requestHeader,
+        maxAge: options.maxAge ?? 0,
+        timestampsToReturn: options.timestampsToReturn ?? TimestampsToReturn.Both,
+        nodesToRead,
+      }),
+    checkResults(b, p, end) {
+      if (end - p < 4) return "Read response without results";
+      const n = b.readInt32LE(p);
+      if (n !== count) return `Read returned ${n} results for ${count} nodes`;
+      if (n > 0 && end - p >= 9) {
+        const mask = b[p + 4];
+        if ((mask & DV_HAS_VALUE) === 0 && (mask & DV_HAS_STATUS) !== 0) {
+          const status = b.readUInt32LE(p + 5);
+          if (!isGood(status)) return `Read result ${statusCodeName(status)}`;
+        }
+      }
+      return null;
+    },
+    verify(r: BinaryReader) {
+      const res = decodeReadResponse(r);
+      const results = res.results ?? [];
+      const serviceResult = res.responseHeader.serviceResult;
+      let error: string | null = null;
+      if (!isGood(serviceResult)) error = `Read serviceResult ${statusCodeName(serviceResult)}`;
+      else if (results.length !== count) error = `Read returned ${results.length} results for ${count} nodes`;
+      else {
+        for (const dv of results) {
+          const status = dv.statusCode ?? 0;
+          if (!isGood(status)) error ??= `Read result ${statusCodeName(status)}`;
+          else if (dv.value === undefined) error ??= "Read result Good without a value";
+        }
+      }
+      return { requestHandle: res.responseHeader.requestHandle, error };
+    },
+  };
+}
 
 /** Marks the Int32 values of a changing Write in the encoded template (count < 0x10000). */
 const VALUE_SENTINEL = 0x3a5c0000;

@@ -18,16 +18,24 @@ export const IDLE_SETTLE_MS = 500;
 /** What every windowed load returns (read-load.ts, service-load.ts, ...). */
 export interface WindowLoadResult {
   windowSeconds: number;
+  /** Responses within the window. */
   requests: number;
+  /** Errors within the window (non-Good service result, ServiceFault, bad result count, ...). */
   errors: number;
+  /** Errors over the whole run, warm-up and drain included. */
   errorsTotal: number;
   errorKinds: Record<string, number>;
+  /** Channels that died during the run. */
   channelFaults: number;
+  /** Requests still unanswered when the drain gave up. */
   lostInFlight: number;
+  /** Responses decoded in full and checked result by result (warm-up included). */
   verifiedResponses: number;
   latencyMicros: HistogramSnapshot;
   requestBytes: number;
+  /** The server over the window: utime + stime in µs, RSS at its end; null when not local. */
   server: { cpuMicros: number; rssBytesAtEnd: number; peakRssBytes: number } | null;
+  /** CPU time of the load process over the window, µs: near the window length means the client was the limit. */
   loadCpuMicros: number;
 }
 
