@@ -49,6 +49,12 @@ export const historySchema = object(
         max: "1GiB",
       }),
     ),
+    clockSyncWait: duration({
+      description:
+        "On the appliance, samples taken before the clock is synchronized (NTP) are held in the queue and stored at their corrected times once it is; after this long without a synchronized clock they are stored with the clock's time as it is. 0 stores them at once.",
+      default: "5m",
+      max: "1d",
+    }),
     maxNodesPerRead: count("Most nodes in one HistoryRead request (published as MaxNodesPerHistoryReadData).", 1000, 100_000),
     maxContinuationPoints: count("HistoryRead continuation points kept per session (published as MaxHistoryContinuationPoints).", 10, 1000),
     maxValuesPerRead: count("Most values returned by one HistoryRead request over all its nodes; the rest follows with continuation points.", 100_000, 10_000_000),

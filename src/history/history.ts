@@ -43,8 +43,12 @@ export class GatewayHistory implements HistoryDescription {
   private lastWarning = -Infinity;
   private suppressed = 0;
 
-  /** `warn` receives write errors, at most one message a minute (a full disk fails every flush). */
-  constructor(config: HistoryConfig, dataDir: string, warn?: (message: string) => void) {
+  /**
+   * `warn` receives write errors, at most one message a minute (a full disk fails every flush),
+   * and the clock notices. `clockSynchronized`: see HistoryWriterOptions (absent: the clock is
+   * trusted).
+   */
+  constructor(config: HistoryConfig, dataDir: string, warn?: (message: string) => void, options: { readonly clockSynchronized?: () => boolean } = {}) {
     const file = config.database ?? join(dataDir, "history.db");
     mkdirSync(dirname(file), { recursive: true });
     this.store = new HistoryStore(file, { maxSize: config.retention.maxSize, cacheSize: config.cacheSize });
@@ -55,6 +59,9 @@ export class GatewayHistory implements HistoryDescription {
       maxAge: config.retention.maxAge,
       storage: { onChangeOnly: config.storage.mode === "change", deadband: config.storage.deadband },
       onError: warn && ((err) => this.warn(warn, err)),
+      clockSynchronized: options.clockSynchronized,
+      clockSyncWait: config.clockSyncWait,
+      log: warn,
     });
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;

@@ -7,6 +7,17 @@
 // never held for longer than one batch. When the ring is full the oldest unflushed sample is
 // dropped and counted: memory stays bounded when the disk cannot keep up. Retention (by age and
 // by size) runs in the same ticks with a row budget per tick.
+//
+// A clock not yet synchronized (a gateway without a real-time clock boots at 1970 or at the
+// image's date until NTP answers) would put samples at wrong times: among, or over, the history
+// of earlier runs (two samples of a series in one millisecond keep the later one). OPC UA has no
+// StatusCode for "the timestamp is wrong" (Uncertain/Bad speak of the value, and would make the
+// aggregates discard good values), so such samples are not stored as they are: the ring holds
+// them on the monotonic clock, and once the clock is synchronized they are moved by the step it
+// took and stored at their true times. A clock that stays unsynchronized for clockSyncWait (a
+// plant without NTP) is then trusted as it is. A full ring drops the oldest held samples, a stop
+// before the clock is known drops all of them; both are counted in `dropped`. Age retention
+// waits for the clock too: a clock ahead of time would delete recent history.
 import type { DataValue, NodeId, Variant } from "../ua/builtins.js";
 import { IdType } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -40,6 +51,17 @@ export interface HistoryWriterOptions {
   /** Time source for samples without timestamps and for age retention. */
   readonly now?: () => number;
   readonly onError?: (err: unknown) => void;
+  /**
+   * Whether the system clock is synchronized (systemd-timesyncd's flag on the appliance), asked
+   * once per tick until it says so. Absent: the clock is trusted from the start.
+   */
+  readonly clockSynchronized?: () => boolean;
+  /** ms to hold samples for a clock that is not synchronized (default 5 min); 0: never hold. */
+  readonly clockSyncWait?: number;
+  /** A clock that never steps, in ms (default performance.now). */
+  readonly monotonic?: () => number;
+  /** Notices (the clock synchronized, or given up on). */
+  readonly log?: (message: string) => void;
 }
 
 export interface HistoryWriterStats {
@@ -58,15 +80,28 @@ export interface HistoryWriterStats {
   retained: number;
   /** The last flush failed (a full disk, a read-only file system): set until one succeeds. */
   failing: boolean;
+  /** Samples are held until the clock is synchronized (nothing is stored meanwhile). */
+  waitingForClock: boolean;
+  /** Held samples stored at times corrected by the clock's step. */
+  restamped: number;
 }
 
 const AGE_CHECK_INTERVAL = 10_000;
+const DEFAULT_CLOCK_SYNC_WAIT = 300_000;
 
 export class HistoryWriter implements HistorySink {
   readonly store: HistoryStore;
-  readonly stats: HistoryWriterStats = { recorded: 0, filtered: 0, dropped: 0, flushed: 0, flushes: 0, failedFlushes: 0, retained: 0, failing: false };
+  readonly stats: HistoryWriterStats = {
+    recorded: 0, filtered: 0, dropped: 0, flushed: 0, flushes: 0, failedFlushes: 0, retained: 0, failing: false, waitingForClock: false, restamped: 0,
+  };
   private readonly options: HistoryWriterOptions;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
+  /** Samples in the ring are on the monotonic clock, waiting for the system clock. */
+  private holding: boolean;
+  private holdStart: number;
+  /** now() - monotonic() when holding began: its change is the clock's step. */
+  private holdOffset: number;
   private readonly byNamespace = new Map<number, Map<string | number, Series>>();
   private readonly other = new Map<string, Series>();
   // The ring, as parallel arrays (no object per sample).
@@ -97,6 +132,12 @@ export class HistoryWriter implements HistorySink {
     this.ringValues = new Array(cap).fill(undefined);
     this.ringStatus = new Uint32Array(cap);
     this.lastCompaction = this.now();
+    this.monotonic = options.monotonic ?? (() => performance.now());
+    const probe = options.clockSynchronized;
+    this.holding = probe !== undefined && (options.clockSyncWait ?? DEFAULT_CLOCK_SYNC_WAIT) > 0 && !probe();
+    this.holdStart = this.monotonic();
+    this.holdOffset = this.now() - this.holdStart;
+    this.stats.waitingForClock = this.holding;
   }
 
   /** Samples waiting in the ring. */
@@ -163,11 +204,15 @@ export class HistoryWriter implements HistorySink {
     let i = this.head + this.count;
     if (i >= cap) i -= cap;
     this.ringSeries[i] = s;
-    this.ringTs[i] = dv.sourceTimestamp ?? dv.serverTimestamp ?? this.now();
+    let ts = dv.sourceTimestamp ?? dv.serverTimestamp ?? this.now();
+    // Samples are stamped by this gateway's clock as they arrive: moved to the monotonic clock,
+    // a stamp made before or after the step (however late the probe notices it) is right.
+    if (this.holding) ts += this.monotonic() - this.now();
+    this.ringTs[i] = ts;
     this.ringValues[i] = v;
     this.ringStatus[i] = st;
     this.count++;
-    if (this.count >= this.options.flushCount && this.timer !== undefined) this.arm(0);
+    if (this.count >= this.options.flushCount && this.timer !== undefined && !this.holding && !this.stats.failing) this.arm(0);
   }
 
   /**
@@ -175,6 +220,7 @@ export class HistoryWriter implements HistorySink {
    * committed. On failure the batch stays queued and the error goes to onError.
    */
   flush(): number {
+    if (this.holding) return 0;
     const n = Math.min(this.count, this.options.flushCount);
     if (n === 0) return 0;
     try {
@@ -217,7 +263,7 @@ export class HistoryWriter implements HistorySink {
     if (all.length === 0) return 0;
     // No enclosing transaction: every delete commits on its own (store.deleteBefore), so the WAL
     // can be checkpointed between them and stays within its budget.
-    if (maxAge > 0 && now >= this.nextAgeCheck) {
+    if (maxAge > 0 && !this.holding && now >= this.nextAgeCheck) {
       const cutoff = now - maxAge;
       while (budget > 0 && this.ageCursor < all.length) {
         const deleted = this.store.deleteBefore(all[this.ageCursor], cutoff, budget);
@@ -313,12 +359,44 @@ export class HistoryWriter implements HistorySink {
     }
   }
 
+  /**
+   * Ends the hold once the clock is synchronized (the held samples move by the clock's step) or
+   * clockSyncWait has passed without it (they stay at the times the clock gave them).
+   */
+  /** @internal A step of tick(). */
+  clockStep(): void {
+    if (!this.holding) return;
+    const synced = this.options.clockSynchronized!();
+    const wait = this.options.clockSyncWait ?? DEFAULT_CLOCK_SYNC_WAIT;
+    if (!synced && this.monotonic() - this.holdStart < wait) return;
+    const offset = this.now() - this.monotonic();
+    const cap = this.ringTs.length;
+    for (let k = 0, i = this.head; k < this.count; k++, i = i + 1 === cap ? 0 : i + 1) this.ringTs[i] += offset;
+    this.holding = false;
+    this.stats.waitingForClock = false;
+    const held = `${this.count} held sample(s)${this.stats.dropped > 0 ? `, ${this.stats.dropped} dropped so far` : ""}`;
+    if (synced) {
+      this.stats.restamped += this.count;
+      const step = (offset - this.holdOffset) / 1000;
+      this.options.log?.(`history: the clock is synchronized (it moved ${step >= 0 ? "+" : ""}${step.toFixed(3)} s); ${held} stored at corrected times`);
+    } else {
+      this.options.log?.(`history: the clock is not synchronized after ${Math.round(wait / 1000)} s; storing samples with its time from now on (${held})`);
+    }
+  }
+
   /** Flushes what is queued, stops the timer and closes the store. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.holding) {
+      // Their times are not known: better lost (and counted) than stored at wrong times.
+      this.stats.dropped += this.count;
+      this.ringValues.fill(undefined);
+      this.ringSeries.fill(undefined);
+      this.count = 0;
+    }
     try {
       if (this.store.open) {
         this.flushAll();
@@ -352,7 +430,10 @@ export class HistoryWriter implements HistorySink {
         this.options.onError?.(err);
       }
     }
-    this.arm(this.count >= this.options.flushCount ? 0 : this.options.flushInterval);
+    // A backlog is written in further ticks at once; held samples and failing writes (a full
+    // disk) wait for the next interval instead of spinning the event loop.
+    const backlog = this.count >= this.options.flushCount && !this.holding && !this.stats.failing;
+    this.arm(backlog ? 0 : this.options.flushInterval);
   }
 }
 
@@ -360,7 +441,7 @@ function tick(w: HistoryWriter): void {
   w.tick();
 }
 
-const TICK_STEPS: readonly ((w: HistoryWriter) => unknown)[] = [(w) => w.flush(), (w) => w.compactStep(), (w) => w.retain()];
+const TICK_STEPS: readonly ((w: HistoryWriter) => unknown)[] = [(w) => w.clockStep(), (w) => w.flush(), (w) => w.compactStep(), (w) => w.retain()];
 
 /** On-change test (Part 8 §7.2 absolute deadband for numbers; equality otherwise). */
 function sameValue(a: Variant | undefined, b: Variant | undefined, deadband: number): boolean {
