@@ -3,25 +3,44 @@
 // `fieldgate validate` and start-up print them identically.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { LineCounter, parseDocument, type YAMLError } from "yaml";
+import type { YAMLError } from "yaml";
+import { fromDocument, yamlLibrary, type LinePositions } from "./config-tree.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
+import { parseFast } from "./fast-yaml.js";
 import { gatewaySchema, type GatewayConfig } from "./gateway-config.js";
 import type { Infer, Schema } from "./schema.js";
 import { validateDocument, type ValidationResult } from "./validate.js";
 
 export { ConfigError, formatIssue, type ConfigIssue } from "./errors.js";
 
-/** Validates YAML text as if it were the file `file` (shown in messages; its folder anchors
- * relative paths). Used by the loaders below and by tests. */
+/**
+ * Validates YAML text as if it were the file `file` (shown in messages; its folder anchors
+ * relative paths). Used by the loaders below and by tests.
+ *
+ * Two passes at most: the fast parser (fast-yaml.ts) for files in its plain subset, and when
+ * it declines the file, or the file has any issue, the yaml library's Document, whose positions
+ * and syntax errors are the ones every message has always been given from. A valid device map
+ * of 10,000 tags is read in the first pass alone; a bad one is worth the second.
+ */
 export function validateYaml<S extends Schema>(schema: S, text: string, file: string): ValidationResult<Infer<S>> {
+  const dir = dirname(resolve(file));
+  const root = parseFast(text);
+  if (root !== undefined) {
+    const fast = validateDocument(schema, { root, lines: NO_LINES, file, dir });
+    if (fast.ok) return fast;
+  }
+  const { LineCounter, parseDocument } = yamlLibrary();
   const lines = new LineCounter();
   // uniqueKeys off: validate.ts reports duplicates itself, with the key path and the first line.
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
     return { ok: false, issues: doc.errors.map((e) => syntaxIssue(e, file, lines)) };
   }
-  return validateDocument(schema, { doc, lines, file, dir: dirname(resolve(file)) });
+  return validateDocument(schema, { root: fromDocument(doc), lines, file, dir });
 }
+
+/** The fast pass's issues are never shown (the second pass gives them): no line table for it. */
+const NO_LINES: LinePositions = { linePos: () => ({ line: 0, col: 0 }) };
 
 /** Reads and validates `file`; the issues are empty when it is valid. */
 export function validateFile<S extends Schema>(schema: S, file: string): ValidationResult<Infer<S>> {
@@ -71,7 +90,7 @@ const SYNTAX_MESSAGES: Partial<Record<string, string>> = {
   MULTIPLE_DOCS: "the file holds more than one YAML document (a second ---); a config file holds one",
 };
 
-function syntaxIssue(err: YAMLError, file: string, lines: LineCounter): ConfigIssue {
+function syntaxIssue(err: YAMLError, file: string, lines: LinePositions): ConfigIssue {
   const { line, col } = lines.linePos(err.pos[0]);
   const text = SYNTAX_MESSAGES[err.code] ?? err.message.replace(/\.$/, "");
   return { file, line, column: col, path: "", message: `YAML syntax error: ${text}` };

@@ -1,7 +1,7 @@
-// Checks a parsed YAML document against a schema (schema.ts), walking the YAML nodes rather
-// than plain JS values so that every issue carries the line and column of the bad value. It
-// never stops at the first problem: a person fixing a file wants the whole list at once.
-import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair } from "yaml";
+// Checks a parsed config file (config-tree.ts) against a schema (schema.ts), walking the parsed
+// nodes rather than plain JS values so that every issue carries the line and column of the bad
+// value. It never stops at the first problem: a person fixing a file wants the whole list at once.
+import { NodeKind, type ConfigNode, type LinePositions, type MapNode, type PairNode } from "./config-tree.js";
 import type { ConfigIssue } from "./errors.js";
 import {
   formatDuration,
@@ -21,8 +21,9 @@ import {
 } from "./schema.js";
 
 export interface DocumentSource extends SchemaContext {
-  readonly doc: Document;
-  readonly lines: LineCounter;
+  /** The file's root node; null for a file without one (empty, or comments only). */
+  readonly root: ConfigNode | null;
+  readonly lines: LinePositions;
 }
 
 export type ValidationResult<T> =
@@ -36,12 +37,12 @@ type Out = unknown | typeof INVALID;
 /** Validates the document's root against `schema`; an empty document is refused. */
 export function validateDocument<S extends Schema>(schema: S, src: DocumentSource): ValidationResult<Infer<S>> {
   const v = new Validator(src);
-  const root = src.doc.contents;
+  const root = src.root;
   let value: Out = INVALID;
-  if (root === null || (isScalar(root) && root.value === null)) {
+  if (root === null || (root.kind === NodeKind.Scalar && root.value === null)) {
     v.issue(root ?? undefined, [], `the file is empty; expected ${expected(schema)}`);
   } else {
-    value = v.check(schema, root, [], undefined);
+    value = v.check(schema, root, undefined);
   }
   if (v.issues.length > 0 || value === INVALID) {
     // Checks run in schema order; a person reads the file top to bottom.
@@ -62,114 +63,149 @@ export function formatPath(path: readonly PathSeg[]): string {
   return out;
 }
 
-class Validator {
+/** The keys of each object schema, listed once rather than on every mapping checked. */
+const KEYS = new WeakMap<ObjectSpec, readonly string[]>();
+
+function keysOf(schema: ObjectSpec): readonly string[] {
+  let keys = KEYS.get(schema);
+  if (!keys) KEYS.set(schema, (keys = Object.keys(schema.shape)));
+  return keys;
+}
+
+const NO_ENTRIES: ReadonlyMap<string, PairNode> = new Map();
+
+/**
+ * Walks the tree. The path of the node being checked is one stack (`path`), pushed and popped
+ * around each child, and copied only into an issue: a valid file of 10,000 tags allocates no
+ * path per key.
+ */
+class Validator implements Checker {
   readonly issues: ConfigIssue[] = [];
+  private readonly path: PathSeg[] = [];
+  /** The object an object schema's `check` is running on (see report/given). */
+  private checking: { node: ConfigNode | undefined; here: ConfigNode | undefined } = { node: undefined, here: undefined };
+
   constructor(private readonly src: DocumentSource) {}
 
-  issue(node: Node | undefined, path: readonly PathSeg[], message: string): void {
-    const offset = node?.range?.[0] ?? 0;
+  /** Records an issue at `node`, with `path` (default: the current path). */
+  issue(node: ConfigNode | null | undefined, path: readonly PathSeg[] | undefined, message: string): void {
+    const offset = node?.offset ?? 0;
     const { line, col } = this.src.lines.linePos(offset);
-    this.issues.push({ file: this.src.file, line, column: col, path: formatPath(path), message });
+    this.issues.push({ file: this.src.file, line, column: col, path: formatPath(path ?? this.path), message });
+  }
+
+  /** Checker.report for an object schema's check. */
+  report(at: RelativePath, message: string): void {
+    const rel = typeof at === "string" ? [at] : at;
+    const found = this.checking.node === undefined ? undefined : locate(this.checking.node, rel);
+    this.issue(found ?? this.checking.here, [...this.path, ...rel], message);
+  }
+
+  /** Checker.given for an object schema's check. */
+  given(at: RelativePath): boolean {
+    const rel = typeof at === "string" ? [at] : at;
+    return this.checking.node !== undefined && locate(this.checking.node, rel) !== undefined;
   }
 
   /**
-   * `node` undefined means the key is absent; `anchor` is then where a missing required key is
-   * reported (the parent mapping).
+   * Checks `node` at the current path. `node` undefined means the key is absent; `anchor` is
+   * then where a missing required key is reported (the parent mapping).
    */
-  check(schema: SchemaSpec, node: Node | undefined, path: readonly PathSeg[], anchor: Node | undefined): Out {
-    if (node !== undefined && isAlias(node)) {
-      const target = node.resolve(this.src.doc);
-      if (!target) {
-        this.issue(node, path, `unknown alias *${node.source}`);
+  check(schema: SchemaSpec, node: ConfigNode | undefined, anchor: ConfigNode | undefined): Out {
+    if (node !== undefined && node.kind === NodeKind.Alias) {
+      if (!node.target) {
+        this.issue(node, undefined, `unknown alias *${node.source}`);
         return INVALID;
       }
-      node = target;
+      node = node.target;
     }
-    if (node === undefined) return this.missing(schema, path, anchor);
-    if (schema.kind === "optional") return this.check(schema.inner, node, path, anchor);
+    if (node === undefined) return this.missing(schema, anchor);
+    if (schema.kind === "optional") return this.check(schema.inner, node, anchor);
     switch (schema.kind) {
       case "object":
-        return this.object(schema, node, path);
+        return this.object(schema, node);
       case "record":
-        return this.record(schema, node, path);
+        return this.record(schema, node);
       case "array":
-        return this.array(schema, node, path);
+        return this.array(schema, node);
       default:
         break;
     }
-    if (!isScalar(node)) return this.refuse(schema, node, path);
+    if (node.kind !== NodeKind.Scalar) return this.refuse(schema, node);
     const raw = node.value;
     switch (schema.kind) {
       case "string": {
-        if (typeof raw !== "string") return this.refuse(schema, node, path);
+        if (typeof raw !== "string") return this.refuse(schema, node);
         const tooShort = raw.length < (schema.minLength ?? 0);
         const tooLong = schema.maxLength !== undefined && raw.length > schema.maxLength;
-        if (tooShort || tooLong || (schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node, path);
+        if (tooShort || tooLong || (schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node);
         return raw;
       }
       case "integer":
       case "number": {
-        if (typeof raw !== "number" || !Number.isFinite(raw)) return this.refuse(schema, node, path);
-        if (schema.kind === "integer" && !Number.isInteger(raw)) return this.refuse(schema, node, path);
-        if (!inRange(raw, schema.min, schema.max)) return this.refuse(schema, node, path);
+        if (typeof raw !== "number" || !Number.isFinite(raw)) return this.refuse(schema, node);
+        if (schema.kind === "integer" && !Number.isInteger(raw)) return this.refuse(schema, node);
+        if (!inRange(raw, schema.min, schema.max)) return this.refuse(schema, node);
         return raw;
       }
       case "boolean":
         if (typeof raw === "boolean") return raw;
-        return this.refuse(schema, node, path, YES_NO.has(String(raw).toLowerCase()) ? "YAML 1.2 reads only true and false as booleans" : "");
+        return this.refuse(schema, node, YES_NO.has(String(raw).toLowerCase()) ? "YAML 1.2 reads only true and false as booleans" : "");
       case "enum": {
-        if ((typeof raw === "string" || typeof raw === "number") && schema.values.includes(raw)) return raw;
+        // The schema's own value, not the parsed copy: 10,000 tags share one "uint16".
+        const at = typeof raw === "string" || typeof raw === "number" ? schema.values.indexOf(raw) : -1;
+        if (at >= 0) return schema.values[at];
         const near = typeof raw === "string" ? suggest(raw, schema.values.map(String)) : undefined;
         const notes = [near ? `did you mean "${near}"?` : "", schema.hint ?? ""].filter((s) => s !== "").join("; ");
-        return this.refuse(schema, node, path, notes);
+        return this.refuse(schema, node, notes);
       }
       case "duration":
       case "size": {
         const r = schema.kind === "duration" ? parseDuration(raw) : parseSize(raw);
-        if (!r.ok) return this.refuse(schema, node, path, r.message);
-        if (!inRange(r.value, schema.min, schema.max)) return this.refuse(schema, node, path);
+        if (!r.ok) return this.refuse(schema, node, r.message);
+        if (!inRange(r.value, schema.min, schema.max)) return this.refuse(schema, node);
         return r.value;
       }
       case "path":
-        if (typeof raw !== "string" || raw.trim() === "") return this.refuse(schema, node, path);
+        if (typeof raw !== "string" || raw.trim() === "") return this.refuse(schema, node);
         return resolvePath(this.src.dir, raw);
       case "custom": {
         const r = schema.parse(raw, this.src);
-        if (!r.ok) return this.refuse(schema, node, path, r.message);
+        if (!r.ok) return this.refuse(schema, node, r.message);
         return r.value;
       }
     }
   }
 
-  private missing(schema: SchemaSpec, path: readonly PathSeg[], anchor: Node | undefined): Out {
+  private missing(schema: SchemaSpec, anchor: ConfigNode | undefined): Out {
     if (schema.kind === "optional") return undefined;
     if (schema.default) return schema.default.value(this.src);
     // An absent section is an empty one: its keys take their defaults.
-    if (schema.kind === "object") return this.object(schema, undefined, path, anchor);
-    this.issue(anchor, path, `missing required key; expected ${expected(schema)}`);
+    if (schema.kind === "object") return this.object(schema, undefined, anchor);
+    this.issue(anchor, undefined, `missing required key; expected ${expected(schema)}`);
     return INVALID;
   }
 
-  private refuse(schema: SchemaSpec, node: Node, path: readonly PathSeg[], note = ""): typeof INVALID {
-    this.issue(node, path, `expected ${expected(schema)}, got ${describe(node)}${note ? `; ${note}` : ""}`);
+  private refuse(schema: SchemaSpec, node: ConfigNode, note = ""): typeof INVALID {
+    this.issue(node, undefined, `expected ${expected(schema)}, got ${describe(node)}${note ? `; ${note}` : ""}`);
     return INVALID;
   }
 
   /** Key/value pairs of a mapping, with non-string and duplicate keys reported. */
-  private entries(node: Node, path: readonly PathSeg[]): Map<string, Pair> {
-    const out = new Map<string, Pair>();
-    if (!isMap(node)) return out;
+  private entries(node: MapNode): Map<string, PairNode> {
+    const out = new Map<string, PairNode>();
     for (const pair of node.items) {
       const key = pair.key;
-      const name = isScalar(key) && (typeof key.value === "string" || typeof key.value === "number") ? String(key.value) : undefined;
+      const name =
+        key !== null && key.kind === NodeKind.Scalar && (typeof key.value === "string" || typeof key.value === "number") ? String(key.value) : undefined;
       if (name === undefined) {
-        this.issue(key as Node, path, `expected a key name, got ${describe(key as Node)}`);
+        this.issue(key, undefined, `expected a key name, got ${describe(key)}`);
         continue;
       }
       const first = out.get(name);
       if (first) {
-        const at = this.src.lines.linePos((first.key as Node).range?.[0] ?? 0);
-        this.issue(key as Node, [...path, name], `duplicate key; first given at line ${at.line}`);
+        const at = this.src.lines.linePos(first.key?.offset ?? 0);
+        this.issue(key, [...this.path, name], `duplicate key; first given at line ${at.line}`);
         continue;
       }
       out.set(name, pair);
@@ -177,85 +213,89 @@ class Validator {
     return out;
   }
 
-  private object(schema: ObjectSpec, node: Node | undefined, path: readonly PathSeg[], anchor?: Node): Out {
+  private object(schema: ObjectSpec, node: ConfigNode | undefined, anchor?: ConfigNode): Out {
     // A section whose keys are all commented out is an empty value: treat it as an empty mapping.
-    const empty = node === undefined || (isScalar(node) && node.value === null);
-    if (!empty && !isMap(node)) return this.refuse(schema, node, path);
+    const empty = node === undefined || (node.kind === NodeKind.Scalar && node.value === null);
+    if (!empty && node.kind !== NodeKind.Map) return this.refuse(schema, node);
     const here = empty ? (node ?? anchor) : node;
-    const entries = empty ? new Map<string, Pair>() : this.entries(node, path);
-    const known = Object.keys(schema.shape);
+    const entries = empty ? NO_ENTRIES : this.entries(node as MapNode);
+    const known = keysOf(schema);
     let ok = true;
-    for (const [name, pair] of entries) {
-      if (Object.hasOwn(schema.shape, name)) continue;
-      ok = false;
-      const near = suggest(name, known);
-      this.issue(pair.key as Node, [...path, name], `unknown key${near ? `; did you mean "${near}"?` : `; expected one of ${known.join(", ")}`}`);
+    if (entries.size > 0) {
+      for (const [name, pair] of entries) {
+        if (Object.hasOwn(schema.shape, name)) continue;
+        ok = false;
+        const near = suggest(name, known);
+        this.issue(pair.key, [...this.path, name], `unknown key${near ? `; did you mean "${near}"?` : `; expected one of ${known.join(", ")}`}`);
+      }
     }
     const value: Record<string, unknown> = {};
+    const path = this.path;
     for (const name of known) {
       const pair = entries.get(name);
       const child = pair ? valueOf(pair) : undefined;
-      const v = this.check(schema.shape[name]!, child, [...path, name], here);
+      path.push(name);
+      const v = this.check(schema.shape[name]!, child, here);
+      path.pop();
       if (v === INVALID) ok = false;
       else if (v !== undefined) value[name] = v;
     }
     if (!ok) return INVALID;
     if (schema.check) {
-      const where = (at: RelativePath) => {
-        const rel = typeof at === "string" ? [at] : at;
-        return { rel, node: empty ? undefined : locate(this.src.doc, node, rel) };
-      };
-      const checker: Checker = {
-        report: (at, message) => {
-          const { rel, node: found } = where(at);
-          this.issue(found ?? here, [...path, ...rel], message);
-        },
-        given: (at) => where(at).node !== undefined,
-      };
+      const outer = this.checking;
+      this.checking = { node: empty ? undefined : node, here };
       const before = this.issues.length;
-      schema.check(value, checker);
+      try {
+        schema.check(value, this);
+      } finally {
+        this.checking = outer;
+      }
       if (this.issues.length > before) return INVALID;
     }
     return value;
   }
 
-  private record(schema: RecordSpec, node: Node, path: readonly PathSeg[]): Out {
-    if (isScalar(node) && node.value === null) return {};
-    if (!isMap(node)) return this.refuse(schema, node, path);
+  private record(schema: RecordSpec, node: ConfigNode): Out {
+    if (node.kind === NodeKind.Scalar && node.value === null) return {};
+    if (node.kind !== NodeKind.Map) return this.refuse(schema, node);
     const value: Record<string, unknown> = {};
     let ok = true;
-    for (const [name, pair] of this.entries(node, path)) {
+    for (const [name, pair] of this.entries(node)) {
       if (schema.keyPattern && !schema.keyPattern.test(name)) {
-        this.issue(pair.key as Node, [...path, name], `expected ${schema.keyText ?? `a key matching ${schema.keyPattern}`}, got ${JSON.stringify(name)}`);
+        this.issue(pair.key, [...this.path, name], `expected ${schema.keyText ?? `a key matching ${schema.keyPattern}`}, got ${JSON.stringify(name)}`);
         ok = false;
         continue;
       }
-      const v = this.check(schema.values, valueOf(pair), [...path, name], node);
+      this.path.push(name);
+      const v = this.check(schema.values, valueOf(pair), node);
+      this.path.pop();
       if (v === INVALID) ok = false;
       else value[name] = v;
     }
     return ok ? value : INVALID;
   }
 
-  private array(schema: ArraySpec, node: Node, path: readonly PathSeg[]): Out {
-    if (!isSeq(node)) return this.refuse(schema, node, path);
+  private array(schema: ArraySpec, node: ConfigNode): Out {
+    if (node.kind !== NodeKind.Seq) return this.refuse(schema, node);
     const count = node.items.length;
     if (count < (schema.minItems ?? 0) || (schema.maxItems !== undefined && count > schema.maxItems)) {
-      return this.refuse(schema, node, path);
+      return this.refuse(schema, node);
     }
     const value: unknown[] = [];
     let ok = true;
-    node.items.forEach((item, i) => {
-      const v = this.check(schema.items, (item ?? undefined) as Node | undefined, [...path, i], node);
+    for (let i = 0; i < count; i++) {
+      this.path.push(i);
+      const v = this.check(schema.items, node.items[i] ?? undefined, node);
+      this.path.pop();
       if (v === INVALID) ok = false;
       else value.push(v);
-    });
+    }
     if (ok && schema.uniqueItems) {
       const seen = new Set<string>();
       value.forEach((v, i) => {
         const k = JSON.stringify(v);
         if (seen.has(k)) {
-          this.issue(node.items[i] as Node, [...path, i], `duplicate entry ${describe(node.items[i] as Node)}`);
+          this.issue(node.items[i], [...this.path, i], `duplicate entry ${describe(node.items[i])}`);
           ok = false;
         }
         seen.add(k);
@@ -265,22 +305,21 @@ class Validator {
   }
 }
 
-/** A pair's value node; `key:` with nothing after it is a null scalar, located at the key. */
-function valueOf(pair: Pair): Node {
-  if (pair.value !== null && pair.value !== undefined) return pair.value as Node;
-  return pair.key as Node;
+/** A pair's value node; a pair without one is located at its key. */
+function valueOf(pair: PairNode): ConfigNode | undefined {
+  return pair.value ?? pair.key ?? undefined;
 }
 
-/** The YAML node at a relative path below `node`, or undefined if the file does not have it. */
-function locate(doc: Document, node: Node | undefined, rel: readonly PathSeg[]): Node | undefined {
-  let cur: Node | undefined = node;
+/** The node at a relative path below `node`, or undefined if the file does not have it. */
+function locate(node: ConfigNode, rel: readonly PathSeg[]): ConfigNode | undefined {
+  let cur: ConfigNode | undefined = node;
   for (const seg of rel) {
-    if (cur !== undefined && isAlias(cur)) cur = cur.resolve(doc);
+    if (cur !== undefined && cur.kind === NodeKind.Alias) cur = cur.target;
     if (cur === undefined) return undefined;
     if (typeof seg === "number") {
-      cur = isSeq(cur) ? ((cur.items[seg] ?? undefined) as Node | undefined) : undefined;
-    } else if (isMap(cur)) {
-      const pair = cur.items.find((p) => isScalar(p.key) && String(p.key.value) === seg);
+      cur = cur.kind === NodeKind.Seq ? (cur.items[seg] ?? undefined) : undefined;
+    } else if (cur.kind === NodeKind.Map) {
+      const pair: PairNode | undefined = cur.items.find((p) => p.key !== null && p.key.kind === NodeKind.Scalar && String(p.key.value) === seg);
       cur = pair ? valueOf(pair) : undefined;
     } else {
       return undefined;
@@ -356,15 +395,15 @@ export function expected(schema: SchemaSpec): string {
 }
 
 /** How a value is quoted after "got". */
-function describe(node: Node | null | undefined): string {
+function describe(node: ConfigNode | null | undefined): string {
   if (node === null || node === undefined) return "nothing";
-  if (isMap(node)) return "a mapping";
-  if (isSeq(node)) {
+  if (node.kind === NodeKind.Map) return "a mapping";
+  if (node.kind === NodeKind.Seq) {
     const n = node.items.length;
     return n === 0 ? "an empty list" : `a list of ${n} item${n === 1 ? "" : "s"}`;
   }
-  if (isAlias(node)) return `*${node.source}`;
-  if (isScalar(node)) {
+  if (node.kind === NodeKind.Alias) return `*${node.source}`;
+  if (node.kind === NodeKind.Scalar) {
     const v = node.value;
     if (v === null) return "an empty value";
     if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);

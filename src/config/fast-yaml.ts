@@ -1,0 +1,511 @@
+// A parser for the plain subset of YAML that config files and device maps are written in:
+// block mappings and sequences, one-line flow collections (`{ name: t1, address: "holding:1" }`,
+// `[0, 100]`), plain and quoted one-line scalars, comments. It builds the ConfigNode tree
+// directly, one record per node, so a 10,000-tag map parses in milliseconds where composing
+// the yaml library's Document takes about a second and ~50 MB of garbage on a small board.
+//
+// It never decides a question of YAML on its own: anything outside that subset (anchors,
+// aliases, tags, block scalars, multi-line scalars or flow collections, explicit keys,
+// directives, document markers, tabs, odd indentation, a byte the spec forbids, a syntax
+// error) makes it answer undefined, and the caller composes the file with the yaml library
+// instead. Where it answers, the tree is the one that library gives (YAML 1.2 core schema for
+// plain scalars, the same `source`), which test/config/fast-yaml.test.ts checks on generated
+// files.
+import { NodeKind, type ConfigNode, type MapNode, type PairNode, type ScalarNode, type SeqNode } from "./config-tree.js";
+
+/**
+ * Characters the subset leaves to the yaml library: tabs (indentation errors, or separators
+ * that need its rules), C0/C1 controls, a byte-order mark or non-characters, a lone CR.
+ */
+// eslint-disable-next-line no-control-regex
+const OUTSIDE = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff]|\r(?!\n)/;
+
+/** Thrown inside the parser to give up; never escapes parseFast. */
+const BAIL: unique symbol = Symbol("outside the fast subset");
+
+/** Longest implicit key YAML allows (YAML 1.2 §7.4.2: at most 1024 Unicode characters). */
+const MAX_KEY = 1024;
+
+const SPACE = 0x20;
+const LF = 0x0a;
+const CR = 0x0d;
+const HASH = 0x23;
+const COLON = 0x3a;
+const DASH = 0x2d;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const COMMA = 0x2c;
+
+/** The tree of `text`, or undefined when the yaml library has to parse it. */
+export function parseFast(text: string): ConfigNode | undefined {
+  if (OUTSIDE.test(text)) return undefined;
+  try {
+    return new FastParser(text).document();
+  } catch (err) {
+    if (err === BAIL) return undefined;
+    throw err;
+  }
+}
+
+function bail(): never {
+  throw BAIL;
+}
+
+/** Characters that cannot start a plain scalar (YAML 1.2 §7.3.3 c-indicator), here or ever. */
+function badPlainStart(c: number, next: number): boolean {
+  switch (c) {
+    case DASH:
+      // "-5", "-x" are plain scalars; "- " starts a sequence entry, and "-:" or "-," are
+      // questions of context: only a letter, digit or "." after the dash is taken.
+      return !(isWordChar(next) || next === 0x2e);
+    case 0x3f: // ?
+    case COLON:
+      return true;
+    case COMMA:
+    case LBRACKET:
+    case RBRACKET:
+    case LBRACE:
+    case RBRACE:
+    case HASH:
+    case 0x26: // &
+    case 0x2a: // *
+    case 0x21: // !
+    case 0x7c: // |
+    case 0x3e: // >
+    case SQUOTE:
+    case DQUOTE:
+    case 0x25: // %
+    case 0x40: // @
+    case 0x60: // `
+    case SPACE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+function isWordChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+}
+
+const DQ_ESCAPES: Readonly<Record<string, string>> = {
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  N: "\u0085",
+  _: "\u00a0",
+  L: "\u2028",
+  P: "\u2029",
+  " ": " ",
+  '"': '"',
+  "/": "/",
+  "\\": "\\",
+};
+
+// The core schema's plain-scalar tags, tried in the yaml library's order (schema/core).
+const NULL_RE = /^(?:~|[Nn]ull|NULL)$/;
+const BOOL_RE = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const OCT_RE = /^0o[0-7]+$/;
+const INT_RE = /^[-+]?[0-9]+$/;
+const HEX_RE = /^0x[0-9a-fA-F]+$/;
+const NAN_RE = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+const EXP_RE = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
+const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/** A plain scalar's value under the YAML 1.2 core schema, as the yaml library resolves it. */
+export function resolvePlain(s: string): unknown {
+  const c = s.charCodeAt(0);
+  // Most plain scalars are words: only n/N/t/T/f/F, ~, digits, signs and "." can be anything else.
+  const maybe = c === 0x7e || c === 0x2b || c === DASH || c === 0x2e || (c >= 0x30 && c <= 0x39) || "nNtTfF".includes(s[0]!);
+  if (!maybe) return s;
+  if (NULL_RE.test(s)) return null;
+  if (BOOL_RE.test(s)) return c === 0x74 || c === 0x54;
+  if (OCT_RE.test(s)) return parseInt(s.substring(2), 8);
+  if (INT_RE.test(s)) return parseInt(s, 10);
+  if (HEX_RE.test(s)) return parseInt(s.substring(2), 16);
+  if (NAN_RE.test(s)) return s.slice(-3).toLowerCase() === "nan" ? NaN : s[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  if (EXP_RE.test(s) || FLOAT_RE.test(s)) return parseFloat(s);
+  return s;
+}
+
+function scalar(offset: number, value: unknown, source: string): ScalarNode {
+  return { kind: NodeKind.Scalar, offset, value, source };
+}
+
+class FastParser {
+  private readonly text: string;
+  private readonly end: number;
+  /** The current line: its first character, its end (before CR LF), its indentation. */
+  private lineStart = 0;
+  private lineEnd = 0;
+  /** -1 at the end of the text. */
+  private indent = -1;
+  /** Where the next line starts. */
+  private next = 0;
+
+  constructor(text: string) {
+    this.text = text;
+    this.end = text.length;
+  }
+
+  document(): ConfigNode {
+    this.nextLine();
+    if (this.indent < 0) bail(); // empty: the yaml library says how
+    const root = this.blockNode(-1);
+    if (this.indent >= 0) bail(); // something the grammar above did not take
+    return root;
+  }
+
+  /** Moves to the next line that holds more than spaces and a comment. */
+  private nextLine(): void {
+    const t = this.text;
+    let pos = this.next;
+    while (pos < this.end) {
+      let eol = t.indexOf("\n", pos);
+      const next = eol < 0 ? this.end : eol + 1;
+      if (eol < 0) eol = this.end;
+      if (eol > pos && t.charCodeAt(eol - 1) === CR) eol--;
+      let i = pos;
+      while (i < eol && t.charCodeAt(i) === SPACE) i++;
+      if (i < eol && t.charCodeAt(i) !== HASH) {
+        if (i === pos) {
+          // Directives and document markers belong to the yaml library.
+          const c = t.charCodeAt(i);
+          if (c === 0x25) bail();
+          if ((t.startsWith("---", i) || t.startsWith("...", i)) && (i + 3 === eol || t.charCodeAt(i + 3) === SPACE)) bail();
+        }
+        this.lineStart = pos;
+        this.lineEnd = eol;
+        this.indent = i - pos;
+        this.next = next;
+        return;
+      }
+      pos = next;
+    }
+    this.indent = -1;
+    this.lineStart = this.lineEnd = this.next = this.end;
+  }
+
+  private at(i: number): number {
+    return i < this.lineEnd ? this.text.charCodeAt(i) : LF;
+  }
+
+  private skipSpaces(i: number): number {
+    while (i < this.lineEnd && this.text.charCodeAt(i) === SPACE) i++;
+    return i;
+  }
+
+  /** Whether only spaces and a comment follow `i` on the line (a comment needs a space before it). */
+  private restIsEmpty(i: number): boolean {
+    const j = this.skipSpaces(i);
+    if (j >= this.lineEnd) return true;
+    return this.text.charCodeAt(j) === HASH && (j > i || j === this.lineStart);
+  }
+
+  private isSeqEntry(i: number): boolean {
+    if (this.text.charCodeAt(i) !== DASH) return false;
+    const c = this.at(i + 1);
+    return c === SPACE || c === LF;
+  }
+
+  /** The node whose first line is the current one, at its indentation (> parentIndent). */
+  private blockNode(parentIndent: number): ConfigNode {
+    const n = this.indent;
+    const first = this.lineStart + n;
+    if (this.isSeqEntry(first)) return this.blockSeq(n);
+    const map = this.blockMap(n, first);
+    if (map) return map;
+    // A scalar or flow collection alone on its line; more lines inside it are for the library.
+    const node = this.inlineValue(first);
+    this.nextLine();
+    if (this.indent > parentIndent) bail();
+    return node;
+  }
+
+  /**
+   * The value of `key:` or `-` with nothing after it on the line: the more indented lines that
+   * follow, a sequence at the key's own indentation (YAML allows `key:\n- a`), or empty.
+   */
+  private blockValue(ownerIndent: number, emptyAt: number, seqAtOwner: boolean): ConfigNode {
+    this.nextLine();
+    if (this.indent > ownerIndent) return this.blockNode(ownerIndent);
+    if (seqAtOwner && this.indent === ownerIndent && this.isSeqEntry(this.lineStart + this.indent)) return this.blockSeq(ownerIndent);
+    return scalar(emptyAt, null, "");
+  }
+
+  /** A block mapping at indentation `n` whose first key starts at `first`; null if that is no key. */
+  private blockMap(n: number, first: number): MapNode | null {
+    let keyEnd = this.keyAt(first);
+    if (keyEnd < 0) return null;
+    const items: PairNode[] = [];
+    const map: MapNode = { kind: NodeKind.Map, offset: first, items };
+    let start = first;
+    for (;;) {
+      const key = this.key(start, keyEnd);
+      let value: ConfigNode;
+      if (this.restIsEmpty(keyEnd + 1)) {
+        value = this.blockValue(n, keyEnd + 1, true);
+      } else {
+        value = this.inlineValue(this.skipSpaces(keyEnd + 1));
+        this.nextLine();
+      }
+      items.push({ key, value });
+      if (this.indent < n) return map;
+      if (this.indent > n) bail();
+      start = this.lineStart + n;
+      if (this.isSeqEntry(start)) bail();
+      keyEnd = this.keyAt(start);
+      if (keyEnd < 0) bail();
+    }
+  }
+
+  /** A block sequence whose entries start with "-" at indentation `n`. */
+  private blockSeq(n: number): SeqNode {
+    const items: ConfigNode[] = [];
+    const seq: SeqNode = { kind: NodeKind.Seq, offset: this.lineStart + n, items };
+    for (;;) {
+      const dash = this.lineStart + n;
+      let item: ConfigNode;
+      if (this.restIsEmpty(dash + 1)) {
+        item = this.blockValue(n, dash + 1, false);
+      } else {
+        const v = this.skipSpaces(dash + 1);
+        if (this.isSeqEntry(v)) bail(); // "- - a": a compact nested sequence
+        const map = this.blockMap(v - this.lineStart, v);
+        if (map) {
+          item = map;
+        } else {
+          item = this.inlineValue(v);
+          this.nextLine();
+        }
+      }
+      items.push(item);
+      if (this.indent < n) return seq;
+      if (this.indent > n) bail();
+      if (!this.isSeqEntry(this.lineStart + n)) return seq;
+    }
+  }
+
+  /**
+   * If an implicit key starts at `i` (`name:` then a space or the line's end), the offset of
+   * its colon; else -1. Quoted keys and plain keys of one line only.
+   */
+  private keyAt(i: number): number {
+    const t = this.text;
+    const c = t.charCodeAt(i);
+    if (c === DQUOTE || c === SQUOTE) {
+      const close = this.quotedEnd(i);
+      if (close < 0) return -1;
+      if (this.at(close) !== COLON) return -1;
+      const after = this.at(close + 1);
+      return after === SPACE || after === LF ? close : -1;
+    }
+    if (c === LBRACKET || c === LBRACE) return -1;
+    for (let j = i; j < this.lineEnd; j++) {
+      const d = t.charCodeAt(j);
+      if (d === COLON) {
+        const after = this.at(j + 1);
+        if (after === SPACE || after === LF) return j;
+      } else if (d === HASH && t.charCodeAt(j - 1) === SPACE) {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  /** The key node of a pair whose colon is at `colon`. */
+  private key(start: number, colon: number): ScalarNode {
+    const t = this.text;
+    const c = t.charCodeAt(start);
+    if (c === DQUOTE || c === SQUOTE) return this.quoted(start).node;
+    let end = colon;
+    while (end > start && t.charCodeAt(end - 1) === SPACE) end--;
+    if (end === start || end - start > MAX_KEY || end !== colon) bail();
+    if (badPlainStart(c, this.at(start + 1))) bail();
+    const source = t.slice(start, end);
+    // "a:b: c", "x{y}: z": legal, rare, and a question of the library's rules.
+    for (let j = start; j < end; j++) {
+      const d = t.charCodeAt(j);
+      if (d === COLON || d === COMMA || d === LBRACKET || d === RBRACKET || d === LBRACE || d === RBRACE) bail();
+    }
+    return scalar(start, resolvePlain(source), source);
+  }
+
+  /** A value that starts at `i` and ends on this line, with only a comment after it. */
+  private inlineValue(i: number): ConfigNode {
+    const t = this.text;
+    const c = t.charCodeAt(i);
+    let node: ConfigNode;
+    let end: number;
+    if (c === DQUOTE || c === SQUOTE) {
+      const q = this.quoted(i);
+      node = q.node;
+      end = q.end;
+    } else if (c === LBRACKET || c === LBRACE) {
+      const f = this.flowCollection(i);
+      node = f.node;
+      end = f.end;
+    } else {
+      if (badPlainStart(c, this.at(i + 1))) bail();
+      // A plain scalar runs to the comment or the line's end; ": " inside would be a mapping.
+      end = i;
+      let last = i;
+      for (let j = i; j < this.lineEnd; j++) {
+        const d = t.charCodeAt(j);
+        if (d === HASH && t.charCodeAt(j - 1) === SPACE) break;
+        if (d === COLON) {
+          const after = this.at(j + 1);
+          if (after === SPACE || after === LF) bail();
+        }
+        if (d !== SPACE) last = j + 1;
+        end = j + 1;
+      }
+      const source = t.slice(i, last);
+      node = scalar(i, resolvePlain(source), source);
+      end = last;
+    }
+    if (!this.restIsEmpty(end)) bail();
+    return node;
+  }
+
+  /** Offset of the closing quote of the quoted scalar at `i`, or -1 when it does not close on this line. */
+  private quotedEnd(i: number): number {
+    const t = this.text;
+    const q = t.charCodeAt(i);
+    for (let j = i + 1; j < this.lineEnd; j++) {
+      const d = t.charCodeAt(j);
+      if (q === DQUOTE && d === 0x5c) {
+        j++;
+        continue;
+      }
+      if (d === q) {
+        if (q === SQUOTE && this.at(j + 1) === SQUOTE) {
+          j++;
+          continue;
+        }
+        return j + 1;
+      }
+    }
+    return -1;
+  }
+
+  /** The quoted scalar at `i` and the offset after its closing quote. */
+  private quoted(i: number): { node: ScalarNode; end: number } {
+    const t = this.text;
+    const end = this.quotedEnd(i);
+    if (end < 0) bail();
+    let value: string;
+    if (t.charCodeAt(i) === SQUOTE) {
+      value = t.slice(i + 1, end - 1).replace(/''/g, "'");
+    } else {
+      const raw = t.slice(i + 1, end - 1);
+      value = raw.includes("\\") ? unescape(raw) : raw;
+    }
+    return { node: scalar(i, value, value), end };
+  }
+
+  /** A flow mapping or sequence that closes on this line. */
+  private flowCollection(i: number): { node: ConfigNode; end: number } {
+    const t = this.text;
+    const isMap = t.charCodeAt(i) === LBRACE;
+    const close = isMap ? RBRACE : RBRACKET;
+    let p = this.skipSpaces(i + 1);
+    if (this.at(p) === close) {
+      return { node: isMap ? { kind: NodeKind.Map, offset: i, items: [] } : { kind: NodeKind.Seq, offset: i, items: [] }, end: p + 1 };
+    }
+    const pairs: PairNode[] = [];
+    const items: ConfigNode[] = [];
+    for (;;) {
+      const entry = this.flowNode(p, isMap);
+      p = entry.end;
+      if (isMap) {
+        // `key: value` with a space after the colon; `{ a }`, `{ a: }` and `"a":b` are left out.
+        if (entry.node.kind !== NodeKind.Scalar || this.at(p) !== COLON || this.at(p + 1) !== SPACE) bail();
+        const v = this.skipSpaces(p + 1);
+        const c = this.at(v);
+        if (c === COMMA || c === close || c === LF) bail();
+        const value = this.flowNode(v, false);
+        pairs.push({ key: entry.node, value: value.node });
+        p = value.end;
+      } else {
+        // `[a: b]` is a mapping in a sequence.
+        if (this.at(p) === COLON) bail();
+        items.push(entry.node);
+      }
+      p = this.skipSpaces(p);
+      const c = this.at(p);
+      if (c === close) break;
+      if (c !== COMMA) bail();
+      p = this.skipSpaces(p + 1);
+      if (this.at(p) === close) break; // a trailing comma is allowed
+    }
+    const node: ConfigNode = isMap ? { kind: NodeKind.Map, offset: i, items: pairs } : { kind: NodeKind.Seq, offset: i, items };
+    return { node, end: p + 1 };
+  }
+
+  /** A node inside a flow collection; a plain key ends before its colon. */
+  private flowNode(i: number, asKey: boolean): { node: ConfigNode; end: number } {
+    const t = this.text;
+    const c = this.at(i);
+    if (c === DQUOTE || c === SQUOTE) return this.quoted(i);
+    if (c === LBRACKET || c === LBRACE) {
+      if (asKey) bail();
+      return this.flowCollection(i);
+    }
+    if (c === LF || badPlainStart(c, this.at(i + 1))) bail();
+    let last = i;
+    let j = i;
+    for (; j < this.lineEnd; j++) {
+      const d = t.charCodeAt(j);
+      if (d === COMMA || d === RBRACKET || d === RBRACE) break;
+      if (d === LBRACKET || d === LBRACE) bail();
+      if (d === HASH && t.charCodeAt(j - 1) === SPACE) bail(); // a comment inside: the collection goes on below
+      if (d === COLON) {
+        const after = this.at(j + 1);
+        if (after === SPACE || after === COMMA || after === RBRACKET || after === RBRACE || after === LF) break;
+      }
+      if (d !== SPACE) last = j + 1;
+    }
+    if (j >= this.lineEnd) bail(); // no closing bracket on this line
+    if (asKey && last !== j) bail(); // "a : b"
+    const source = t.slice(i, last);
+    return { node: scalar(i, resolvePlain(source), source), end: last };
+  }
+}
+
+/** The value of a one-line double-quoted scalar's text (YAML 1.2 §5.7 escapes). */
+function unescape(raw: string): string {
+  let out = "";
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i]!;
+    if (ch !== "\\") {
+      out += ch;
+      continue;
+    }
+    const next = raw[++i];
+    if (next === undefined) bail();
+    const simple = DQ_ESCAPES[next];
+    if (simple !== undefined) {
+      out += simple;
+      continue;
+    }
+    const length = next === "x" ? 2 : next === "u" ? 4 : next === "U" ? 8 : 0;
+    const hex = raw.substr(i + 1, length);
+    if (length === 0 || hex.length !== length || !/^[0-9a-fA-F]+$/.test(hex)) bail();
+    const code = parseInt(hex, 16);
+    if (code > 0x10ffff) bail();
+    out += String.fromCodePoint(code);
+    i += length;
+  }
+  return out;
+}
