@@ -107,13 +107,28 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
-    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process. The
-    // device map is read again; a refused one is logged and the last good one keeps polling.
+    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process.
+    // gateway.yaml (its users) and the device map are read again; a refused file is logged and
+    // what was loaded last stays in use.
     let reloading: Promise<unknown> = Promise.resolve();
     process.on("SIGHUP", () => {
       reloading = reloading.then(async () => {
         notifier?.reloading();
-        console.log("fieldgate: SIGHUP: reloading the device map");
+        console.log("fieldgate: SIGHUP: reloading the gateway config and the device map");
+        const issues = validateConfigFile(configFile);
+        if (issues.length > 0) {
+          for (const issue of issues) console.error(`fieldgate: reload refused: ${formatIssue(issue)}`);
+          console.error(`fieldgate: reload refused: ${issues.length} issue(s) in ${configFile}; the users loaded last stay in use`);
+        } else {
+          try {
+            let next = loadGatewayConfig(configFile);
+            // --port is not in the file: keep it, or every reload would report a changed server section.
+            if (portOverride !== undefined) next = { ...next, server: { ...next.server, port: config.server.port } };
+            server.reloadConfig(next);
+          } catch (err) {
+            console.error("fieldgate: reload of the gateway config failed:", err instanceof Error ? err.message : err);
+          }
+        }
         try {
           await server.reloadDevices();
         } catch (err) {

@@ -37,6 +37,7 @@ import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
+import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -270,6 +271,30 @@ export class FieldgateServer implements ServerCore {
     const report = await this.deviceRuntime.apply(result.value);
     this.logApply(report);
     return { ok: true, issues: [], report };
+  }
+
+  /**
+   * gateway.yaml read again (SIGHUP): its users take effect now (server/config-reload.ts); other
+   * changed sections are named as needing a restart. With `security` changed the users wait
+   * for the restart too: they were validated against the new security section, not this one.
+   */
+  reloadConfig(next: GatewayConfig): { readonly restartNeeded: readonly string[]; readonly users?: UserReloadReport } {
+    const restartNeeded = changesNeedingRestart(this.config, next);
+    if (restartNeeded.length > 0) this.log.warn(`reload: ${restartNeeded.join(", ")} changed in the gateway config: takes effect at the next restart`);
+    if (restartNeeded.includes("security")) {
+      this.log.warn("reload: users not reloaded either: they go with the security section at the next restart");
+      return { restartNeeded };
+    }
+    const users = reloadUsers(this.users, this.sessions, next.users);
+    if (users.added.length + users.removed.length + users.changed.length > 0) {
+      const parts = [
+        users.added.length ? `added ${users.added.join(", ")}` : "",
+        users.removed.length ? `removed ${users.removed.join(", ")}` : "",
+        users.changed.length ? `changed ${users.changed.join(", ")}` : "",
+      ].filter((p) => p !== "");
+      this.log.info(`users: ${parts.join("; ")}; ${users.sessionsClosed} session(s) closed, ${users.sessionsRerolled} given a new role`);
+    }
+    return { restartNeeded, users };
   }
 
   private logApply(r: ApplyReport): void {

@@ -151,7 +151,7 @@ export const enum LoginResult {
 }
 
 export class UserDirectory {
-  private readonly users: ReadonlyMap<string, UserEntry>;
+  private users: ReadonlyMap<string, UserEntry> = new Map();
   private readonly byThumbprint = new Map<string, string>();
   private readonly lockout: LockoutOptions;
   private clock: Pick<Clock, "now">;
@@ -162,21 +162,40 @@ export class UserDirectory {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   /** Checked for unknown user names, so that they cost as much as known ones (the table's own parameters). */
-  private readonly dummy: PasswordHash;
+  private dummy: PasswordHash = { params: DEFAULT_SCRYPT_PARAMS, salt: Buffer.alloc(0), key: Buffer.alloc(0) };
 
   constructor(users: Readonly<Record<string, UserEntry>>, options: UserDirectoryOptions = {}) {
+    this.replace(users);
+    this.lockout = options.lockout ?? DEFAULT_LOCKOUT;
+    this.clock = options.clock ?? systemClock;
+    this.maxConcurrent = options.maxConcurrentChecks ?? 2;
+    this.maxQueued = options.maxQueuedChecks ?? 32;
+    this.maxTracked = options.maxTrackedKeys ?? 10_000;
+  }
+
+  /**
+   * Takes a new user table (a reload of gateway.yaml). Lockout records stay: editing the file
+   * must not clear the count of someone guessing passwords.
+   */
+  replace(users: Readonly<Record<string, UserEntry>>): void {
     this.users = new Map(Object.entries(users));
+    this.byThumbprint.clear();
     for (const [name, user] of this.users) {
       for (const t of user.thumbprints ?? []) this.byThumbprint.set(t, name);
     }
     let params = DEFAULT_SCRYPT_PARAMS;
     for (const u of this.users.values()) if (u.password) params = u.password.params;
     this.dummy = { params, salt: randomBytes(SALT_BYTES), key: randomBytes(KEY_BYTES) };
-    this.lockout = options.lockout ?? DEFAULT_LOCKOUT;
-    this.clock = options.clock ?? systemClock;
-    this.maxConcurrent = options.maxConcurrentChecks ?? 2;
-    this.maxQueued = options.maxQueuedChecks ?? 32;
-    this.maxTracked = options.maxTrackedKeys ?? 10_000;
+  }
+
+  /** One user of the table, by name. */
+  get(userName: string): UserEntry | undefined {
+    return this.users.get(userName);
+  }
+
+  /** The user names of the table. */
+  names(): IterableIterator<string> {
+    return this.users.keys();
   }
 
   /** Swaps the clock of the lockout windows (a plug point: tests of a running server pass a FakeClock). */
