@@ -35,6 +35,7 @@ import type { ServerCore } from "./server-core.js";
 import { SessionManager } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
+import { clockSynchronized } from "./systemd-notify.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
@@ -159,7 +160,11 @@ export class FieldgateServer implements ServerCore {
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
     feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
-    this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m));
+    // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
+    // that may be wrong; run by hand or by tests the host's clock is trusted.
+    this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
+      clockSynchronized: process.env.NOTIFY_SOCKET ? clockSynchronized : undefined,
+    });
     publishHistoryCapabilities(this.ns0, this.history);
     this.devices.history = this.history.writer;
     this.system = new SystemObject(this.devices.ns, {

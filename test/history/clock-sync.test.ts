@@ -5,8 +5,10 @@
 // clock. The clocks and the probe are injected: no real time passes.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { HistoryStore } from "../../src/history/store.js";
+import { clockSynchronized } from "../../src/server/systemd-notify.js";
 import { HistoryWriter } from "../../src/history/writer.js";
 import { BuiltinType, scalar } from "../../src/ua/builtins.js";
+import { startGateway } from "../helpers/gateway.js";
 import { dbl, node, tempHistory, T0, type TempHistory } from "./helpers.js";
 
 /** A wall clock that can step and a monotonic clock that cannot. */
@@ -185,3 +187,23 @@ describe("history before the clock is synchronized", () => {
   });
 });
 
+
+describe("the server's clock probe", () => {
+  it("is systemd-timesyncd's flag under systemd (NOTIFY_SOCKET), and absent otherwise", async () => {
+    const saved = process.env.NOTIFY_SOCKET;
+    try {
+      delete process.env.NOTIFY_SOCKET;
+      const byHand = await startGateway();
+      expect(byHand.server.history.writer.stats.waitingForClock).toBe(false);
+      await byHand.stop();
+      // The server never writes to the socket itself (cli.ts does): a name is enough here.
+      process.env.NOTIFY_SOCKET = "/nonexistent/notify";
+      const service = await startGateway();
+      expect(service.server.history.writer.stats.waitingForClock).toBe(!clockSynchronized());
+      await service.stop();
+    } finally {
+      if (saved === undefined) delete process.env.NOTIFY_SOCKET;
+      else process.env.NOTIFY_SOCKET = saved;
+    }
+  }, 30_000);
+});
