@@ -129,7 +129,10 @@ interface Sample {
   minute: number;
   rssMiB: number;
   heapUsedMiB: number;
+  /** V8's heap as reserved from the system (used + free space kept in its pages). */
+  heapTotalMiB: number;
   externalMiB: number;
+  arrayBuffersMiB: number;
   /** Anonymous resident memory (heaps, SQLite's cache) and the rest (mapped files, shared). */
   anonMiB: number | null;
   fileMiB: number | null;
@@ -247,7 +250,9 @@ async function main(): Promise<number> {
           minute: Math.round(((Date.now() - started) / 60_000) * 100) / 100,
           rssMiB: mib(d.rssBytes),
           heapUsedMiB: mib(d.heapUsedBytes),
+          heapTotalMiB: mib(d.heapTotalBytes),
           externalMiB: mib(d.externalBytes),
+          arrayBuffersMiB: mib(d.arrayBuffersBytes),
           anonMiB: kinds ? mib(kinds.anonBytes) : null,
           fileMiB: kinds ? mib(kinds.fileBytes) : null,
           databaseMiB: mib(databaseBytes()),
@@ -262,7 +267,7 @@ async function main(): Promise<number> {
           .map(([k, v]) => `${k}=${v}`)
           .join(" ");
         console.log(
-          `soak: t=${s.minute.toFixed(1)}min rss=${s.rssMiB}MiB (anon ${s.anonMiB}, file ${s.fileMiB}) heap=${s.heapUsedMiB}MiB db=${s.databaseMiB}MiB down=${s.devicesDown} lateness p50/p99/max=${system.PollLatenessP50}/${system.PollLatenessP99}/${system.PollLatenessMax}ms ` +
+          `soak: t=${s.minute.toFixed(1)}min rss=${s.rssMiB}MiB (anon ${s.anonMiB}, file ${s.fileMiB}) heap=${s.heapUsedMiB}/${s.heapTotalMiB}MiB ext=${s.externalMiB}MiB db=${s.databaseMiB}MiB down=${s.devicesDown} lateness p50/p99/max=${system.PollLatenessP50}/${system.PollLatenessP99}/${system.PollLatenessMax}ms ` +
             `history rec/stored/queued/dropped=${system.HistoryRecorded}/${system.HistoryStored}/${system.HistoryQueued}/${system.HistoryDropped} notif=${s.clients.notifications} faults=${s.clients.connectionLost + s.clients.subscriptionsTerminated} [${res}]`,
         );
       }
@@ -299,6 +304,7 @@ async function main(): Promise<number> {
   const xs = warm.map((s) => s.minute);
   const rssSlope = slope(xs, warm.map((s) => s.rssMiB));
   const heapSlope = slope(xs, warm.map((s) => s.heapUsedMiB));
+  const heapTotalSlope = slope(xs, warm.map((s) => s.heapTotalMiB));
   const withKinds = warm.filter((s) => s.anonMiB !== null && s.fileMiB !== null);
   const anonSlope = slope(withKinds.map((s) => s.minute), withKinds.map((s) => s.anonMiB ?? 0));
   const fileSlope = slope(withKinds.map((s) => s.minute), withKinds.map((s) => s.fileMiB ?? 0));
@@ -325,6 +331,7 @@ async function main(): Promise<number> {
     clients: o.clients,
     rss: { firstAfterWarmup: warm[0]?.rssMiB, last: last?.rssMiB, max: Math.max(...samples.map((s) => s.rssMiB)), slopeMiBPerHour: Math.round(rssSlope * 60 * 10) / 10 },
     heap: { firstAfterWarmup: warm[0]?.heapUsedMiB, last: last?.heapUsedMiB, max: Math.max(...samples.map((s) => s.heapUsedMiB)), slopeMiBPerHour: Math.round(heapSlope * 60 * 10) / 10 },
+    heapTotalSlopeMiBPerHour: Math.round(heapTotalSlope * 60 * 10) / 10,
     anonSlopeMiBPerHour: Math.round(anonSlope * 60 * 10) / 10,
     fileSlopeMiBPerHour: Math.round(fileSlope * 60 * 10) / 10,
     database: { lastMiB: last?.databaseMiB, slopeMiBPerHour: Math.round(dbSlope * 60 * 10) / 10 },
@@ -382,7 +389,7 @@ function report(s: ReturnType<typeof JSON.parse>, samples: readonly Sample[]): s
           .join(", ")} | ${x.system.PollLatenessP99 ?? "-"} | ${x.system.HistoryRecorded} / ${x.system.HistoryStored} / ${x.system.HistoryQueued} / ${x.system.HistoryDropped} | ${x.clients.notifications} | ${x.clients.connectionLost + x.clients.subscriptionsTerminated} |`,
     ),
     "",
-    `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h (anonymous ${s.anonSlopeMiBPerHour}, files ${s.fileSlopeMiBPerHour}); heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h`,
+    `RSS after warm-up ${s.rss.firstAfterWarmup} -> ${s.rss.last} MiB (max ${s.rss.max}), trend ${s.rss.slopeMiBPerHour} MiB/h (anonymous ${s.anonSlopeMiBPerHour}, files ${s.fileSlopeMiBPerHour}); heap ${s.heap.firstAfterWarmup} -> ${s.heap.last} MiB (max ${s.heap.max}), trend ${s.heap.slopeMiBPerHour} MiB/h (V8's reserved heap ${s.heapTotalSlopeMiBPerHour} MiB/h)`,
     `history cache ${s.historyCache}; database ${s.database.lastMiB} MiB at the end, growing ${s.database.slopeMiBPerHour} MiB/h`,
     `handles/timers (after warm-up -> last, max): ${s.resources.map((r: { kind: string; first: number; last: number; max: number }) => `${r.kind} ${r.first}->${r.last} (${r.max})`).join(", ")}`,
     `poll lateness: median p50 ${s.lateness.medianP50} ms, worst p99 ${s.lateness.worstP99} ms, worst max ${s.lateness.worstMax} ms`,
