@@ -9,7 +9,17 @@
 // The Devices folder and the System object are numeric (ns=1;i=1, i=2): no device name can
 // take them. A reload keeps the variable of every tag whose node would not change, so clients'
 // handles and monitored items on it survive; the others are removed and added again.
-import { BuiltinType, VariantArrayType, numericNodeId, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
+import {
+  BuiltinType,
+  VariantArrayType,
+  numericNodeId,
+  stringNodeId,
+  type DataValue,
+  type LocalizedText,
+  type NodeId,
+  type QualifiedName,
+  type Variant,
+} from "../ua/builtins.js";
 import { DataTypeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
@@ -20,6 +30,7 @@ import type { DevicePoller, PolledTag, TagSink } from "../sampling/poll-group.js
 import { compileTag } from "../sampling/tag-codec.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
+import { NodeClassMask, type NodeReference, type NodeSummary } from "./node-manager.js";
 import { AccessLevel } from "./ua-node.js";
 
 export const DEVICE_NAMESPACE_URI = "urn:fieldgate:devices";
@@ -34,17 +45,12 @@ export interface ModelChange {
   readonly removed: readonly NodeId[];
 }
 
-/** The tag a variable writes to: set when a poller takes the variable over. */
-interface TagBinding {
-  poller: DevicePoller;
-  tag: PolledTag;
-}
-
 /** Part 4 §5.10.4: a device write completes when the device has taken the value. */
 const writeToDevice: WriteHandler = (_ctx, variable, value) => {
-  const binding = variable.context as TagBinding | undefined;
-  if (!binding || !value.value) return StatusCodes.BadCommunicationError;
-  return binding.poller.write(binding.tag, value.value);
+  const tag = variable.context as PolledTag | undefined;
+  const poller = (variable as TagVariable).device.poller;
+  if (!tag || !poller || !value.value) return StatusCodes.BadCommunicationError;
+  return poller.write(tag, value.value);
 };
 
 const DIAGNOSTICS = [
@@ -61,16 +67,17 @@ const DIAGNOSTICS = [
 
 type DiagnosticName = (typeof DIAGNOSTICS)[number][0];
 
-interface TagNode {
-  readonly variable: MemoryVariable;
-  /** What the node was built from; a reload keeps the node while this stays the same. */
-  readonly key: string;
-}
-
+/** One device's nodes, and what its tag variables share. */
 interface DeviceNodes {
   readonly object: NodeId;
-  readonly tags: Map<string, TagNode>;
+  /** The device's settings the tag variables show (writeRoles, rate); the last synced. */
+  config: DeviceConfig;
+  /** writeRoles as MemoryVariable.writeRoleMask bits. */
+  writeRoleMask: number;
+  readonly tags: TagVariable[];
   readonly diagnostics: Record<DiagnosticName, MemoryVariable>;
+  /** The poller the device's writes go to (bind). */
+  poller: DevicePoller | undefined;
 }
 
 function scalar(dataType: BuiltinType, value: unknown): Variant {
@@ -78,6 +85,107 @@ function scalar(dataType: BuiltinType, value: unknown): Variant {
 }
 
 const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+const ROLE_BITS = { viewer: 1, operator: 2, admin: 4 } as const;
+
+// NodeIds every tag variable shows, one frozen object each instead of one per tag.
+const frozenId = (n: number): NodeId => Object.freeze(numericNodeId(n));
+const BUILTIN_IDS: readonly NodeId[] = Array.from({ length: BuiltinType.DiagnosticInfo + 1 }, (_, i) => frozenId(i));
+const BASE_DATA_VARIABLE = frozenId(VariableTypeIds.BaseDataVariableType);
+const ANALOG_ITEM = frozenId(VariableTypeIds.AnalogItemType);
+const BASE_ANALOG = frozenId(VariableTypeIds.BaseAnalogType);
+const HAS_COMPONENT = frozenId(ReferenceTypeIds.HasComponent);
+const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
+
+/**
+ * A tag's variable: the MemoryVariable the namespace, subscriptions and history see, as a
+ * compact record (DESIGN: a gateway of 10,000 tags on a 512 MB board). It keeps its NodeId,
+ * value, the tag's config and its device's shared record; every other attribute is derived
+ * from those when asked (Read of an attribute, Browse, a write's checks), and its references
+ * are made the first time anyone lists them.
+ */
+class TagVariable implements MemoryVariable {
+  value: DataValue = WAITING;
+  /** The PolledTag once a poller has taken the variable over (bind). */
+  context: unknown = undefined;
+  summaryCache: NodeSummary | undefined = undefined;
+  private refs: NodeReference[] | undefined = undefined;
+
+  constructor(
+    readonly nodeId: NodeId,
+    /** The tag as last synced; a reload that keeps the node points it at the new config. */
+    public config: TagConfig,
+    readonly device: DeviceNodes,
+    /** BuiltinType of the published value (tag-codec: Double when scaled). */
+    readonly builtinType: BuiltinType,
+  ) {}
+
+  get nodeClass(): NodeClassMask {
+    return NodeClassMask.Variable;
+  }
+  get browseName(): QualifiedName {
+    return { namespaceIndex: this.nodeId.namespace, name: this.config.name };
+  }
+  get displayName(): LocalizedText {
+    return { text: this.config.name };
+  }
+  get description(): LocalizedText {
+    return { text: this.config.description ?? describeTag(this.config) };
+  }
+  get references(): NodeReference[] {
+    return (this.refs ??= [
+      { referenceTypeId: HAS_TYPE_DEFINITION, isForward: true, targetId: this.typeDefinition },
+      { referenceTypeId: HAS_COMPONENT, isForward: false, targetId: this.device.object },
+    ]);
+  }
+  /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit. */
+  get typeDefinition(): NodeId {
+    if (!isNumeric(this.builtinType)) return BASE_DATA_VARIABLE;
+    return this.config.range ? ANALOG_ITEM : this.config.unit ? BASE_ANALOG : BASE_DATA_VARIABLE;
+  }
+  get dataType(): NodeId {
+    return BUILTIN_IDS[this.builtinType]!;
+  }
+  get valueRank(): number {
+    return -1;
+  }
+  get arrayDimensions(): undefined {
+    return undefined;
+  }
+  get accessLevel(): number {
+    const t = this.config;
+    return AccessLevel.CurrentRead | (t.access === "readwrite" ? AccessLevel.CurrentWrite : 0) | (t.history ? AccessLevel.HistoryRead : 0);
+  }
+  get minimumSamplingInterval(): number {
+    return this.feedInterval;
+  }
+  get historizing(): boolean {
+    return this.config.history;
+  }
+  get expectedType(): number {
+    return this.builtinType;
+  }
+  get writeRoleMask(): number {
+    return this.device.writeRoleMask;
+  }
+  get onWrite(): WriteHandler | undefined {
+    return this.config.access === "readwrite" ? writeToDevice : undefined;
+  }
+  /** Polled every `rate`: monitored items at that rate are fed by setValue, not sampled again. */
+  get feedInterval(): number {
+    return this.config.rate ?? this.device.config.rate;
+  }
+}
+
+/** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
+function isNumeric(builtinType: BuiltinType): boolean {
+  return builtinType !== BuiltinType.Boolean && builtinType !== BuiltinType.String;
+}
+
+function roleMask(roles: readonly (keyof typeof ROLE_BITS)[]): number {
+  let m = 0;
+  for (const r of roles) m |= ROLE_BITS[r];
+  return m;
+}
 
 export class DeviceNamespace implements TagSink {
   readonly ns: MemoryNamespace;
@@ -111,7 +219,8 @@ export class DeviceNamespace implements TagSink {
 
   /** The variable of a tag, or undefined. */
   variable(device: string, tag: string): MemoryVariable | undefined {
-    return this.devices.get(device)?.tags.get(tag)?.variable;
+    if (!this.devices.has(device)) return undefined;
+    return this.ns.variable(tagNodeIdText(device, tag));
   }
 
   /**
@@ -121,34 +230,45 @@ export class DeviceNamespace implements TagSink {
   syncDevice(config: DeviceConfig): Map<string, MemoryVariable> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
+    const handles = new Map<string, MemoryVariable>();
     let nodes = this.devices.get(config.name);
     if (!nodes) {
       nodes = this.addDeviceNodes(config);
       added.push(nodes.object);
-    } else {
-      const object = this.ns.getNode(nodes.object)!;
-      object.description = config.description === undefined ? undefined : { text: config.description };
-    }
-    const wanted = new Set(config.tags.map((t) => t.name));
-    for (const [name, node] of nodes.tags) {
-      if (wanted.has(name)) continue;
-      removed.push(...this.ns.removeNode(node.variable.nodeId));
-      nodes.tags.delete(name);
-    }
-    const handles = new Map<string, MemoryVariable>();
-    for (const t of config.tags) {
-      const key = nodeKey(config, t);
-      const existing = nodes.tags.get(t.name);
-      if (existing && existing.key === key) {
-        handles.set(t.name, existing.variable);
-        continue;
+      for (const t of config.tags) {
+        const variable = this.addTag(nodes, t);
+        handles.set(t.name, variable);
+        added.push(variable.nodeId);
       }
-      if (existing) removed.push(...this.ns.removeNode(existing.variable.nodeId));
-      const variable = this.addTag(config, t, nodes.object);
-      nodes.tags.set(t.name, { variable, key });
+      if (added.length > 0) this.onModelChange?.({ added, removed });
+      return handles;
+    }
+    const object = this.ns.getNode(nodes.object)!;
+    object.description = config.description === undefined ? undefined : { text: config.description };
+    const before = nodes.config;
+    const old = new Map<string, TagVariable>();
+    for (const v of nodes.tags) old.set(v.config.name, v);
+    nodes.config = config;
+    nodes.writeRoleMask = roleMask(config.writeRoles);
+    nodes.tags.length = 0;
+    for (const t of config.tags) {
+      const existing = old.get(t.name);
+      if (existing) {
+        old.delete(t.name);
+        if (sameNode(existing, before, t, config)) {
+          // The tag's address or scaling may have moved: the node shows the new config.
+          existing.config = t;
+          nodes.tags.push(existing);
+          handles.set(t.name, existing);
+          continue;
+        }
+        removed.push(...this.ns.removeNode(existing.nodeId));
+      }
+      const variable = this.addTag(nodes, t);
       handles.set(t.name, variable);
       added.push(variable.nodeId);
     }
+    for (const gone of old.values()) removed.push(...this.ns.removeNode(gone.nodeId));
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
     return handles;
   }
@@ -165,12 +285,11 @@ export class DeviceNamespace implements TagSink {
   bind(poller: DevicePoller): void {
     const nodes = this.devices.get(poller.name);
     if (!nodes) return;
+    nodes.poller = poller;
     for (const tag of poller.tags) {
-      const node = nodes.tags.get(tag.name);
-      if (!node) continue;
-      const v = node.variable;
-      v.context = { poller, tag } satisfies TagBinding;
-      tag.handle = v;
+      const v = tag.handle as TagVariable | undefined;
+      if (!v || v.device !== nodes) continue;
+      v.context = tag;
       // A node kept over a reload keeps showing its value: a Bad status keeps it too.
       const current = v.value;
       if (current.value !== undefined && current.value.dataType !== BuiltinType.Null) {
@@ -225,7 +344,7 @@ export class DeviceNamespace implements TagSink {
       browseName: "Diagnostics",
       description: "How polling this device goes.",
       parent: object,
-      referenceType: numericNodeId(ReferenceTypeIds.HasComponent),
+      referenceType: HAS_COMPONENT,
     }).nodeId;
     const diagnostics = {} as Record<DiagnosticName, MemoryVariable>;
     for (const [name, type, description] of DIAGNOSTICS) {
@@ -238,40 +357,17 @@ export class DeviceNamespace implements TagSink {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, tags: new Map(), diagnostics };
+    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, poller: undefined };
     this.devices.set(config.name, nodes);
     return nodes;
   }
 
-  private addTag(device: DeviceConfig, t: TagConfig, parent: NodeId): MemoryVariable {
+  private addTag(device: DeviceNodes, t: TagConfig): TagVariable {
     const ns = this.ns;
-    const codec = compileTag(t, device.byteOrder);
-    const numeric = tagType(t) !== "bool" && tagType(t) !== "bit" && tagType(t) !== "string";
-    const typeDefinition = !numeric
-      ? VariableTypeIds.BaseDataVariableType
-      : t.range
-        ? VariableTypeIds.AnalogItemType
-        : t.unit
-          ? VariableTypeIds.BaseAnalogType
-          : VariableTypeIds.BaseDataVariableType;
-    const access =
-      AccessLevel.CurrentRead | (t.access === "readwrite" ? AccessLevel.CurrentWrite : 0) | (t.history ? AccessLevel.HistoryRead : 0);
-    const id = tagNodeIdText(device.name, t.name);
-    const variable = ns.addVariable({
-      nodeId: id,
-      browseName: t.name,
-      description: t.description ?? describeTag(t),
-      parent,
-      dataType: codec.builtinType,
-      typeDefinition: numericNodeId(typeDefinition),
-      accessLevel: access,
-      writeRoles: device.writeRoles,
-      // Polled every `rate`: monitored items at that rate are fed by setValue, not sampled again.
-      feedInterval: t.rate ?? device.rate,
-      historizing: t.history,
-      value: WAITING,
-      onWrite: t.access === "readwrite" ? writeToDevice : undefined,
-    });
+    const id = tagNodeIdText(device.config.name, t.name);
+    const variable = new TagVariable(stringNodeId(id, ns.namespaceIndex), t, device, compileTag(t, device.config.byteOrder).builtinType);
+    ns.adoptNode(variable, device.object, HAS_COMPONENT);
+    device.tags.push(variable);
     if (t.range) {
       ns.addProperty(variable.nodeId, {
         nodeId: `${id}/EURange`,
@@ -303,14 +399,26 @@ export class DeviceNamespace implements TagSink {
 }
 
 /**
- * The attributes a tag's node shows: same key, same node. The address, byte order and scale
- * factors are not among them: a tag moved to another register keeps its node.
+ * Whether a reload keeps a tag's node: the attributes it shows stay the same (data type,
+ * unit, range, access, history, description, who may write, rate). The address, byte order
+ * and scale factors are not among them: a tag moved to another register keeps its node.
  */
-function nodeKey(device: DeviceConfig, t: TagConfig): string {
-  const codec = compileTag(t, device.byteOrder);
-  return JSON.stringify([codec.builtinType, t.unit?.code, t.range, t.access, t.history, t.description, device.writeRoles, t.rate ?? device.rate]);
+function sameNode(v: TagVariable, before: DeviceConfig, t: TagConfig, device: DeviceConfig): boolean {
+  const o = v.config;
+  return (
+    v.builtinType === compileTag(t, device.byteOrder).builtinType &&
+    o.unit?.code === t.unit?.code &&
+    o.range?.[0] === t.range?.[0] &&
+    o.range?.[1] === t.range?.[1] &&
+    o.access === t.access &&
+    o.history === t.history &&
+    o.description === t.description &&
+    roleMask(before.writeRoles) === roleMask(device.writeRoles) &&
+    (o.rate ?? before.rate) === (t.rate ?? device.rate)
+  );
 }
 
+/** The Description of a tag without one: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
 function describeTag(t: TagConfig): string {
   const a = t.address;
   const where = `${a.area}:${a.offset}${a.bit === undefined ? "" : `.${a.bit}`}`;

@@ -222,6 +222,24 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
     });
   }
 
+  /**
+   * Adds a node record its owner built (the device namespace's compact tag variables, whose
+   * attributes are derived on demand) under `parent` with a forward `referenceType`. The node
+   * lists its own references, the inverse one to `parent` among them.
+   */
+  adoptNode(node: UaNode, parent: NodeId, referenceType: NodeId): void {
+    const id = node.nodeId;
+    if (id.namespace !== this.namespaceIndex) throw new UaStatusError(StatusCodes.BadNodeIdInvalid, `node ${String(id.value)} is not in namespace ${this.namespaceIndex}`);
+    if (this.find(id)) throw new UaStatusError(StatusCodes.BadNodeIdExists, `node ${String(id.value)} exists`);
+    if (parent.namespace !== this.namespaceIndex || !this.find(parent)) {
+      throw new UaStatusError(StatusCodes.BadParentNodeIdInvalid, `parent ${String(parent.value)} unknown`);
+    }
+    this.addReference(parent, referenceType, id, true);
+    if (id.idType === IdType.String) this.byString.set(id.value as string, node);
+    else if (id.idType === IdType.Numeric) this.byNumber.set(id.value as number, node);
+    else this.byOther.set(nodeIdKey(id), node);
+  }
+
   /** Adds a reference to a node of this namespace (the target may be anywhere). */
   addReference(sourceId: NodeId, referenceTypeId: NodeId, targetId: NodeId, isForward = true): void {
     const node = this.find(sourceId);

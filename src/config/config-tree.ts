@@ -1,21 +1,14 @@
 // The parsed form of a config file that validate.ts walks: mappings, sequences, scalars and
-// aliases with the offset of each in the text. Two parsers produce it: fast-yaml.ts for the
-// plain YAML people write in configs and device maps (no garbage beyond these records, ~50x
-// faster than composing a yaml Document), and `fromDocument` below for everything else, from
-// the `yaml` library's Document, which stays the authority on what a YAML file means.
+// aliases. Two parsers produce it: fast-yaml.ts for the plain YAML people write in configs and
+// device maps, and `fromDocument` below for everything else, from the `yaml` library's
+// Document, which stays the authority on what a YAML file means and on where a problem is.
+//
+// The fast parser's tree is meant to be small (a 10,000-tag map is held whole while it is
+// validated): its scalars are bare strings, numbers and booleans, and a mapping keeps its keys
+// and values in one flat array. Positions and the source text of scalars matter only in
+// messages, and messages always come from the library's tree, whose scalars are ScalarNodes.
 import { createRequire } from "node:module";
 import type { Document, Node } from "yaml";
-
-type YamlLibrary = typeof import("yaml");
-let library: YamlLibrary | undefined;
-
-/**
- * The yaml library, loaded on first use: a gateway whose files are all in the fast parser's
- * subset never loads it (its ~30 modules take ~25 ms of a start on a small board).
- */
-export function yamlLibrary(): YamlLibrary {
-  return (library ??= createRequire(import.meta.url)("yaml") as YamlLibrary);
-}
 
 export const enum NodeKind {
   Scalar,
@@ -34,17 +27,15 @@ export interface ScalarNode {
   readonly source: string | undefined;
 }
 
-export interface PairNode {
-  /** null for a pair without a key (`: value`), which only the yaml library lets through. */
-  readonly key: ConfigNode | null;
-  /** null when the pair has no value at all; `key:` has an empty (null) scalar. */
-  readonly value: ConfigNode | null;
-}
-
 export interface MapNode {
   readonly kind: NodeKind.Map;
   readonly offset: number;
-  readonly items: readonly PairNode[];
+  /**
+   * Keys and values in turn: [key0, value0, key1, value1, ...]. A key is null in a pair
+   * without one (`: value`, which only the library lets through); a value is null when the
+   * pair has none at all (`key:` has an empty, null scalar).
+   */
+  readonly items: readonly (ConfigNode | null)[];
 }
 
 export interface SeqNode {
@@ -62,11 +53,42 @@ export interface AliasNode {
   readonly target: ConfigNode | undefined;
 }
 
-export type ConfigNode = ScalarNode | MapNode | SeqNode | AliasNode;
+/** A scalar without position: its value. */
+export type BareScalar = string | number | boolean;
+
+export type ConfigNode = ScalarNode | MapNode | SeqNode | AliasNode | BareScalar;
+
+/** The YAML null of the fast parser (`key:`, `~`, `null`), one shared node. */
+export const NULL_SCALAR: ScalarNode = Object.freeze({ kind: NodeKind.Scalar, offset: 0, value: null, source: "" });
+
+export function kindOf(node: ConfigNode): NodeKind {
+  return typeof node === "object" ? node.kind : NodeKind.Scalar;
+}
+
+/** A scalar's value (the node must be a scalar). */
+export function scalarValue(node: ConfigNode): unknown {
+  return typeof node === "object" ? (node as ScalarNode).value : node;
+}
+
+/** Offset of a node in the text; 0 where none is kept. */
+export function offsetOf(node: ConfigNode | null | undefined): number {
+  return typeof node === "object" && node !== null ? node.offset : 0;
+}
 
 /** Line and column (1-based) of an offset; the yaml library's LineCounter is one. */
 export interface LinePositions {
   linePos(offset: number): { line: number; col: number };
+}
+
+type YamlLibrary = typeof import("yaml");
+let library: YamlLibrary | undefined;
+
+/**
+ * The yaml library, loaded on first use: a gateway whose files are all in the fast parser's
+ * subset never loads it (its ~30 modules take ~25 ms of a start on a small board).
+ */
+export function yamlLibrary(): YamlLibrary {
+  return (library ??= createRequire(import.meta.url)("yaml") as YamlLibrary);
 }
 
 /** The tree of a composed yaml Document (without errors), aliases resolved to shared nodes. */
@@ -84,10 +106,10 @@ export function fromDocument(doc: Document): ConfigNode | null {
       return out;
     }
     if (isMap(node)) {
-      const items: PairNode[] = [];
+      const items: (ConfigNode | null)[] = [];
       const out: MapNode = { kind: NodeKind.Map, offset, items };
       seen.set(node, out);
-      for (const pair of node.items) if (isPair(pair)) items.push({ key: convert(pair.key), value: convert(pair.value) });
+      for (const pair of node.items) if (isPair(pair)) items.push(convert(pair.key), convert(pair.value));
       return out;
     }
     if (isSeq(node)) {

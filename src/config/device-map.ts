@@ -108,7 +108,8 @@ export function parseAddress(raw: unknown): ParseResult<ModbusAddress> {
   if (m) {
     const offset = Number(m[2]);
     if (offset > 65535) return { ok: false, message: `the offset must be 0 to 65535, got ${offset}` };
-    result = { ok: true, value: { area: m[1] as Area, offset } };
+    // The constant, not the matched copy: 10,000 tags share one "holding".
+    result = { ok: true, value: { area: AREAS[AREAS.indexOf(m[1] as Area)]!, offset } };
   } else if (/^\d+$/.test(text)) {
     result = modicon(text);
   } else {
@@ -342,20 +343,37 @@ function writtenBits(t: TagConfig): readonly [number, number] {
  * clobber another's value; the map is refused rather than guessing which tag owns it.
  */
 function checkOverlappingWrites(d: DeviceConfig, c: Checker): void {
-  const writable = d.tags.map((t, i) => ({ t, i })).filter(({ t }) => t.access === "readwrite");
+  const writable: number[] = [];
+  for (let i = 0; i < d.tags.length; i++) if (d.tags[i]!.access === "readwrite") writable.push(i);
+  if (writable.length < 2 || !anyOverlap(d.tags, writable)) return;
   for (let x = 0; x < writable.length; x++) {
     for (let y = 0; y < x; y++) {
-      const a = writable[x]!;
-      const b = writable[y]!;
-      if (a.t.address.area !== b.t.address.area) continue;
-      const [a0, a1] = writtenBits(a.t);
-      const [b0, b1] = writtenBits(b.t);
+      const a = d.tags[writable[x]!]!;
+      const b = d.tags[writable[y]!]!;
+      if (a.address.area !== b.address.area) continue;
+      const [a0, a1] = writtenBits(a);
+      const [b0, b1] = writtenBits(b);
       if (a0 <= b1 && b0 <= a1) {
-        c.report(["tags", a.i, "address"], `writable tags overlap: ${formatAddress(a.t.address)} (${tagType(a.t)}) writes what tags[${b.i}] "${b.t.name}" at ${formatAddress(b.t.address)} writes`);
+        c.report(["tags", writable[x]!, "address"], `writable tags overlap: ${formatAddress(a.address)} (${tagType(a)}) writes what tags[${writable[y]}] "${b.name}" at ${formatAddress(b.address)} writes`);
         break;
       }
     }
   }
+}
+
+/** Whether two of the tags (by index) overlap at all: sorted by start, O(n log n); the pairwise search above only runs when they do. */
+function anyOverlap(tags: readonly TagConfig[], indices: readonly number[]): boolean {
+  const spans = indices.map((i) => {
+    const [lo, hi] = writtenBits(tags[i]!);
+    return [AREAS.indexOf(tags[i]!.address.area), lo, hi] as const;
+  });
+  spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (let k = 1; k < spans.length; k++) {
+    const [area, lo] = spans[k]!;
+    const prev = spans[k - 1]!;
+    if (area === prev[0] && lo <= prev[2]) return true;
+  }
+  return false;
 }
 
 function checkMap(m: DeviceMap, c: Checker): void {
@@ -371,6 +389,9 @@ function checkMap(m: DeviceMap, c: Checker): void {
   const devices = new Map<string, number>();
   /** Every NodeId the map makes (devices and tags), to catch "a.b" + "c" against "a" + "b.c". */
   const nodeIds = new Map<string, string>();
+  // Without a "." in any name, NodeIds can only clash through duplicate names, which the
+  // devices' own checks and the device check below report: 10,000 NodeId strings saved.
+  const dotted = m.devices.some((d) => d.name.includes(".") || d.tags.some((t) => t.name.includes(".")));
   m.devices.forEach((d, i) => {
     if (d.bus !== undefined && !Object.hasOwn(m.buses, d.bus)) {
       const near = suggest(d.bus, busNames);
@@ -388,6 +409,7 @@ function checkMap(m: DeviceMap, c: Checker): void {
       if (owner !== undefined) c.report(at, `NodeId ns=1;s=${id} of ${what} is already the NodeId of ${owner}`);
       else nodeIds.set(id, what);
     };
+    if (!dotted) return;
     claim(d.name, ["devices", i, "name"], `device "${d.name}"`);
     d.tags.forEach((t, j) => {
       claim(tagNodeIdText(d.name, t.name), ["devices", i, "tags", j, "name"], `tag "${t.name}" of device "${d.name}"`);

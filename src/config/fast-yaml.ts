@@ -11,7 +11,7 @@
 // instead. Where it answers, the tree is the one that library gives (YAML 1.2 core schema for
 // plain scalars, the same `source`), which test/config/fast-yaml.test.ts checks on generated
 // files.
-import { NodeKind, type ConfigNode, type MapNode, type PairNode, type ScalarNode, type SeqNode } from "./config-tree.js";
+import { NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
 
 /**
  * Characters the subset leaves to the yaml library: tabs (indentation errors, or separators
@@ -22,6 +22,19 @@ const OUTSIDE = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff]|\r(?!
 
 /** Thrown inside the parser to give up; never escapes parseFast. */
 const BAIL: unique symbol = Symbol("outside the fast subset");
+
+// Scanning is done by regular expressions: they run as native code from the first call, where
+// a loop over characters runs in V8's interpreter for most of a single start-up parse. Each
+// alternative matches one character, so the match's start is `lastIndex - 1`.
+/** Where an implicit key or a block plain scalar stops: a colon that ends a key, a comment, the line's end. */
+const BLOCK_STOP = /:(?=[ \r\n]|$)| (?=#)|[\r\n]/g;
+/** Where a plain scalar inside a flow collection stops. */
+const FLOW_STOP = /[,[\]{}\r\n]|:(?=[ ,[\]{}\r\n]|$)| (?=#)/g;
+const DQ_STOP = /[\\"\r\n]/g;
+const SQ_STOP = /['\r\n]/g;
+
+/** Slots of the parser's table of short strings (a power of two). */
+const STRING_TABLE = 1024;
 
 /** Longest implicit key YAML allows (YAML 1.2 §7.4.2: at most 1024 Unicode characters). */
 const MAX_KEY = 1024;
@@ -123,7 +136,7 @@ const EXP_RE = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 
 /** A plain scalar's value under the YAML 1.2 core schema, as the yaml library resolves it. */
-export function resolvePlain(s: string): unknown {
+export function resolvePlain(s: string): BareScalar | null {
   const c = s.charCodeAt(0);
   // Most plain scalars are words: only n/N/t/T/f/F, ~, digits, signs and "." can be anything else.
   const maybe = c === 0x7e || c === 0x2b || c === DASH || c === 0x2e || (c >= 0x30 && c <= 0x39) || "nNtTfF".includes(s[0]!);
@@ -138,8 +151,9 @@ export function resolvePlain(s: string): unknown {
   return s;
 }
 
-function scalar(offset: number, value: unknown, source: string): ScalarNode {
-  return { kind: NodeKind.Scalar, offset, value, source };
+/** A scalar of the fast tree: its bare value, or the shared null. */
+function scalar(value: BareScalar | null): ConfigNode {
+  return value === null ? NULL_SCALAR : value;
 }
 
 class FastParser {
@@ -152,10 +166,30 @@ class FastParser {
   private indent = -1;
   /** Where the next line starts. */
   private next = 0;
+  /** Where the last quoted scalar, flow collection or flow node read ended. */
+  private pos = 0;
+
+  /** Strings met before, by a hash of their characters: one "name" for 10,000 `name:` keys. */
+  private readonly strings: (string | undefined)[] = new Array<string | undefined>(STRING_TABLE).fill(undefined);
 
   constructor(text: string) {
     this.text = text;
     this.end = text.length;
+  }
+
+  /** text.slice(start, end), the same string as last time for short repeated words. */
+  private str(start: number, end: number): string {
+    const t = this.text;
+    const n = end - start;
+    if (n > 24 || n === 0) return t.slice(start, end);
+    // Length and three characters: a collision only costs a slice.
+    const h = n * 961 + t.charCodeAt(start) * 31 + t.charCodeAt(start + (n >> 1)) * 7 + t.charCodeAt(end - 1);
+    const slot = h & (STRING_TABLE - 1);
+    const known = this.strings[slot];
+    if (known !== undefined && known.length === n && t.startsWith(known, start)) return known;
+    const s = t.slice(start, end);
+    this.strings[slot] = s;
+    return s;
   }
 
   document(): ConfigNode {
@@ -194,6 +228,12 @@ class FastParser {
     }
     this.indent = -1;
     this.lineStart = this.lineEnd = this.next = this.end;
+  }
+
+  /** Offset of the first match of a one-character STOP expression at or after `from`; the text's end if none. */
+  private find(re: RegExp, from: number): number {
+    re.lastIndex = from;
+    return re.test(this.text) ? re.lastIndex - 1 : this.end;
   }
 
   private at(i: number): number {
@@ -236,30 +276,30 @@ class FastParser {
    * The value of `key:` or `-` with nothing after it on the line: the more indented lines that
    * follow, a sequence at the key's own indentation (YAML allows `key:\n- a`), or empty.
    */
-  private blockValue(ownerIndent: number, emptyAt: number, seqAtOwner: boolean): ConfigNode {
+  private blockValue(ownerIndent: number, seqAtOwner: boolean): ConfigNode {
     this.nextLine();
     if (this.indent > ownerIndent) return this.blockNode(ownerIndent);
     if (seqAtOwner && this.indent === ownerIndent && this.isSeqEntry(this.lineStart + this.indent)) return this.blockSeq(ownerIndent);
-    return scalar(emptyAt, null, "");
+    return NULL_SCALAR;
   }
 
   /** A block mapping at indentation `n` whose first key starts at `first`; null if that is no key. */
   private blockMap(n: number, first: number): MapNode | null {
     let keyEnd = this.keyAt(first);
     if (keyEnd < 0) return null;
-    const items: PairNode[] = [];
+    const items: ConfigNode[] = [];
     const map: MapNode = { kind: NodeKind.Map, offset: first, items };
     let start = first;
     for (;;) {
       const key = this.key(start, keyEnd);
       let value: ConfigNode;
       if (this.restIsEmpty(keyEnd + 1)) {
-        value = this.blockValue(n, keyEnd + 1, true);
+        value = this.blockValue(n, true);
       } else {
         value = this.inlineValue(this.skipSpaces(keyEnd + 1));
         this.nextLine();
       }
-      items.push({ key, value });
+      items.push(key, value);
       if (this.indent < n) return map;
       if (this.indent > n) bail();
       start = this.lineStart + n;
@@ -277,7 +317,7 @@ class FastParser {
       const dash = this.lineStart + n;
       let item: ConfigNode;
       if (this.restIsEmpty(dash + 1)) {
-        item = this.blockValue(n, dash + 1, false);
+        item = this.blockValue(n, false);
       } else {
         const v = this.skipSpaces(dash + 1);
         if (this.isSeqEntry(v)) bail(); // "- - a": a compact nested sequence
@@ -311,34 +351,26 @@ class FastParser {
       return after === SPACE || after === LF ? close : -1;
     }
     if (c === LBRACKET || c === LBRACE) return -1;
-    for (let j = i; j < this.lineEnd; j++) {
-      const d = t.charCodeAt(j);
-      if (d === COLON) {
-        const after = this.at(j + 1);
-        if (after === SPACE || after === LF) return j;
-      } else if (d === HASH && t.charCodeAt(j - 1) === SPACE) {
-        return -1;
-      }
-    }
-    return -1;
+    const p = this.find(BLOCK_STOP, i);
+    return p < this.lineEnd && t.charCodeAt(p) === COLON ? p : -1;
   }
 
   /** The key node of a pair whose colon is at `colon`. */
-  private key(start: number, colon: number): ScalarNode {
+  private key(start: number, colon: number): ConfigNode {
     const t = this.text;
     const c = t.charCodeAt(start);
-    if (c === DQUOTE || c === SQUOTE) return this.quoted(start).node;
+    if (c === DQUOTE || c === SQUOTE) return this.quoted(start);
     let end = colon;
     while (end > start && t.charCodeAt(end - 1) === SPACE) end--;
     if (end === start || end - start > MAX_KEY || end !== colon) bail();
     if (badPlainStart(c, this.at(start + 1))) bail();
-    const source = t.slice(start, end);
+    const source = this.str(start, end);
     // "a:b: c", "x{y}: z": legal, rare, and a question of the library's rules.
     for (let j = start; j < end; j++) {
       const d = t.charCodeAt(j);
       if (d === COLON || d === COMMA || d === LBRACKET || d === RBRACKET || d === LBRACE || d === RBRACE) bail();
     }
-    return scalar(start, resolvePlain(source), source);
+    return scalar(resolvePlain(source));
   }
 
   /** A value that starts at `i` and ends on this line, with only a comment after it. */
@@ -348,31 +380,19 @@ class FastParser {
     let node: ConfigNode;
     let end: number;
     if (c === DQUOTE || c === SQUOTE) {
-      const q = this.quoted(i);
-      node = q.node;
-      end = q.end;
+      node = this.quoted(i);
+      end = this.pos;
     } else if (c === LBRACKET || c === LBRACE) {
-      const f = this.flowCollection(i);
-      node = f.node;
-      end = f.end;
+      node = this.flowCollection(i);
+      end = this.pos;
     } else {
       if (badPlainStart(c, this.at(i + 1))) bail();
       // A plain scalar runs to the comment or the line's end; ": " inside would be a mapping.
-      end = i;
-      let last = i;
-      for (let j = i; j < this.lineEnd; j++) {
-        const d = t.charCodeAt(j);
-        if (d === HASH && t.charCodeAt(j - 1) === SPACE) break;
-        if (d === COLON) {
-          const after = this.at(j + 1);
-          if (after === SPACE || after === LF) bail();
-        }
-        if (d !== SPACE) last = j + 1;
-        end = j + 1;
-      }
-      const source = t.slice(i, last);
-      node = scalar(i, resolvePlain(source), source);
-      end = last;
+      const p = this.find(BLOCK_STOP, i);
+      if (p < this.lineEnd && t.charCodeAt(p) === COLON) bail();
+      end = Math.min(p, this.lineEnd);
+      while (end > i && t.charCodeAt(end - 1) === SPACE) end--;
+      node = scalar(resolvePlain(this.str(i, end)));
     }
     if (!this.restIsEmpty(end)) bail();
     return node;
@@ -381,66 +401,66 @@ class FastParser {
   /** Offset of the closing quote of the quoted scalar at `i`, or -1 when it does not close on this line. */
   private quotedEnd(i: number): number {
     const t = this.text;
-    const q = t.charCodeAt(i);
-    for (let j = i + 1; j < this.lineEnd; j++) {
+    const double = t.charCodeAt(i) === DQUOTE;
+    const re = double ? DQ_STOP : SQ_STOP;
+    let j = this.find(re, i + 1);
+    while (j < this.lineEnd) {
       const d = t.charCodeAt(j);
-      if (q === DQUOTE && d === 0x5c) {
-        j++;
+      if (d === LF || d === CR) return -1;
+      if (double && d === 0x5c) {
+        // An escape: the next character is its letter, even a quote; none at the line's end.
+        if (j + 1 >= this.lineEnd) return -1;
+        j = this.find(re, j + 2);
         continue;
       }
-      if (d === q) {
-        if (q === SQUOTE && this.at(j + 1) === SQUOTE) {
-          j++;
-          continue;
-        }
-        return j + 1;
+      if (!double && this.at(j + 1) === SQUOTE) {
+        j = this.find(re, j + 2);
+        continue;
       }
+      return j + 1;
     }
     return -1;
   }
 
-  /** The quoted scalar at `i` and the offset after its closing quote. */
-  private quoted(i: number): { node: ScalarNode; end: number } {
+  /** The quoted scalar at `i`; `pos` is set after its closing quote. */
+  private quoted(i: number): string {
     const t = this.text;
     const end = this.quotedEnd(i);
     if (end < 0) bail();
     let value: string;
-    if (t.charCodeAt(i) === SQUOTE) {
-      value = t.slice(i + 1, end - 1).replace(/''/g, "'");
-    } else {
-      const raw = t.slice(i + 1, end - 1);
-      value = raw.includes("\\") ? unescape(raw) : raw;
-    }
-    return { node: scalar(i, value, value), end };
+    const raw = this.str(i + 1, end - 1);
+    if (t.charCodeAt(i) === SQUOTE) value = raw.includes("'") ? raw.replace(/''/g, "'") : raw;
+    else value = raw.includes("\\") ? unescape(raw) : raw;
+    this.pos = end;
+    return value;
   }
 
-  /** A flow mapping or sequence that closes on this line. */
-  private flowCollection(i: number): { node: ConfigNode; end: number } {
+  /** A flow mapping or sequence that closes on this line; `pos` is set after it. */
+  private flowCollection(i: number): ConfigNode {
     const t = this.text;
     const isMap = t.charCodeAt(i) === LBRACE;
     const close = isMap ? RBRACE : RBRACKET;
     let p = this.skipSpaces(i + 1);
-    if (this.at(p) === close) {
-      return { node: isMap ? { kind: NodeKind.Map, offset: i, items: [] } : { kind: NodeKind.Seq, offset: i, items: [] }, end: p + 1 };
-    }
-    const pairs: PairNode[] = [];
     const items: ConfigNode[] = [];
+    if (this.at(p) === close) {
+      this.pos = p + 1;
+      return isMap ? { kind: NodeKind.Map, offset: i, items } : { kind: NodeKind.Seq, offset: i, items };
+    }
     for (;;) {
       const entry = this.flowNode(p, isMap);
-      p = entry.end;
+      p = this.pos;
       if (isMap) {
         // `key: value` with a space after the colon; `{ a }`, `{ a: }` and `"a":b` are left out.
-        if (entry.node.kind !== NodeKind.Scalar || this.at(p) !== COLON || this.at(p + 1) !== SPACE) bail();
+        if (this.at(p) !== COLON || this.at(p + 1) !== SPACE) bail();
         const v = this.skipSpaces(p + 1);
         const c = this.at(v);
         if (c === COMMA || c === close || c === LF) bail();
-        const value = this.flowNode(v, false);
-        pairs.push({ key: entry.node, value: value.node });
-        p = value.end;
+        items.push(entry, this.flowNode(v, false));
+        p = this.pos;
       } else {
         // `[a: b]` is a mapping in a sequence.
         if (this.at(p) === COLON) bail();
-        items.push(entry.node);
+        items.push(entry);
       }
       p = this.skipSpaces(p);
       const c = this.at(p);
@@ -449,12 +469,12 @@ class FastParser {
       p = this.skipSpaces(p + 1);
       if (this.at(p) === close) break; // a trailing comma is allowed
     }
-    const node: ConfigNode = isMap ? { kind: NodeKind.Map, offset: i, items: pairs } : { kind: NodeKind.Seq, offset: i, items };
-    return { node, end: p + 1 };
+    this.pos = p + 1;
+    return isMap ? { kind: NodeKind.Map, offset: i, items } : { kind: NodeKind.Seq, offset: i, items };
   }
 
-  /** A node inside a flow collection; a plain key ends before its colon. */
-  private flowNode(i: number, asKey: boolean): { node: ConfigNode; end: number } {
+  /** A node inside a flow collection, a plain key ending before its colon; `pos` is set after it. */
+  private flowNode(i: number, asKey: boolean): ConfigNode {
     const t = this.text;
     const c = this.at(i);
     if (c === DQUOTE || c === SQUOTE) return this.quoted(i);
@@ -463,23 +483,17 @@ class FastParser {
       return this.flowCollection(i);
     }
     if (c === LF || badPlainStart(c, this.at(i + 1))) bail();
-    let last = i;
-    let j = i;
-    for (; j < this.lineEnd; j++) {
-      const d = t.charCodeAt(j);
-      if (d === COMMA || d === RBRACKET || d === RBRACE) break;
-      if (d === LBRACKET || d === LBRACE) bail();
-      if (d === HASH && t.charCodeAt(j - 1) === SPACE) bail(); // a comment inside: the collection goes on below
-      if (d === COLON) {
-        const after = this.at(j + 1);
-        if (after === SPACE || after === COMMA || after === RBRACKET || after === RBRACE || after === LF) break;
-      }
-      if (d !== SPACE) last = j + 1;
-    }
-    if (j >= this.lineEnd) bail(); // no closing bracket on this line
+    const j = this.find(FLOW_STOP, i);
+    // No closing bracket on this line, a comment inside (the collection goes on below), or a
+    // bracket inside a plain scalar: the library's to read.
+    if (j >= this.lineEnd) bail();
+    const d = t.charCodeAt(j);
+    if (d === SPACE || d === LBRACKET || d === LBRACE) bail();
+    let last = j;
+    while (last > i && t.charCodeAt(last - 1) === SPACE) last--;
     if (asKey && last !== j) bail(); // "a : b"
-    const source = t.slice(i, last);
-    return { node: scalar(i, resolvePlain(source), source), end: last };
+    this.pos = last;
+    return scalar(resolvePlain(this.str(i, last)));
   }
 }
 

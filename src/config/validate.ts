@@ -1,7 +1,7 @@
 // Checks a parsed config file (config-tree.ts) against a schema (schema.ts), walking the parsed
 // nodes rather than plain JS values so that every issue carries the line and column of the bad
 // value. It never stops at the first problem: a person fixing a file wants the whole list at once.
-import { NodeKind, type ConfigNode, type LinePositions, type MapNode, type PairNode } from "./config-tree.js";
+import { kindOf, NodeKind, offsetOf, scalarValue, type ConfigNode, type LinePositions, type MapNode, type SeqNode } from "./config-tree.js";
 import type { ConfigIssue } from "./errors.js";
 import {
   formatDuration,
@@ -39,7 +39,7 @@ export function validateDocument<S extends Schema>(schema: S, src: DocumentSourc
   const v = new Validator(src);
   const root = src.root;
   let value: Out = INVALID;
-  if (root === null || (root.kind === NodeKind.Scalar && root.value === null)) {
+  if (root === null || isNull(root)) {
     v.issue(root ?? undefined, [], `the file is empty; expected ${expected(schema)}`);
   } else {
     value = v.check(schema, root, undefined);
@@ -72,7 +72,7 @@ function keysOf(schema: ObjectSpec): readonly string[] {
   return keys;
 }
 
-const NO_ENTRIES: ReadonlyMap<string, PairNode> = new Map();
+const NO_ENTRIES: ReadonlyMap<string, number> = new Map();
 
 /**
  * Walks the tree. The path of the node being checked is one stack (`path`), pushed and popped
@@ -89,7 +89,7 @@ class Validator implements Checker {
 
   /** Records an issue at `node`, with `path` (default: the current path). */
   issue(node: ConfigNode | null | undefined, path: readonly PathSeg[] | undefined, message: string): void {
-    const offset = node?.offset ?? 0;
+    const offset = offsetOf(node);
     const { line, col } = this.src.lines.linePos(offset);
     this.issues.push({ file: this.src.file, line, column: col, path: formatPath(path ?? this.path), message });
   }
@@ -112,7 +112,7 @@ class Validator implements Checker {
    * then where a missing required key is reported (the parent mapping).
    */
   check(schema: SchemaSpec, node: ConfigNode | undefined, anchor: ConfigNode | undefined): Out {
-    if (node !== undefined && node.kind === NodeKind.Alias) {
+    if (node !== undefined && typeof node === "object" && node.kind === NodeKind.Alias) {
       if (!node.target) {
         this.issue(node, undefined, `unknown alias *${node.source}`);
         return INVALID;
@@ -131,8 +131,8 @@ class Validator implements Checker {
       default:
         break;
     }
-    if (node.kind !== NodeKind.Scalar) return this.refuse(schema, node);
-    const raw = node.value;
+    if (kindOf(node) !== NodeKind.Scalar) return this.refuse(schema, node);
+    const raw = scalarValue(node);
     switch (schema.kind) {
       case "string": {
         if (typeof raw !== "string") return this.refuse(schema, node);
@@ -191,49 +191,53 @@ class Validator implements Checker {
     return INVALID;
   }
 
-  /** Key/value pairs of a mapping, with non-string and duplicate keys reported. */
-  private entries(node: MapNode): Map<string, PairNode> {
-    const out = new Map<string, PairNode>();
-    for (const pair of node.items) {
-      const key = pair.key;
-      const name =
-        key !== null && key.kind === NodeKind.Scalar && (typeof key.value === "string" || typeof key.value === "number") ? String(key.value) : undefined;
+  /** The index in `items` of each key of a mapping, with non-string and duplicate keys reported. */
+  private entries(node: MapNode): Map<string, number> {
+    const out = new Map<string, number>();
+    const items = node.items;
+    for (let i = 0; i < items.length; i += 2) {
+      const key = items[i]!;
+      const k = key === null || kindOf(key) !== NodeKind.Scalar ? undefined : scalarValue(key);
+      const name = typeof k === "string" || typeof k === "number" ? String(k) : undefined;
       if (name === undefined) {
         this.issue(key, undefined, `expected a key name, got ${describe(key)}`);
         continue;
       }
       const first = out.get(name);
-      if (first) {
-        const at = this.src.lines.linePos(first.key?.offset ?? 0);
+      if (first !== undefined) {
+        const at = this.src.lines.linePos(offsetOf(items[first]));
         this.issue(key, [...this.path, name], `duplicate key; first given at line ${at.line}`);
         continue;
       }
-      out.set(name, pair);
+      out.set(name, i);
     }
     return out;
   }
 
   private object(schema: ObjectSpec, node: ConfigNode | undefined, anchor?: ConfigNode): Out {
     // A section whose keys are all commented out is an empty value: treat it as an empty mapping.
-    const empty = node === undefined || (node.kind === NodeKind.Scalar && node.value === null);
-    if (!empty && node.kind !== NodeKind.Map) return this.refuse(schema, node);
+    const empty = node === undefined || isNull(node);
+    if (!empty && kindOf(node) !== NodeKind.Map) return this.refuse(schema, node);
     const here = empty ? (node ?? anchor) : node;
-    const entries = empty ? NO_ENTRIES : this.entries(node as MapNode);
     const known = keysOf(schema);
+    // A small mapping of distinct known keys (every tag of a device map) is searched in place;
+    // anything else goes through `entries`, which reports what is wrong with its keys.
+    const items = empty ? undefined : (node as MapNode).items;
+    const entries = items === undefined ? NO_ENTRIES : plainKeys(items, schema) ? undefined : this.entries(node as MapNode);
     let ok = true;
-    if (entries.size > 0) {
-      for (const [name, pair] of entries) {
+    if (entries !== undefined && entries.size > 0) {
+      for (const [name, at] of entries) {
         if (Object.hasOwn(schema.shape, name)) continue;
         ok = false;
         const near = suggest(name, known);
-        this.issue(pair.key, [...this.path, name], `unknown key${near ? `; did you mean "${near}"?` : `; expected one of ${known.join(", ")}`}`);
+        this.issue(items![at], [...this.path, name], `unknown key${near ? `; did you mean "${near}"?` : `; expected one of ${known.join(", ")}`}`);
       }
     }
     const value: Record<string, unknown> = {};
     const path = this.path;
     for (const name of known) {
-      const pair = entries.get(name);
-      const child = pair ? valueOf(pair) : undefined;
+      const at = entries !== undefined ? entries.get(name) : findKey(items!, name);
+      const child = at === undefined ? undefined : valueAt(items!, at);
       path.push(name);
       const v = this.check(schema.shape[name]!, child, here);
       path.pop();
@@ -256,18 +260,19 @@ class Validator implements Checker {
   }
 
   private record(schema: RecordSpec, node: ConfigNode): Out {
-    if (node.kind === NodeKind.Scalar && node.value === null) return {};
-    if (node.kind !== NodeKind.Map) return this.refuse(schema, node);
+    if (isNull(node)) return {};
+    if (kindOf(node) !== NodeKind.Map) return this.refuse(schema, node);
+    const items = (node as MapNode).items;
     const value: Record<string, unknown> = {};
     let ok = true;
-    for (const [name, pair] of this.entries(node)) {
+    for (const [name, at] of this.entries(node as MapNode)) {
       if (schema.keyPattern && !schema.keyPattern.test(name)) {
-        this.issue(pair.key, [...this.path, name], `expected ${schema.keyText ?? `a key matching ${schema.keyPattern}`}, got ${JSON.stringify(name)}`);
+        this.issue(items[at], [...this.path, name], `expected ${schema.keyText ?? `a key matching ${schema.keyPattern}`}, got ${JSON.stringify(name)}`);
         ok = false;
         continue;
       }
       this.path.push(name);
-      const v = this.check(schema.values, valueOf(pair), node);
+      const v = this.check(schema.values, valueAt(items, at), node);
       this.path.pop();
       if (v === INVALID) ok = false;
       else value[name] = v;
@@ -276,8 +281,9 @@ class Validator implements Checker {
   }
 
   private array(schema: ArraySpec, node: ConfigNode): Out {
-    if (node.kind !== NodeKind.Seq) return this.refuse(schema, node);
-    const count = node.items.length;
+    if (kindOf(node) !== NodeKind.Seq) return this.refuse(schema, node);
+    const items = (node as SeqNode).items;
+    const count = items.length;
     if (count < (schema.minItems ?? 0) || (schema.maxItems !== undefined && count > schema.maxItems)) {
       return this.refuse(schema, node);
     }
@@ -285,7 +291,7 @@ class Validator implements Checker {
     let ok = true;
     for (let i = 0; i < count; i++) {
       this.path.push(i);
-      const v = this.check(schema.items, node.items[i] ?? undefined, node);
+      const v = this.check(schema.items, items[i] ?? undefined, node);
       this.path.pop();
       if (v === INVALID) ok = false;
       else value.push(v);
@@ -295,7 +301,7 @@ class Validator implements Checker {
       value.forEach((v, i) => {
         const k = JSON.stringify(v);
         if (seen.has(k)) {
-          this.issue(node.items[i], [...this.path, i], `duplicate entry ${describe(node.items[i])}`);
+          this.issue(items[i], [...this.path, i], `duplicate entry ${describe(items[i])}`);
           ok = false;
         }
         seen.add(k);
@@ -305,22 +311,48 @@ class Validator implements Checker {
   }
 }
 
-/** A pair's value node; a pair without one is located at its key. */
-function valueOf(pair: PairNode): ConfigNode | undefined {
-  return pair.value ?? pair.key ?? undefined;
+function isNull(node: ConfigNode): boolean {
+  return kindOf(node) === NodeKind.Scalar && scalarValue(node) === null;
+}
+
+/** Whether every key of a mapping's items is a distinct string the object schema knows (at most 16 of them). */
+function plainKeys(items: readonly (ConfigNode | null)[], schema: ObjectSpec): boolean {
+  if (items.length > 32) return false;
+  for (let i = 0; i < items.length; i += 2) {
+    const key = items[i]!;
+    if (typeof key !== "string" || !Object.hasOwn(schema.shape, key)) return false;
+    for (let j = 0; j < i; j += 2) if (items[j] === key) return false;
+  }
+  return true;
+}
+
+/** Index of the key `name` in the items of a mapping whose keys are plain (plainKeys). */
+function findKey(items: readonly (ConfigNode | null)[], name: string): number | undefined {
+  for (let i = 0; i < items.length; i += 2) if (items[i] === name) return i;
+  return undefined;
+}
+
+/** The value of the pair whose key is at `at`; a pair without one is located at its key. */
+function valueAt(items: readonly (ConfigNode | null)[], at: number): ConfigNode | undefined {
+  return items[at + 1] ?? items[at] ?? undefined;
 }
 
 /** The node at a relative path below `node`, or undefined if the file does not have it. */
 function locate(node: ConfigNode, rel: readonly PathSeg[]): ConfigNode | undefined {
   let cur: ConfigNode | undefined = node;
   for (const seg of rel) {
-    if (cur !== undefined && cur.kind === NodeKind.Alias) cur = cur.target;
-    if (cur === undefined) return undefined;
+    if (cur !== undefined && typeof cur === "object" && cur.kind === NodeKind.Alias) cur = cur.target;
+    if (cur === undefined || typeof cur !== "object") return undefined;
     if (typeof seg === "number") {
       cur = cur.kind === NodeKind.Seq ? (cur.items[seg] ?? undefined) : undefined;
     } else if (cur.kind === NodeKind.Map) {
-      const pair: PairNode | undefined = cur.items.find((p) => p.key !== null && p.key.kind === NodeKind.Scalar && String(p.key.value) === seg);
-      cur = pair ? valueOf(pair) : undefined;
+      const items = cur.items;
+      let at = -1;
+      for (let i = 0; i < items.length && at < 0; i += 2) {
+        const key = items[i]!;
+        if (key !== null && kindOf(key) === NodeKind.Scalar && String(scalarValue(key)) === seg) at = i;
+      }
+      cur = at < 0 ? undefined : valueAt(items, at);
     } else {
       return undefined;
     }
@@ -397,6 +429,7 @@ export function expected(schema: SchemaSpec): string {
 /** How a value is quoted after "got". */
 function describe(node: ConfigNode | null | undefined): string {
   if (node === null || node === undefined) return "nothing";
+  if (typeof node !== "object") return typeof node === "string" ? JSON.stringify(node.length > 60 ? `${node.slice(0, 57)}...` : node) : String(node);
   if (node.kind === NodeKind.Map) return "a mapping";
   if (node.kind === NodeKind.Seq) {
     const n = node.items.length;

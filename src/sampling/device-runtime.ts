@@ -76,9 +76,9 @@ export interface ApplyReport {
 }
 
 interface Running {
+  /** With `link`: equal (sameConfig) means nothing to do on reload. */
   readonly config: DeviceConfig;
-  /** JSON of config and link: equal means nothing to do on reload. */
-  readonly signature: string;
+  readonly link: ModbusLinkOptions;
   readonly linkKey: string;
   readonly poller: DevicePoller;
 }
@@ -157,8 +157,7 @@ export class DeviceRuntime {
 
     for (const [name, r] of this.running) {
       const d = next.get(name);
-      const signature = d && signatureOf(d, links.get(name)!);
-      if (signature === r.signature) {
+      if (d && sameConfig(d, r.config) && sameConfig(links.get(name)!, r.link)) {
         report.unchanged.push(name);
         continue;
       }
@@ -188,7 +187,7 @@ export class DeviceRuntime {
     const poller = new DevicePoller({ config, driver, clock: this.o.clock, sink: this.o.nodes, handles, lateness: this.pollLateness });
     this.o.nodes.bind(poller);
     if (config.driver === "simulator") this.acquireSimulator(config.port ?? 0);
-    this.running.set(config.name, { config, signature: signatureOf(config, link), linkKey, poller });
+    this.running.set(config.name, { config, link, linkKey, poller });
     poller.start(this.o.scheduler);
   }
 
@@ -309,6 +308,23 @@ export class DeviceRuntime {
   }
 }
 
-function signatureOf(d: DeviceConfig, link: ModbusLinkOptions): string {
-  return JSON.stringify([d, link]);
+/**
+ * Deep equality of validated config values (plain objects, arrays, primitives), with an absent
+ * key equal to one set to undefined. Compared rather than kept as JSON: a device of 1,000 tags
+ * would keep a 100 KB signature string alive for the next reload.
+ */
+export function sameConfig(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameConfig(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k in x) if (!sameConfig(x[k], y[k])) return false;
+  for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
+  return true;
 }

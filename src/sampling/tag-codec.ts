@@ -85,24 +85,41 @@ export interface CodecTag {
   readonly builtinType: BuiltinType;
 }
 
+/**
+ * Codecs of tags without scaling or range, by kind, width, bit and byte order: most tags of a
+ * map share one (10,000 uint16 tags, one record). Codecs are never changed after compiling.
+ */
+const plainCodecs = new Map<number, CodecTag>();
+
 export function compileTag(t: TagConfig, deviceByteOrder: ByteOrder): CodecTag {
   const bits = t.address.area === "coil" || t.address.area === "discrete";
   const kind = bits ? Kind.Coil : KIND[tagType(t)];
   const order = t.byteOrder ?? deviceByteOrder;
   const scaled = isScaled(t);
-  return {
+  const width = tagWidth(t);
+  const bit = t.address.bit ?? 0;
+  const wordSwap = order === "CDAB" || order === "DCBA";
+  const byteSwap = order === "BADC" || order === "DCBA";
+  const plain = !scaled && t.range === undefined;
+  // kind < 16, width <= 125 < 128, bit < 16: one small integer.
+  const key = plain ? (((kind * 128 + width) * 16 + bit) * 2 + (wordSwap ? 1 : 0)) * 2 + (byteSwap ? 1 : 0) : -1;
+  const known = plain ? plainCodecs.get(key) : undefined;
+  if (known) return known;
+  const codec: CodecTag = Object.freeze({
     kind,
-    width: tagWidth(t),
-    bit: t.address.bit ?? 0,
-    wordSwap: order === "CDAB" || order === "DCBA",
-    byteSwap: order === "BADC" || order === "DCBA",
+    width,
+    bit,
+    wordSwap,
+    byteSwap,
     scale: t.scale,
     offset: t.offset,
     scaled,
     low: t.range?.[0] ?? -Infinity,
     high: t.range?.[1] ?? Infinity,
     builtinType: scaled ? BuiltinType.Double : NATIVE[kind]!,
-  };
+  });
+  if (plain) plainCodecs.set(key, codec);
+  return codec;
 }
 
 // Bytes of the value in big-endian order, assembled from (or split into) registers.
