@@ -292,11 +292,7 @@ export class DeviceNamespace implements TagSink {
       v.context = tag;
       // A node kept over a reload keeps showing its value: a Bad status keeps it too.
       const current = v.value;
-      if (current.value !== undefined && current.value.dataType !== BuiltinType.Null) {
-        tag.last = current.value;
-        tag.lastTime = current.sourceTimestamp ?? 0;
-        tag.status = current.statusCode ?? StatusCodes.Good;
-      }
+      if (current.value !== undefined && current.value.dataType !== BuiltinType.Null) tag.current = current;
     }
     poller.onChange = (p) => this.showDiagnostics(p);
   }

@@ -168,6 +168,9 @@ class FastParser {
   private next = 0;
   /** Where the last quoted scalar, flow collection or flow node read ended. */
   private pos = 0;
+  /** Scratch arrays by nesting depth (open/close). */
+  private readonly scratch: ConfigNode[][] = [];
+  private depth = 0;
 
   /** Strings met before, by a hash of their characters: one "name" for 10,000 `name:` keys. */
   private readonly strings: (string | undefined)[] = new Array<string | undefined>(STRING_TABLE).fill(undefined);
@@ -175,6 +178,22 @@ class FastParser {
   constructor(text: string) {
     this.text = text;
     this.end = text.length;
+  }
+
+  /**
+   * A collection's entries are gathered in a scratch array of its nesting depth and copied to
+   * an array of their exact count when it closes: a 3-key mapping keeps 6 slots, not the 17
+   * that pushing into a new array reserves (10,000 of them are alive until validation ends).
+   */
+  private open(): ConfigNode[] {
+    const s = (this.scratch[this.depth++] ??= []);
+    s.length = 0;
+    return s;
+  }
+
+  private close(items: ConfigNode[]): ConfigNode[] {
+    this.depth--;
+    return items.slice();
   }
 
   /** text.slice(start, end), the same string as last time for short repeated words. */
@@ -287,8 +306,7 @@ class FastParser {
   private blockMap(n: number, first: number): MapNode | null {
     let keyEnd = this.keyAt(first);
     if (keyEnd < 0) return null;
-    const items: ConfigNode[] = [];
-    const map: MapNode = { kind: NodeKind.Map, offset: first, items };
+    const items = this.open();
     let start = first;
     for (;;) {
       const key = this.key(start, keyEnd);
@@ -300,7 +318,7 @@ class FastParser {
         this.nextLine();
       }
       items.push(key, value);
-      if (this.indent < n) return map;
+      if (this.indent < n) return { kind: NodeKind.Map, offset: first, items: this.close(items) };
       if (this.indent > n) bail();
       start = this.lineStart + n;
       if (this.isSeqEntry(start)) bail();
@@ -311,8 +329,8 @@ class FastParser {
 
   /** A block sequence whose entries start with "-" at indentation `n`. */
   private blockSeq(n: number): SeqNode {
-    const items: ConfigNode[] = [];
-    const seq: SeqNode = { kind: NodeKind.Seq, offset: this.lineStart + n, items };
+    const items = this.open();
+    const offset = this.lineStart + n;
     for (;;) {
       const dash = this.lineStart + n;
       let item: ConfigNode;
@@ -330,9 +348,8 @@ class FastParser {
         }
       }
       items.push(item);
-      if (this.indent < n) return seq;
       if (this.indent > n) bail();
-      if (!this.isSeqEntry(this.lineStart + n)) return seq;
+      if (this.indent < n || !this.isSeqEntry(this.lineStart + n)) return { kind: NodeKind.Seq, offset, items: this.close(items) };
     }
   }
 
@@ -441,11 +458,11 @@ class FastParser {
     const isMap = t.charCodeAt(i) === LBRACE;
     const close = isMap ? RBRACE : RBRACKET;
     let p = this.skipSpaces(i + 1);
-    const items: ConfigNode[] = [];
     if (this.at(p) === close) {
       this.pos = p + 1;
-      return isMap ? { kind: NodeKind.Map, offset: i, items } : { kind: NodeKind.Seq, offset: i, items };
+      return isMap ? { kind: NodeKind.Map, offset: i, items: [] } : { kind: NodeKind.Seq, offset: i, items: [] };
     }
+    const items = this.open();
     for (;;) {
       const entry = this.flowNode(p, isMap);
       p = this.pos;
@@ -470,7 +487,8 @@ class FastParser {
       if (this.at(p) === close) break; // a trailing comma is allowed
     }
     this.pos = p + 1;
-    return isMap ? { kind: NodeKind.Map, offset: i, items } : { kind: NodeKind.Seq, offset: i, items };
+    const kept = this.close(items);
+    return isMap ? { kind: NodeKind.Map, offset: i, items: kept } : { kind: NodeKind.Seq, offset: i, items: kept };
   }
 
   /** A node inside a flow collection, a plain key ending before its colon; `pos` is set after it. */

@@ -26,7 +26,7 @@ import type { Clock } from "./clock.js";
 import { DriverError, type DataArea, type Driver } from "./driver.js";
 import type { LatenessHistogram } from "./lateness.js";
 import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "./scheduler.js";
-import { compileTag, decodeValue, encodeValue, Kind, type CodecTag } from "./tag-codec.js";
+import { compileTag, decodeRaw, decodeValue, encodeValue, Kind, variantOf, type CodecTag } from "./tag-codec.js";
 
 /** Where polled values go (the device namespace). Called for every new value or status. */
 export interface TagSink {
@@ -35,33 +35,54 @@ export interface TagSink {
 
 export type DeviceState = "waiting" | "ok" | "failing" | "demoted";
 
-/** One tag as the poller keeps it. */
+const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+
+/**
+ * One tag as the poller keeps it: eight fields, one of 10,000 on a big map. What the tag last
+ * showed is the DataValue last handed to the sink (`current`), which the sink keeps anyway;
+ * its value, time and status are read from there.
+ */
 export class PolledTag implements Placed {
-  readonly name: string;
+  readonly config: TagConfig;
   readonly area: DataArea;
   readonly start: number;
   readonly width: number;
   readonly codec: CodecTag;
-  readonly writable: boolean;
-  readonly history: boolean;
   /** The sink's handle for this tag (the namespace's variable). */
   handle: unknown;
-  /** Last value read, and its source timestamp: what a Bad status keeps showing. */
-  last: Variant | undefined;
-  lastTime = 0;
-  status: StatusCode = StatusCodes.BadWaitingForInitialData;
+  /** The last DataValue handed to the sink (or carried over a reload); never changed once set. */
+  current: DataValue = WAITING;
   /** Exception 02 on this tag's own address: not polled until the map changes. */
   configError = false;
 
   constructor(config: TagConfig, device: DeviceConfig, handle: unknown) {
-    this.name = config.name;
+    this.config = config;
     this.area = config.address.area;
     this.start = config.address.offset;
     this.codec = compileTag(config, device.byteOrder);
     this.width = this.codec.width;
-    this.writable = config.access === "readwrite";
-    this.history = config.history;
     this.handle = handle;
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+  get writable(): boolean {
+    return this.config.access === "readwrite";
+  }
+  get history(): boolean {
+    return this.config.history;
+  }
+  /** Last value read: what a Bad status keeps showing. */
+  get last(): Variant | undefined {
+    return this.current.value;
+  }
+  /** Source timestamp of the last value read. */
+  get lastTime(): number {
+    return this.current.sourceTimestamp ?? 0;
+  }
+  get status(): StatusCode {
+    return this.current.statusCode ?? StatusCodes.Good;
   }
 }
 
@@ -156,8 +177,8 @@ export class PollGroup implements SampleTask {
     if (block.tags.length === 1) {
       const tag = block.tags[0]!;
       tag.configError = true;
-      tag.status = StatusCodes.BadConfigurationError;
-      d.sink.update(tag, { statusCode: StatusCodes.BadConfigurationError });
+      tag.current = { statusCode: StatusCodes.BadConfigurationError };
+      d.sink.update(tag, tag.current);
       d.noteConfigError(tag);
       return;
     }
@@ -184,11 +205,14 @@ export class PollGroup implements SampleTask {
     const tags = block.tags;
     for (let i = 0; i < tags.length; i++) {
       const tag = tags[i]!;
-      const value = decodeValue(tag.codec, data, tag.start - block.start);
-      tag.last = value;
-      tag.lastTime = time;
-      tag.status = StatusCodes.Good;
-      d.sink.update(tag, { value, sourceTimestamp: time });
+      const raw = decodeRaw(tag.codec, data, tag.start - block.start);
+      // An unchanged value keeps its Variant (immutable once made): a poll of 10,000 quiet
+      // registers makes 10,000 DataValues, not twice as many objects.
+      const last = tag.last;
+      const value = last !== undefined && last.value === raw && last.dataType === tag.codec.builtinType ? last : variantOf(tag.codec, raw);
+      const dv: DataValue = { value, sourceTimestamp: time };
+      tag.current = dv;
+      d.sink.update(tag, dv);
     }
   }
 
@@ -198,10 +222,12 @@ export class PollGroup implements SampleTask {
     for (let i = 0; i < tags.length; i++) {
       const tag = tags[i]!;
       if (tag.configError) continue;
-      const status = tag.last === undefined && statusCode === StatusCodes.BadCommunicationError ? StatusCodes.BadNoCommunication : statusCode;
+      const last = tag.last;
+      const status = last === undefined && statusCode === StatusCodes.BadCommunicationError ? StatusCodes.BadNoCommunication : statusCode;
       if (tag.status === status) continue;
-      tag.status = status;
-      sink.update(tag, tag.last === undefined ? { statusCode: status } : { value: tag.last, statusCode: status, sourceTimestamp: tag.lastTime });
+      const dv: DataValue = last === undefined ? { statusCode: status } : { value: last, statusCode: status, sourceTimestamp: tag.lastTime };
+      tag.current = dv;
+      sink.update(tag, dv);
     }
   }
 }
@@ -375,11 +401,9 @@ export class DevicePoller {
     try {
       const data = await this.counted(() => this.driver.readBlock({ unitId: this.unitId, area: tag.area, start: tag.start, count: tag.width }));
       if (this.stopped) return;
-      const value = decodeValue(tag.codec, data, 0);
-      tag.last = value;
-      tag.lastTime = this.clock.wallNow();
-      tag.status = StatusCodes.Good;
-      this.sink.update(tag, { value, sourceTimestamp: tag.lastTime });
+      const dv: DataValue = { value: decodeValue(tag.codec, data, 0), sourceTimestamp: this.clock.wallNow() };
+      tag.current = dv;
+      this.sink.update(tag, dv);
     } catch {
       // The next poll tells.
     }

@@ -153,6 +153,18 @@ const stringScratch = Buffer.alloc(250);
  * the first NUL; a scaled value is raw * scale + offset as a Double.
  */
 export function decodeValue(t: CodecTag, block: Uint16Array | Uint8Array, at: number): Variant {
+  return variantOf(t, decodeRaw(t, block, at));
+}
+
+export function variantOf(t: CodecTag, raw: number | bigint | boolean | string): Variant {
+  return { dataType: t.builtinType, arrayType: VariantArrayType.Scalar, value: raw };
+}
+
+/**
+ * decodeValue's value without its Variant (of type t.builtinType), so that a poll can keep the
+ * previous Variant when the value did not change.
+ */
+export function decodeRaw(t: CodecTag, block: Uint16Array | Uint8Array, at: number): number | bigint | boolean | string {
   let raw: number | bigint | boolean | string;
   const regs = block as Uint16Array;
   switch (t.kind) {
@@ -210,8 +222,7 @@ export function decodeValue(t: CodecTag, block: Uint16Array | Uint8Array, at: nu
       break;
     }
   }
-  if (t.scaled) return { dataType: BuiltinType.Double, arrayType: VariantArrayType.Scalar, value: Number(raw) * t.scale + t.offset };
-  return { dataType: t.builtinType, arrayType: VariantArrayType.Scalar, value: raw };
+  return t.scaled ? Number(raw) * t.scale + t.offset : raw;
 }
 
 /** A write converted to raw data: registers or bits, or the StatusCode that refuses it. */
