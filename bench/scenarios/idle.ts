@@ -1,29 +1,47 @@
 // Scenario `idle`: start-to-listening, and RSS, V8 heap and CPU of a server left alone with
 // --tags device-like tags (default 10,000): fieldgate from a generated device map of simulator
 // devices polled every second, node-opcua with the same NodeIds as plain variables. No client.
+//
+// fieldgate keeps the device map it last validated in <dataDir>/cache (src/config/
+// validated-cache.ts), and the bench's dataDir is kept across runs: a start after an earlier one
+// with the same map and build reads the map from there. Each fieldgate case notes which start it
+// was; --cold-cache empties the cache before every start to measure a first start.
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { IDLE_SETTLE_MS, requestReport } from "../harness/case.js";
 import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type CommonOptions, type Scenario } from "../harness/scenario.js";
+import { benchDataDir } from "../targets/fieldgate-config.js";
 
 export interface IdleScenarioOptions extends CommonOptions {
   tags: number;
   settleSeconds: number;
+  /** Empty fieldgate's validated-map cache before each start (a first start). */
+  coldCache: boolean;
 }
 
 const USAGE = `npm run bench -- idle [options]
   --tags N            device-like tags (default 10000; 0 = the default config's nodes only)
   --settle S          seconds left alone before RSS and heap are read (default 5)
+  --cold-cache        empty fieldgate's validated device-map cache (<dataDir>/cache) before each
+                      start: the start after a map change, instead of a restart with it unchanged
 ${COMMON_USAGE}`;
 
 export function parseIdleOptions(argv: readonly string[]): IdleScenarioOptions | null {
-  const { values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { ...COMMON_OPTIONS, tags: { type: "string" }, settle: { type: "string" } } });
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: { ...COMMON_OPTIONS, tags: { type: "string" }, settle: { type: "string" }, "cold-cache": { type: "boolean" } },
+  });
   if (values.help) return null;
   return {
     ...commonFrom(values),
     tags: values.tags === "0" ? 0 : positive("tags", values.tags, 10_000),
     settleSeconds: positive("settle", values.settle, 5, false),
+    coldCache: values["cold-cache"] === true,
   };
 }
 
@@ -39,8 +57,9 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
     for (const target of ctx.targets) {
       const caseName = `${options.tags} tags`;
       ctx.log(`idle ${caseName} on ${target.name}: starting the server`);
-      const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
       const notes: string[] = [];
+      if (target.name === "fieldgate" && options.tags > 0) notes.push(prepareCache(options.coldCache));
+      const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
       try {
         // The first half settles start-up; CPU is measured over the second (polling, timers).
         await sleep(Math.max(IDLE_SETTLE_MS, (options.settleSeconds * 1000) / 2));
@@ -101,3 +120,22 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
     return results;
   },
 };
+
+/**
+ * Empties the validated-map cache of the bench's dataDir when asked, and says which start the
+ * next one is. A cache left by an earlier start of another map or build is not used (its key
+ * differs), so "kept" means a restart only when this map ran before with this build.
+ */
+function prepareCache(cold: boolean): string {
+  const dir = join(benchDataDir(), "cache");
+  if (cold) rmSync(dir, { recursive: true, force: true });
+  let kept = 0;
+  try {
+    kept = readdirSync(dir).length;
+  } catch {
+    // No cache folder yet.
+  }
+  return kept > 0
+    ? "device map cache kept from an earlier start (a restart with the map unchanged reads it from there)"
+    : "no device map cache: the map was parsed and validated (a first start)";
+}

@@ -7,8 +7,8 @@ import { createTestNamespace } from "../address-space/test-namespace.js";
 import { createBenchNamespace } from "../address-space/bench-namespace.js";
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
-import { deviceMapSchema, loadDeviceMap, type DeviceMap } from "../config/device-map.js";
-import { formatIssue, validateFile, type ConfigIssue } from "../config/load.js";
+import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
+import { formatIssue, type ConfigIssue } from "../config/load.js";
 import { DeviceRuntime, type ApplyReport } from "../sampling/device-runtime.js";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { startSimulator } from "../../drivers/simulator/index.js";
@@ -146,7 +146,8 @@ export class FieldgateServer implements ServerCore {
     if (config.server.benchNamespace > 0) createBenchNamespace(this.registry, config.server.benchNamespace);
     // Index 1 with a device map (the bench namespace is refused alongside one). Throws
     // ConfigError for a bad map: nothing has started yet.
-    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices);
+    // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
+    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"));
     this.devices = new DeviceNamespace(this.registry);
     this.deviceRuntime = new DeviceRuntime({
       scheduler: this.scheduler,
@@ -266,7 +267,7 @@ export class FieldgateServer implements ServerCore {
       this.log.warn("reload: no device map configured (devices: in the gateway config)");
       return { ok: false, issues: [] };
     }
-    const result = validateFile(deviceMapSchema, file);
+    const result = validateDeviceMap(file, join(this.config.dataDir, "cache"));
     if (!result.ok) {
       for (const issue of result.issues) this.log.warn(`reload refused: ${formatIssue(issue)}`);
       this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);
