@@ -225,23 +225,20 @@ export class DeviceNamespace implements TagSink {
 
   /**
    * Creates the device's nodes, or brings existing ones in line with `config` (reload).
-   * Returns the variable of each tag by name, for the poller's handles.
+   * Returns the variable of each tag in the order of config.tags, for the poller's handles.
    */
-  syncDevice(config: DeviceConfig): Map<string, MemoryVariable> {
+  syncDevice(config: DeviceConfig): readonly MemoryVariable[] {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
-    const handles = new Map<string, MemoryVariable>();
     let nodes = this.devices.get(config.name);
     if (!nodes) {
       nodes = this.addDeviceNodes(config);
       added.push(nodes.object);
       for (const t of config.tags) {
-        const variable = this.addTag(nodes, t);
-        handles.set(t.name, variable);
-        added.push(variable.nodeId);
+        added.push(this.addTag(nodes, t).nodeId);
       }
       if (added.length > 0) this.onModelChange?.({ added, removed });
-      return handles;
+      return nodes.tags;
     }
     const object = this.ns.getNode(nodes.object)!;
     object.description = config.description === undefined ? undefined : { text: config.description };
@@ -259,18 +256,15 @@ export class DeviceNamespace implements TagSink {
           // The tag's address or scaling may have moved: the node shows the new config.
           existing.config = t;
           nodes.tags.push(existing);
-          handles.set(t.name, existing);
           continue;
         }
         removed.push(...this.ns.removeNode(existing.nodeId));
       }
-      const variable = this.addTag(nodes, t);
-      handles.set(t.name, variable);
-      added.push(variable.nodeId);
+      added.push(this.addTag(nodes, t).nodeId);
     }
     for (const gone of old.values()) removed.push(...this.ns.removeNode(gone.nodeId));
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
-    return handles;
+    return nodes.tags;
   }
 
   removeDevice(name: string): void {

@@ -35,9 +35,17 @@ export function isBitArea(area: DataArea): boolean {
   return area === "coil" || area === "discrete";
 }
 
+function byAddress(a: Placed, b: Placed): number {
+  return AREA_ORDER[a.area] - AREA_ORDER[b.area] || a.start - b.start || b.width - a.width;
+}
+
 /** Blocks in area then address order. A tag wider than the limit gets a block of its own. */
 export function planBlocks<T extends Placed>(tags: readonly T[], limits: BlockLimits): Block<T>[] {
-  const sorted = [...tags].sort((a, b) => AREA_ORDER[a.area] - AREA_ORDER[b.area] || a.start - b.start || b.width - a.width);
+  // Maps usually list a device's tags in address order: then there is nothing to sort (a stable
+  // sort would leave them as they are).
+  let inOrder = true;
+  for (let i = 1; i < tags.length && inOrder; i++) inOrder = byAddress(tags[i - 1]!, tags[i]!) <= 0;
+  const sorted = inOrder ? tags : [...tags].sort(byAddress);
   const blocks: Block<T>[] = [];
   let current: T[] = [];
   let area: DataArea | undefined;

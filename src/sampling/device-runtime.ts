@@ -46,8 +46,8 @@ export type SimulatorStarter = (options: { readonly host: string; readonly port:
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes extends TagSink {
-  /** Creates or updates the device's nodes; returns each tag's handle by name. */
-  syncDevice(config: DeviceConfig): ReadonlyMap<string, unknown>;
+  /** Creates or updates the device's nodes; returns each tag's handle, in the order of config.tags. */
+  syncDevice(config: DeviceConfig): readonly unknown[];
   removeDevice(name: string): void;
   /** Hands the device's variables to the poller (writes, diagnostics, carried values). */
   bind(poller: DevicePoller): void;

@@ -237,8 +237,8 @@ export interface DevicePollerOptions {
   readonly driver: Driver;
   readonly clock: Clock;
   readonly sink: TagSink;
-  /** The sink's handle of each tag, by tag name. */
-  readonly handles?: ReadonlyMap<string, unknown>;
+  /** The sink's handle of each tag, in the order of config.tags. */
+  readonly handles?: readonly unknown[];
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
 }
@@ -279,7 +279,8 @@ export class DevicePoller {
     this.sink = options.sink;
     this.lateness = options.lateness;
     this.limits = { maxRegisters: c.maxRegistersPerRead, maxBits: c.maxBitsPerRead, maxGap: c.maxGap };
-    this.tags = c.tags.map((t) => new PolledTag(t, c, options.handles?.get(t.name)));
+    const handles = options.handles;
+    this.tags = c.tags.map((t, i) => new PolledTag(t, c, handles?.[i]));
     const byRate = new Map<number, PolledTag[]>();
     c.tags.forEach((t, i) => {
       const rate = t.rate ?? c.rate;
