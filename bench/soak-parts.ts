@@ -134,8 +134,8 @@ export class Gateway {
 
   constructor(configFile: string) {
     const cli = join(repoRoot(), "dist", "src", "cli.js");
-    // With the flag of the installed `fieldgate` command's shebang: the soak measures what runs.
-    this.child = spawn(process.execPath, ["--optimize-for-size", cli, "run", "--config", configFile], {
+    // With the flags of the installed `fieldgate` command's shebang: the soak measures what runs.
+    this.child = spawn(process.execPath, ["--optimize-for-size", "--no-concurrent-recompilation", cli, "run", "--config", configFile], {
       env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
