@@ -156,8 +156,24 @@ export function decodeValue(t: CodecTag, block: Uint16Array | Uint8Array, at: nu
   return variantOf(t, decodeRaw(t, block, at));
 }
 
+/** Small whole numbers and booleans whose Variants are shared, by BuiltinType (see variantOf). */
+const SHARED_MAX = 256;
+const shared: (Variant[] | undefined)[] = [];
+
+/**
+ * The Variant of a tag's value. Booleans and whole numbers 0..255 (alarms, states, idle
+ * registers: most of a plant's values) get one frozen Variant per type and value, shared by
+ * every tag and sample that has it; others a new one. Variants are never changed once made.
+ */
 export function variantOf(t: CodecTag, raw: number | bigint | boolean | string): Variant {
-  return { dataType: t.builtinType, arrayType: VariantArrayType.Scalar, value: raw };
+  const type = t.builtinType;
+  let slot = -1;
+  if (typeof raw === "boolean") slot = raw ? 1 : 0;
+  // 1 / 0 > 0 keeps -0 (a scaled Double) out: it must stay -0.
+  else if (typeof raw === "number" && (raw | 0) === raw && raw >= 0 && raw < SHARED_MAX && (raw !== 0 || 1 / raw > 0)) slot = raw;
+  if (slot < 0) return { dataType: type, arrayType: VariantArrayType.Scalar, value: raw };
+  const byValue = (shared[type] ??= []);
+  return (byValue[slot] ??= Object.freeze({ dataType: type, arrayType: VariantArrayType.Scalar, value: raw }));
 }
 
 /**

@@ -171,7 +171,7 @@ describe("tag variables", () => {
 });
 
 describe("polling", () => {
-  it("keeps the Variant of an unchanged value and makes a new one when it changes; every sample gets a new DataValue", async () => {
+  it("keeps the Variant of an unchanged value and makes a new one when it changes; every sample gets a new DataValue; small values share theirs", async () => {
     const clock = new FakeClock(0);
     scheduler = new DeadlineScheduler(clock);
     const driver = new FakeDriver();
@@ -196,6 +196,19 @@ describe("polling", () => {
     expect(updates[2]!.value).not.toBe(updates[1]!.value);
     expect(poller.tags[0]!.current).toBe(updates[2]);
     expect([poller.tags[0]!.status, poller.tags[0]!.last, poller.tags[0]!.lastTime]).toEqual([StatusCodes.Good, updates[2]!.value, updates[2]!.sourceTimestamp]);
+    // Small whole numbers share one frozen Variant per type and value, across tags; others do not.
+    const two = parse(PLC("      - { name: a, address: holding:0 }\n      - { name: b, address: holding:1 }\n      - { name: c, address: holding:2 }\n      - { name: d, address: holding:3 }\n")).devices[0]!;
+    updates.length = 0;
+    driver.memory.holding.set([7, 7, 300, 300]);
+    const p2 = new DevicePoller({ config: two, driver, clock, sink });
+    p2.start(scheduler);
+    clock.advance(0);
+    await flush();
+    p2.stop(scheduler);
+    expect(updates.map((u) => u.value!.value)).toEqual([7, 7, 300, 300]);
+    expect(updates[1]!.value).toBe(updates[0]!.value);
+    expect(Object.isFrozen(updates[0]!.value)).toBe(true);
+    expect(updates[3]!.value).not.toBe(updates[2]!.value);
   });
 });
 
