@@ -8,9 +8,9 @@
 // aliases, tags, block scalars, multi-line scalars or flow collections, explicit keys,
 // directives, document markers, tabs, odd indentation, a byte the spec forbids, a syntax
 // error) makes it answer undefined, and the caller composes the file with the yaml library
-// instead. Where it answers, the tree is the one that library gives (YAML 1.2 core schema for
-// plain scalars, the same `source`), which test/config/fast-yaml.test.ts checks on generated
-// files.
+// instead. Where it answers, the tree has the structure and values that library gives (YAML 1.2
+// core schema for plain scalars), which test/config/fast-yaml.test.ts checks on generated files;
+// its scalars are bare values, without position or source text (config-tree.ts says why).
 import { NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
 
 /**
@@ -23,9 +23,9 @@ const OUTSIDE = /[\t\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff]|\r(?!
 /** Thrown inside the parser to give up; never escapes parseFast. */
 const BAIL: unique symbol = Symbol("outside the fast subset");
 
-// Scanning is done by regular expressions: they run as native code from the first call, where
-// a loop over characters runs in V8's interpreter for most of a single start-up parse. Each
-// alternative matches one character, so the match's start is `lastIndex - 1`.
+// Scanning for the end of a scalar or key is left to regular expressions (native code) rather
+// than loops over characters. Each alternative matches one character, so the match's start is
+// `lastIndex - 1`.
 /** Where an implicit key or a block plain scalar stops: a colon that ends a key, a comment, the line's end. */
 const BLOCK_STOP = /:(?=[ \r\n]|$)| (?=#)|[\r\n]/g;
 /** Where a plain scalar inside a flow collection stops. */
