@@ -5,15 +5,17 @@
 // fieldgate keeps the device map it last validated in <dataDir>/cache (src/config/
 // validated-cache.ts), and the bench's dataDir is kept across runs: a start after an earlier one
 // with the same map and build reads the map from there. Each fieldgate case notes which start it
-// was; --cold-cache empties the cache before every start to measure a first start.
-import { readdirSync, rmSync } from "node:fs";
+// was (a restart, or a first start); --cold-cache empties the cache before every start.
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { IDLE_SETTLE_MS, requestReport } from "../harness/case.js";
 import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type CommonOptions, type Scenario } from "../harness/scenario.js";
-import { benchDataDir } from "../targets/fieldgate-config.js";
+import { deviceMapSchema } from "../../src/config/device-map.js";
+import { cacheKey, cachedKey } from "../../src/config/validated-cache.js";
+import { benchDataDir, deviceMapYaml } from "../targets/fieldgate-config.js";
 
 export interface IdleScenarioOptions extends CommonOptions {
   tags: number;
@@ -58,7 +60,7 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
       const caseName = `${options.tags} tags`;
       ctx.log(`idle ${caseName} on ${target.name}: starting the server`);
       const notes: string[] = [];
-      if (target.name === "fieldgate" && options.tags > 0) notes.push(prepareCache(options.coldCache));
+      if (target.name === "fieldgate" && options.tags > 0) notes.push(prepareCache(options.coldCache, options.tags));
       const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
       try {
         // The first half settles start-up; CPU is measured over the second (polling, timers).
@@ -123,19 +125,14 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
 
 /**
  * Empties the validated-map cache of the bench's dataDir when asked, and says which start the
- * next one is. A cache left by an earlier start of another map or build is not used (its key
- * differs), so "kept" means a restart only when this map ran before with this build.
+ * next one is: a restart, when the cache holds this very map validated by this build (the key
+ * fieldgate will look for), or a first start.
  */
-function prepareCache(cold: boolean): string {
+function prepareCache(cold: boolean, tags: number): string {
   const dir = join(benchDataDir(), "cache");
   if (cold) rmSync(dir, { recursive: true, force: true });
-  let kept = 0;
-  try {
-    kept = readdirSync(dir).length;
-  } catch {
-    // No cache folder yet.
-  }
-  return kept > 0
-    ? "device map cache kept from an earlier start (a restart with the map unchanged reads it from there)"
-    : "no device map cache: the map was parsed and validated (a first start)";
+  const key = cacheKey(deviceMapSchema, deviceMapYaml(tags), "devices.yaml");
+  return key !== null && cachedKey(join(dir, "device-map.json")) === key
+    ? "a restart: the device map was read from <dataDir>/cache, validated by an earlier start"
+    : "a first start: the device map was parsed and validated (none of it in <dataDir>/cache)";
 }

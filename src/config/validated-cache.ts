@@ -65,6 +65,23 @@ function hasPaths(schema: SchemaSpec, seen = new Set<SchemaSpec>()): boolean {
   }
 }
 
+/** The key a valid result of `text` as `file` is cached under; null when no cache can be kept. */
+export function cacheKey(schema: Schema, text: string, file: string): string | null {
+  const code = codeFingerprint();
+  if (code === null) return null;
+  const folder = hasPaths(schema) ? dirname(resolve(file)) : "";
+  return createHash("sha256").update(code).update("\0").update(folder).update("\0").update(text).digest("hex");
+}
+
+/** The key of the result kept in `cacheFile`, if there is one. */
+export function cachedKey(cacheFile: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile).key;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * validateFile(schema, file), answered from `cacheFile` when the text and the code are those of
  * the last valid result kept there. The value is the one JSON gives back: validated config
@@ -77,10 +94,8 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
   } catch {
     return validateFile(schema, file);
   }
-  const code = codeFingerprint();
-  if (code === null) return validateYaml(schema, text, file);
-  const folder = hasPaths(schema) ? dirname(resolve(file)) : "";
-  const key = createHash("sha256").update(code).update("\0").update(folder).update("\0").update(text).digest("hex");
+  const key = cacheKey(schema, text, file);
+  if (key === null) return validateYaml(schema, text, file);
   try {
     const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
     if (cached.key === key) return { ok: true, value: cached.value as Infer<S>, issues: [] };
