@@ -9,6 +9,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deviceMapSchema, loadDeviceMap, validateDeviceMap } from "../../src/config/device-map.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { ConfigError, validateFile } from "../../src/config/load.js";
+import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
+import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
+import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
+import { FakeClock } from "../../src/sampling/clock.js";
+import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
+import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { FakeDriver } from "../devices/fake-driver.js";
 import { validateFileCached } from "../../src/config/validated-cache.js";
 
 const MAP = `buses:
@@ -133,5 +140,28 @@ describe("the validated-map cache", () => {
     const rb = validateFileCached(gatewaySchema, b, gwCache);
     expect(ra.ok && ra.value.dataDir).toBe(join(dir!, "data"));
     expect(rb.ok && rb.value.dataDir).toBe(join(dir!, "elsewhere", "data"));
+  });
+
+  it("a map read back from the cache is the same to a reload: every device unchanged, every node kept", async () => {
+    const { file, cache } = setup();
+    const validated = loadDeviceMap(file, cache);
+    const cached = loadDeviceMap(file, cache);
+    expect(cached).not.toBe(validated);
+    const clock = new FakeClock(0);
+    const scheduler = new DeadlineScheduler(clock);
+    const registry = new NamespaceRegistry();
+    new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
+    const devices = new DeviceNamespace(registry);
+    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, openLink: () => new FakeDriver() });
+    try {
+      await runtime.apply(validated);
+      const before = devices.variable("boiler", "temperature");
+      const report = await runtime.apply(cached);
+      expect(report).toEqual({ added: [], removed: [], changed: [], unchanged: ["boiler"] });
+      expect(devices.variable("boiler", "temperature")).toBe(before);
+    } finally {
+      await runtime.stop();
+      scheduler.stop();
+    }
   });
 });
