@@ -40,6 +40,8 @@ export function writeBenchConfig(base: string, nodes: ScenarioNodes, dataDir = b
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-bench-"));
   const doc = parseDocument(readFileSync(base, "utf8"));
   doc.setIn(["dataDir"], dataDir);
+  // The Read and Write scenarios use the test namespace's scalars, off in the shipped config.
+  doc.setIn(["server", "testNamespace"], true);
   doc.deleteIn(["devices"]);
   if ((nodes.deviceTags ?? 0) > 0) {
     const map = join(dir, "devices.yaml");

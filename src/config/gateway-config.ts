@@ -77,8 +77,9 @@ const server = object(
       patternText: "a URI such as urn:fieldgate",
     }),
     testNamespace: boolean({
-      description: "Publish a test namespace with one variable of every built-in type, for interoperability checks with clients.",
-      default: true,
+      description:
+        "Publish a test namespace with one variable of every built-in type, writable by anyone (anonymous clients included), for interoperability checks with clients; off unless asked for.",
+      default: false,
     }),
     benchNamespace: integer({
       description:

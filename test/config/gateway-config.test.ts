@@ -25,11 +25,11 @@ function valueOf(text: string, file = join(repo, FILE)) {
 }
 
 describe("the default gateway.yaml", () => {
-  it("loads, with port 4840, the test namespace on and dataDir ../data", () => {
+  it("loads, with port 4840, the test namespace off and dataDir ../data", () => {
     const c = loadGatewayConfig(join(repo, "config/gateway.yaml"));
     expect(c.server.port).toBe(4840);
     expect(c.server.host).toBe("0.0.0.0");
-    expect(c.server.testNamespace).toBe(true);
+    expect(c.server.testNamespace).toBe(false);
     expect(c.dataDir).toBe(join(repo, "data"));
     expect(c.devices).toBe(join(repo, "config/devices.yaml"));
     expect(c.security.securityPolicies).toEqual(["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"]);
@@ -61,7 +61,7 @@ describe("defaults", () => {
       applicationName: "fieldgate",
       applicationUri: `urn:${hostname()}:fieldgate`,
       productUri: "urn:fieldgate",
-      testNamespace: true,
+      testNamespace: false,
       benchNamespace: 0,
     });
     expect(c.security).toEqual({

@@ -12,11 +12,14 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** `extraYaml` is appended to a config that listens on 127.0.0.1:0 (indent top-level keys). */
+/**
+ * `extraYaml` is appended to a config that listens on 127.0.0.1:0 with the test namespace on
+ * (the interop tests read and write its variables; it is off by default).
+ */
 export async function startGateway(extraYaml = ""): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-test-"));
   const file = join(dir, "gateway.yaml");
-  writeFileSync(file, `server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ./data\n${extraYaml}`);
+  writeFileSync(file, `server:\n  host: 127.0.0.1\n  port: 0\n  testNamespace: true\ndataDir: ./data\n${extraYaml}`);
   const server = new FieldgateServer(loadGatewayConfig(file));
   await server.start();
   return {

@@ -70,7 +70,7 @@ function nextConfig(users: Record<string, UserSpec>, security = SECURITY): Gatew
   const sub = join(dir, `reload${reloads++}`);
   mkdirSync(sub);
   const file = join(sub, "gateway.yaml");
-  writeFileSync(file, `server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ${gw.server.config.dataDir}\n${security}${usersYaml(users)}`);
+  writeFileSync(file, `server:\n  host: 127.0.0.1\n  port: 0\n  testNamespace: true\ndataDir: ${gw.server.config.dataDir}\n${security}${usersYaml(users)}`);
   return loadGatewayConfig(file);
 }
 
