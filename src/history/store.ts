@@ -241,7 +241,11 @@ export class HistoryStore {
 
   /** The series of a node, created (row and table) when new. */
   ensureSeries(nodeId: NodeId): Series {
-    const key = nodeIdToString(nodeId);
+    return this.ensureSeriesKey(nodeIdToString(nodeId));
+  }
+
+  /** The series of a NodeId's text form, created when new. */
+  ensureSeriesKey(key: string): Series {
     let s = this.byKey.get(key);
     if (s) return s;
     const id = this.db.transaction(() => {

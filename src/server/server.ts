@@ -325,8 +325,8 @@ export class FieldgateServer implements ServerCore {
     this.system.stop();
     await this.transport.close();
     await this.deviceRuntime.stop();
-    // After the transport: no HistoryRead is still running; queued samples are written first.
-    this.history.close();
+    // After the transport: no HistoryRead is still awaited; queued samples are written first.
+    await this.history.close();
     this.log.info("stopped");
   }
 }

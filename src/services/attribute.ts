@@ -8,6 +8,7 @@ import { UaStatusError } from "../ua/errors.js";
 import { TimestampsToReturn } from "../ua/generated/enums.js";
 import { AttributeIds, ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { applyIndexRange } from "../ua/numeric-range.js";
 import {
   decodeReadRequest,
   decodeWriteRequest,
@@ -18,7 +19,6 @@ import {
   type WriteRequest,
   type WriteResponse,
 } from "../ua/generated/types.js";
-import { applyIndexRange } from "./index-range.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
 import { checkOperationCount } from "./view.js";
 
