@@ -57,6 +57,11 @@ export class HistoryReadThread {
     this.options = options;
   }
 
+  /** Worker threads running (0 or 1). */
+  get threads(): number {
+    return this.link?.alive ? 1 : 0;
+  }
+
   /** Jobs waiting, and the one in the worker. */
   get pending(): number {
     return this.waiting.length + (this.current ? 1 : 0);

@@ -94,6 +94,11 @@ export class HistoryWriteThread implements HistorySink {
     this.stats = this.queue.stats;
   }
 
+  /** Worker threads running (0 or 1). */
+  get threads(): number {
+    return this.link?.alive ? 1 : 0;
+  }
+
   /** Samples waiting in the ring (the batch being written included). */
   get queued(): number {
     return this.queue.count;
@@ -228,8 +233,10 @@ export class HistoryWriteThread implements HistorySink {
 
   /** @internal The timer's work: the clock, then one batch and a maintenance step in the worker. */
   timerTick(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     this.dueAt = Infinity;
+    if (this.closed) return;
     // The answer re-arms the timer.
     if (this.ticking) return;
     try {
