@@ -1,8 +1,9 @@
 // One HistoryRead's reading, after the service has checked the request, each node's access and
 // its continuation point (services/history.ts): the nodes are read in order within one value
 // budget (maxValuesPerRead over all of them), each node's values get its index range and the
-// timestamps asked for, and are encoded as the HistoryData body of its result. The read worker
-// (read-worker.ts) runs this; it needs nothing but a store.
+// timestamps asked for, and are encoded as the HistoryData body of its result, all bodies one
+// after the other in one writer. The read worker (read-worker.ts) runs this; it needs nothing but
+// a store.
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { DataValue } from "../ua/builtins.js";
 import { TimestampsToReturn } from "../ua/generated/enums.js";
@@ -39,7 +40,11 @@ export interface HistoryReadJob {
 
 export interface NodeReadResult {
   readonly statusCode: number;
-  /** The HistoryData body (Part 11 §6.6.2) of the values read, encoded; absent with no values. */
+  /**
+   * The HistoryData body (Part 11 §6.6.2) of the values read, encoded; absent with no values.
+   * From the read worker: a view of memory it shares, valid until its next job starts (the
+   * service copies it into the response in the same turn).
+   */
   readonly historyData?: Uint8Array;
   /** Values in historyData. */
   readonly values: number;
@@ -47,15 +52,26 @@ export interface NodeReadResult {
   readonly cursor?: HistoryCursor;
 }
 
-/** Reads the job's nodes in order; `w` is a scratch writer (the bodies are copied out of it). */
-export function runReadJob(store: HistoryStore, job: HistoryReadJob, w: BinaryWriter): NodeReadResult[] {
+/** A NodeReadResult whose body is [start, end) of the bytes the job was encoded into. */
+export interface EncodedNodeResult extends Omit<NodeReadResult, "historyData"> {
+  readonly body?: readonly [number, number];
+}
+
+/** The results with their bodies as views of `bytes` (what the job's writer held). */
+export function withBodies(results: readonly EncodedNodeResult[], bytes: Uint8Array): NodeReadResult[] {
+  return results.map((r) => ({ statusCode: r.statusCode, values: r.values, cursor: r.cursor, historyData: r.body && bytes.subarray(r.body[0], r.body[1]) }));
+}
+
+/** Reads the job's nodes in order, encoding their bodies one after the other into `w` (reset first). */
+export function runReadJob(store: HistoryStore, job: HistoryReadJob, w: BinaryWriter): EncodedNodeResult[] {
   let budget = job.budget;
-  const out: NodeReadResult[] = new Array(job.nodes.length);
+  w.reset();
+  const out: EncodedNodeResult[] = new Array(job.nodes.length);
   for (let i = 0; i < job.nodes.length; i++) {
     const n = job.nodes[i];
     const s = store.findKey(n.key);
     if (s === undefined) {
-      out[i] = { statusCode: StatusCodes.GoodNoData, historyData: encodeValues(w, []), values: 0 };
+      out[i] = { statusCode: StatusCodes.GoodNoData, body: encodeValues(w, []), values: 0 };
       continue;
     }
     if (n.refused !== undefined) {
@@ -67,7 +83,7 @@ export function runReadJob(store: HistoryStore, job: HistoryReadJob, w: BinaryWr
     let values = outcome.values;
     if (n.indexRange !== undefined && n.indexRange !== "") values = values.map((v) => applyIndexRange(v, n.indexRange!));
     stamp(values, job.timestampsToReturn);
-    out[i] = { statusCode: outcome.statusCode, historyData: encodeValues(w, values), values: values.length, cursor: outcome.cursor };
+    out[i] = { statusCode: outcome.statusCode, body: encodeValues(w, values), values: values.length, cursor: outcome.cursor };
   }
   return out;
 }
@@ -95,11 +111,9 @@ function stamp(values: DataValue[], mode: TimestampsToReturn): void {
   }
 }
 
-/** The HistoryData body of `values`, in memory of its own (a worker hands it over as it is). */
-function encodeValues(w: BinaryWriter, values: DataValue[]): Uint8Array {
-  w.reset();
+/** Appends the HistoryData body of `values`; returns where it is. */
+function encodeValues(w: BinaryWriter, values: DataValue[]): [number, number] {
+  const start = w.pos;
   encodeHistoryData(w, { dataValues: values });
-  const body = new Uint8Array(w.pos);
-  body.set(w.buffer.subarray(0, w.pos));
-  return body;
+  return [start, w.pos];
 }

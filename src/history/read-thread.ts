@@ -10,18 +10,22 @@
 import type { ResourceLimits } from "node:worker_threads";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
+import { withBodies, type EncodedNodeResult, type HistoryReadJob, type NodeReadResult } from "./read-job.js";
 import { WorkerLink, workerFile, type Reply } from "./thread.js";
 
 export interface ReadWorkerData {
   readonly file: string;
   readonly cacheSize?: number;
+  /** Where the worker encodes the bodies. */
+  readonly bodies: SharedArrayBuffer;
 }
 
 export type ReadRequest = { readonly op: "read"; readonly job: HistoryReadJob } | { readonly op: "close" };
 
 export interface ReadReply extends Reply {
-  readonly results?: NodeReadResult[];
+  readonly results?: EncodedNodeResult[];
+  /** The worker's new, bigger memory for the bodies (with this job's in it). */
+  readonly bodies?: SharedArrayBuffer;
 }
 
 export interface ReadThreadOptions {
@@ -45,6 +49,8 @@ interface Waiting {
 }
 
 const DEFAULT_CACHE = 4 << 20;
+/** The bodies' shared memory to start with: a read of 100,000 Doubles is about 1.8 MB. */
+const BODIES = 4 << 20;
 
 export class HistoryReadThread {
   private readonly options: ReadThreadOptions;
@@ -52,6 +58,7 @@ export class HistoryReadThread {
   private readonly waiting: Waiting[] = [];
   private current: Waiting | undefined;
   private stopped = false;
+  private bodies: SharedArrayBuffer | undefined;
 
   constructor(options: ReadThreadOptions) {
     this.options = options;
@@ -80,7 +87,8 @@ export class HistoryReadThread {
     });
   }
 
-  private next(): void {
+  /** @internal Starts the next job that waits. */
+  next(): void {
     if (this.current !== undefined || this.stopped) return;
     const w = this.waiting.shift();
     if (w === undefined) return;
@@ -110,14 +118,18 @@ export class HistoryReadThread {
       this.options.onError?.(err);
       w.reject(new UaStatusError(code === "ERR_WORKER_OUT_OF_MEMORY" ? StatusCodes.BadOutOfMemory : StatusCodes.BadInternalError, err instanceof Error ? err.message : "no answer"));
     } else {
-      w.resolve(r.results);
+      if (r.bodies) this.bodies = r.bodies;
+      w.resolve(withBodies(r.results, new Uint8Array(this.bodies!)));
     }
-    this.next();
+    // The next job overwrites the bodies: it starts after this turn, in which the awaiting
+    // service has copied them into its response.
+    setImmediate(next, this);
   }
 
   private worker(): WorkerLink<ReadRequest, ReadReply> {
     if (this.link?.alive) return this.link;
-    const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE };
+    this.bodies = new SharedArrayBuffer(BODIES);
+    const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE, bodies: this.bodies };
     this.link = new WorkerLink<ReadRequest, ReadReply>(workerFile("read-worker"), data, { resourceLimits: this.options.resourceLimits });
     return this.link;
   }
@@ -142,4 +154,8 @@ export class HistoryReadThread {
     }
     await link.terminate();
   }
+}
+
+function next(reader: HistoryReadThread): void {
+  reader.next();
 }

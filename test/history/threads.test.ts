@@ -19,7 +19,7 @@ import { AccessLevel } from "../../src/address-space/ua-node.js";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "../../src/history/aggregates.js";
 import { GatewayHistory, type HistoryBackend } from "../../src/history/history.js";
-import { runReadJob, type HistoryReadJob } from "../../src/history/read-job.js";
+import { runReadJob, withBodies, type HistoryReadJob } from "../../src/history/read-job.js";
 import { HistoryReadThread } from "../../src/history/read-thread.js";
 import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryWriteThread } from "../../src/history/write-thread.js";
@@ -286,7 +286,7 @@ describe.skipIf(!built)("HistoryRead on the read worker", () => {
       maxContinuationPoints: threaded.maxContinuationPoints,
       maxValuesPerRead: threaded.maxValuesPerRead,
       aggregateDefaults: threaded.aggregateDefaults,
-      read: async (job: HistoryReadJob) => runReadJob(local.store, job, scratch),
+      read: async (job: HistoryReadJob) => withBodies(runReadJob(local.store, job, scratch), scratch.buffer),
     };
 
     const a = side(registry, threaded);
@@ -340,6 +340,22 @@ describe.skipIf(!built)("HistoryRead on the read worker", () => {
     expect(await outcome(reader.read(job))).toBe(StatusCodes.BadShutdown);
     expect(reader.threads).toBe(0);
     expect(reader.pending).toBe(0);
+  }, 60_000);
+
+  it("answers a read bigger than the memory it shares with the same bytes, and the reads after it", async () => {
+    const h = gatewayHistory("  maxValuesPerRead: 1000000\n");
+    h.writer.declare(node("t"));
+    const n = 300_000; // about 5.4 MB of HistoryData: more than the 4 MiB shared at the start
+    for (let i = 0; i < n; i++) h.writer.record(node("t"), dbl(i * 0.5, T0 + i));
+    h.writer.flushAll();
+    const job = (count: number): HistoryReadJob => ({ details: { kind: "raw", body: raw(T0, T0 + count, 0, false) }, timestampsToReturn: TimestampsToReturn.Both, budget: 1_000_000, nodes: [{ key: "ns=1;s=t" }, { key: "ns=1;s=t", indexRange: "0" }] });
+    const scratch = new BinaryWriter(Buffer.allocUnsafe(1 << 16), 1 << 30);
+    for (const count of [1000, n, 2000]) {
+      const got = await h.read(job(count));
+      const expected = withBodies(runReadJob(h.store, job(count), scratch), scratch.buffer);
+      expect(got.map((r) => r.values)).toEqual(expected.map((r) => r.values));
+      for (let k = 0; k < got.length; k++) expect(Buffer.from(got[k].historyData!).equals(Buffer.from(expected[k].historyData!)), `${count} values, node ${k}`).toBe(true);
+    }
   }, 60_000);
 
   it("a worker out of its heap fails its request (BadOutOfMemory); the next read gets a new worker", async () => {
