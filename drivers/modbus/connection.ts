@@ -4,7 +4,7 @@
 // link (link.ts) is told when the connection opens, fails to open, or is lost, and decides what
 // happens to the requests waiting on it.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 import type { ResolvedLinkOptions } from "./options.js";
 import { attach, createSerial, detach, openSerial, openTcp } from "./streams.js";
 import type { LinkStream, StreamOwner } from "./streams.js";

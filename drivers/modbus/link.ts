@@ -18,8 +18,8 @@
 // the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
 // functions that reach the connection through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
-import type { BlockRequest, Driver } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
+import type { BlockRequest, Driver } from "../../src/devices/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
   checkResponsePdu, decodeReadData, exceptionError, isBusyException, isGatewayException,

@@ -2,7 +2,7 @@
 // below) and the serial-line CRC (Modbus over Serial Line V1.02, "serial spec"): request
 // encoding, expected response sizes, response decoding, exception mapping. No I/O here.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 
 export const enum FunctionCode {
   ReadCoils = 1,

@@ -9,7 +9,7 @@ import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
-import { DeviceRuntime, type ApplyReport } from "../sampling/device-runtime.js";
+import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { startSimulator } from "../../drivers/simulator/index.js";
 import { systemClock } from "../sampling/clock.js";

@@ -13,7 +13,7 @@ import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { FakeDriver } from "../devices/fake-driver.js";
 import { validateFileCached } from "../../src/config/validated-cache.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { benchDeviceMap, parseDevicesOptions } from "../../bench/scenarios/devices.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
-import { DevicePoller } from "../../src/sampling/poll-group.js";
+import { DevicePoller } from "../../src/devices/poll-group.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { FakeDriver } from "./fake-driver.js";
 

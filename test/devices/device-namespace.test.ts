@@ -11,7 +11,7 @@ import { deviceMapSchema, type DeviceMap } from "../../src/config/device-map.js"
 import { validateYaml } from "../../src/config/load.js";
 import type { HistorySink } from "../../src/history/sink.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime, type ModbusLinkOptions } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime, type ModbusLinkOptions } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, IdType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type NodeId } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../../src/ua/generated/node-ids.js";

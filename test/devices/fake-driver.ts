@@ -1,5 +1,5 @@
 // A Driver over plain arrays, for poll-group tests: exact control of failures, no sockets.
-import { DriverError, type BlockRequest, type DataArea, type Driver, type DriverHealth } from "../../src/sampling/driver.js";
+import { DriverError, type BlockRequest, type DataArea, type Driver, type DriverHealth } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 
 export class FakeDriver implements Driver {

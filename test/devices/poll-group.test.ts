@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deviceMapSchema, type DeviceConfig } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DevicePoller, type PolledTag, type TagSink } from "../../src/sampling/poll-group.js";
+import { DevicePoller, type PolledTag, type TagSink } from "../../src/devices/poll-group.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";

@@ -10,7 +10,7 @@ import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime, type ModbusLinkOptions } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime, type ModbusLinkOptions } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";

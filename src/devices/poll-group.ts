@@ -22,10 +22,10 @@ import type { DataValue, StatusCode, Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
 import { blockOf, planBlocks, type Block, type Placed } from "./block-plan.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../sampling/clock.js";
 import { DriverError, type DataArea, type Driver } from "./driver.js";
-import type { LatenessHistogram } from "./lateness.js";
-import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "./scheduler.js";
+import type { LatenessHistogram } from "../sampling/lateness.js";
+import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
 import { compileTag, decodeRaw, decodeValue, encodeValue, Kind, variantOf, type CodecTag } from "./tag-codec.js";
 
 /** Where polled values go (the device namespace). Called for every new value or status. */

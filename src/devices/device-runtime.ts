@@ -8,11 +8,11 @@
 // A device whose settings or link changed is stopped and started again with the new ones; its
 // unchanged tag nodes stay (device-namespace.ts).
 import type { BusConfig, DeviceConfig, DeviceMap } from "../config/device-map.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../sampling/clock.js";
 import type { Driver } from "./driver.js";
-import { LatenessHistogram } from "./lateness.js";
+import { LatenessHistogram } from "../sampling/lateness.js";
 import { DevicePoller, type TagSink } from "./poll-group.js";
-import type { DeadlineScheduler } from "./scheduler.js";
+import type { DeadlineScheduler } from "../sampling/scheduler.js";
 
 /** The options of drivers/modbus's openModbusLink (issue 4 part B). */
 export interface ModbusLinkOptions {
