@@ -14,7 +14,8 @@ import { builtinDrivers } from "../devices/builtin-drivers.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
-import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
+import { loopTrace } from "../sampling/loop-trace.js";
+import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
@@ -79,6 +80,18 @@ function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Pa
   };
 }
 
+/** The poll groups of the running devices, for the diagnostics namespace. */
+function pollGroupReports(runtime: DeviceRuntime): PollGroupReport[] {
+  const out: PollGroupReport[] = [];
+  for (const p of runtime.pollers()) {
+    for (const g of p.groups) {
+      const s = g.scheduled;
+      out.push({ device: p.name, interval: g.interval, samples: s?.samples ?? 0, skipped: s?.skipped ?? 0, overruns: s?.overruns ?? 0, backedOff: g.backedOff });
+    }
+  }
+  return out;
+}
+
 export class FieldgateServer implements ServerCore {
   readonly config: GatewayConfig;
   readonly limits: Readonly<ServiceLimits>;
@@ -92,7 +105,7 @@ export class FieldgateServer implements ServerCore {
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
-  readonly scheduler = new DeadlineScheduler(systemClock);
+  readonly scheduler = new DeadlineScheduler(systemClock, loopTrace);
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
@@ -165,9 +178,13 @@ export class FieldgateServer implements ServerCore {
       values: this.values,
       drivers: builtinDrivers(),
       log,
+      trace: loopTrace,
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
-    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
+    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock, {
+      trace: loopTrace,
+      pollGroups: () => pollGroupReports(this.deviceRuntime),
+    });
     feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
     // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
@@ -204,6 +221,7 @@ export class FieldgateServer implements ServerCore {
       serverUri: config.server.applicationUri,
       policies: this.policies,
       handshakes: this.handshakes,
+      timer: loopTrace,
     });
   }
 
@@ -255,6 +273,7 @@ export class FieldgateServer implements ServerCore {
   }
 
   async start(): Promise<void> {
+    loopTrace.start();
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
@@ -337,6 +356,7 @@ export class FieldgateServer implements ServerCore {
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();
+    loopTrace.stop();
     this.log.info("stopped");
   }
 }
