@@ -15,6 +15,7 @@ import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { Histogram } from "../client/histogram.js";
 import { runModuleLoad } from "../harness/load-process.js";
 import { findTaskset } from "../harness/proc.js";
@@ -44,8 +45,10 @@ interface LoopServer {
 
 function startServer(ctx: BenchContext, params: LoopServerParams): LoopServer {
   const script = join(ctx.root, "dist/bench/scenarios/history-loop-server.js");
-  // The gateway's own node flags (src/cli.ts): V8 for small devices, compiles on the thread that runs the code.
-  const node = [process.execPath, "--optimize-for-size", "--no-concurrent-recompilation", script, JSON.stringify(params)];
+  // The gateway's own V8 flags (src/runtime-flags.ts), for both checkouts alike: the figures
+  // compare the history, not the flags; FIELDGATE_BENCH_NODE_FLAGS adds some, as for the target.
+  const extra = (process.env.FIELDGATE_BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+  const node = [process.execPath, ...GATEWAY_NODE_FLAGS, ...extra, script, JSON.stringify(params)];
   const taskset = ctx.serverCpu !== undefined ? findTaskset() : null;
   const cmd = taskset ? [taskset, "-c", String(ctx.serverCpu), ...node] : node;
   const child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
