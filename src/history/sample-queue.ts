@@ -12,7 +12,7 @@
 // plant without NTP) is then trusted as it is. A full ring drops the oldest held samples, a stop
 // before the clock is known drops all of them; both are counted in `dropped`.
 import type { DataValue, NodeId, Variant } from "../ua/builtins.js";
-import { IdType } from "../ua/builtins.js";
+import { BuiltinType, IdType, VariantArrayType } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
 import { SampleRing } from "./sample-ring.js";
@@ -77,6 +77,9 @@ export interface QueuedSeries {
   /** The last value recorded, for on-change and deadband filtering. */
   lastValue: Variant | undefined;
   lastStatus: number;
+  /** The same as a number and its type, when it was a numeric scalar (-1: it was not). */
+  lastType: number;
+  lastNumber: number;
 }
 
 export const DEFAULT_CLOCK_SYNC_WAIT = 300_000;
@@ -138,7 +141,7 @@ export class SampleQueue {
     let s = this.byKey.get(key);
     const isNew = s === undefined;
     if (s === undefined) {
-      s = { index: this.series.length, key, onChangeOnly: false, deadband: 0, lastValue: undefined, lastStatus: -1 };
+      s = { index: this.series.length, key, onChangeOnly: false, deadband: 0, lastValue: undefined, lastStatus: -1, lastType: -1, lastNumber: NaN };
       this.series.push(s);
       this.byKey.set(key, s);
       if (nodeId.idType === IdType.Numeric || nodeId.idType === IdType.String) {
@@ -173,32 +176,65 @@ export class SampleQueue {
     }
     s.lastValue = v;
     s.lastStatus = st;
-    this.stats.recorded++;
-    const ring = this.ring;
-    const cap = ring.capacity;
-    if (this.count === cap) {
-      this.stats.dropped++;
-      // Full: the oldest unflushed sample makes room (DESIGN: never unbounded memory), unless a
-      // worker is writing it right now.
-      if (this.inFlight > 0) return;
-      ring.release(this.head);
-      this.head = this.head + 1 === cap ? 0 : this.head + 1;
-      this.count--;
-    }
-    let i = this.head + this.count;
-    if (i >= cap) i -= cap;
-    let ts = dv.sourceTimestamp ?? dv.serverTimestamp ?? this.now();
-    // Samples are stamped by this gateway's clock as they arrive: moved to the monotonic clock,
-    // a stamp made before or after the step (however late the probe notices it) is right.
-    if (this.holding) ts += this.monotonic() - this.now();
+    const x = v?.arrayType === VariantArrayType.Scalar ? v.value : undefined;
+    s.lastType = typeof x === "number" ? v!.dataType : typeof x === "boolean" ? BuiltinType.Boolean : -1;
+    s.lastNumber = typeof x === "number" ? x : x === true ? 1 : 0;
+    const i = this.slot();
+    if (i < 0) return;
     try {
-      ring.put(i, s.index, ts, st, v, this.encode);
+      this.ring.put(i, s.index, this.stamp(dv.sourceTimestamp ?? dv.serverTimestamp), st, v, this.encode);
     } catch {
       // A value its own type refuses (the codec throws) would fail every batch it is in.
       this.stats.dropped++;
       return;
     }
     this.count++;
+  }
+
+  /** push() of a numeric scalar, without a DataValue (HistorySink.recordNumber). */
+  pushNumber(s: QueuedSeries, type: number, x: number, st: number, sourceTimestamp: number): void {
+    if (s.onChangeOnly && st === s.lastStatus && type === s.lastType) {
+      const y = s.lastNumber;
+      if (s.deadband > 0 ? Math.abs(x - y) <= s.deadband : x === y || (x !== x && y !== y)) {
+        this.stats.filtered++;
+        return;
+      }
+    }
+    s.lastValue = undefined;
+    s.lastStatus = st;
+    s.lastType = type;
+    s.lastNumber = x;
+    const i = this.slot();
+    if (i < 0) return;
+    this.ring.putNumber(i, s.index, this.stamp(sourceTimestamp), st, type, x);
+    this.count++;
+  }
+
+  /** Counts a recorded sample and finds its slot (making room when full); -1: dropped. */
+  private slot(): number {
+    this.stats.recorded++;
+    const cap = this.ring.capacity;
+    if (this.count === cap) {
+      this.stats.dropped++;
+      // Full: the oldest unflushed sample makes room (DESIGN: never unbounded memory), unless a
+      // worker is writing it right now.
+      if (this.inFlight > 0) return -1;
+      this.ring.release(this.head);
+      this.head = this.head + 1 === cap ? 0 : this.head + 1;
+      this.count--;
+    }
+    const i = this.head + this.count;
+    return i >= cap ? i - cap : i;
+  }
+
+  /**
+   * The time a sample is queued at. Samples are stamped by this gateway's clock as they arrive:
+   * moved to the monotonic clock while holding, a stamp made before or after the step (however
+   * late the probe notices it) is right.
+   */
+  private stamp(ts: number | undefined): number {
+    const t = ts ?? this.now();
+    return this.holding ? t + this.monotonic() - this.now() : t;
   }
 
   /** The `n` samples at the head were committed (or are given up): their slots are free. */

@@ -2,7 +2,7 @@
 // memory a worker thread can read as it is (the arrays may sit on one SharedArrayBuffer).
 //
 // A numeric scalar (Boolean .. Double, DateTime, StatusCode) is kept in `num`, or in `big` for
-// Int64/UInt64 (the same 8 bytes); any other value (arrays, strings, a value that does not fit
+// Int64/UInt64 given as bigints (the same 8 bytes; as numbers below 2^53 they stay in `num`); any other value (arrays, strings, a value that does not fit
 // its type) is kept whole in `other`, by slot: as the Variant itself when the thread that
 // records is the one that writes, as its binary Variant encoding when a worker writes.
 import { BuiltinType, VariantArrayType, type Variant } from "../ua/builtins.js";
@@ -112,6 +112,17 @@ export class SampleRing {
     }
   }
 
+  /** Fills slot i with a numeric scalar of `type` (Boolean as 0/1, Int64/UInt64 below 2^53). */
+  putNumber(i: number, series: number, ts: number, status: number, type: number, x: number): void {
+    if (this.form[i] >= ValueForm.OtherScalar) this.other.delete(i);
+    this.series[i] = series;
+    this.ts[i] = ts;
+    this.status[i] = status;
+    this.type[i] = type;
+    this.form[i] = ValueForm.Number;
+    this.num[i] = x;
+  }
+
   /** Lets go of what slot i keeps outside the arrays (a flushed or dropped sample). */
   release(i: number): void {
     if (this.form[i] >= ValueForm.OtherScalar) this.other.delete(i);
@@ -123,6 +134,7 @@ export class SampleRing {
     const type = this.type[i];
     let value: unknown;
     if (this.form[i] === ValueForm.BigInt) value = type === BuiltinType.UInt64 ? this.ubig[i] : this.big[i];
+    else if (type === BuiltinType.Int64 || type === BuiltinType.UInt64) value = BigInt(this.num[i]);
     else value = type === BuiltinType.Boolean ? this.num[i] !== 0 : this.num[i];
     return { dataType: type, arrayType: VariantArrayType.Scalar, value };
   }

@@ -299,7 +299,7 @@ export class HistoryStore {
             return i32[0];
           case BuiltinType.Int64:
           case BuiltinType.UInt64:
-            return ring.big[i];
+            return form === ValueForm.BigInt ? ring.big[i] : ring.num[i];
           default: {
             // SQLite stores NaN as NULL: keep it in the Variant form instead.
             const x = ring.num[i];

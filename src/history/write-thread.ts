@@ -14,7 +14,7 @@
 import type { ResourceLimits } from "node:worker_threads";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeVariant } from "../ua/builtin-codec.js";
-import type { DataValue, NodeId, Variant } from "../ua/builtins.js";
+import type { BuiltinType, DataValue, NodeId, StatusCode, Variant } from "../ua/builtins.js";
 import type { MaintenanceOptions } from "./maintenance.js";
 import { SampleQueue, type HistoryWriterStats, type StorageOptions } from "./sample-queue.js";
 import { SampleRing } from "./sample-ring.js";
@@ -127,6 +127,14 @@ export class HistoryWriteThread implements HistorySink {
     const s = this.queue.seriesOf(nodeId);
     if (s === undefined) return;
     this.queue.push(s, value);
+    if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
+  }
+
+  recordNumber(nodeId: NodeId, dataType: BuiltinType, value: number, statusCode: StatusCode, sourceTimestamp: number): void {
+    if (this.closed) return;
+    const s = this.queue.seriesOf(nodeId);
+    if (s === undefined) return;
+    this.queue.pushNumber(s, dataType, value, statusCode, sourceTimestamp);
     if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
   }
 

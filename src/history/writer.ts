@@ -10,7 +10,7 @@
 // keep up. Retention (by age and by size) and the moves of staged samples run in the same ticks
 // with a row budget per tick (maintenance.ts). Age retention waits for the clock too: a clock
 // ahead of time would delete recent history.
-import type { DataValue, NodeId } from "../ua/builtins.js";
+import type { BuiltinType, DataValue, NodeId, StatusCode } from "../ua/builtins.js";
 import { StoreMaintenance, type MaintenanceOptions } from "./maintenance.js";
 import { SampleQueue, type HistoryWriterStats, type SampleQueueOptions, type StorageOptions } from "./sample-queue.js";
 import type { HistorySink } from "./sink.js";
@@ -76,6 +76,14 @@ export class HistoryWriter implements HistorySink {
     const s = this.queue.seriesOf(nodeId);
     if (s === undefined) return;
     this.queue.push(s, value);
+    if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
+  }
+
+  recordNumber(nodeId: NodeId, dataType: BuiltinType, value: number, statusCode: StatusCode, sourceTimestamp: number): void {
+    if (this.closed) return;
+    const s = this.queue.seriesOf(nodeId);
+    if (s === undefined) return;
+    this.queue.pushNumber(s, dataType, value, statusCode, sourceTimestamp);
     if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
   }
 
