@@ -161,6 +161,8 @@ export async function runHistoryReadLoad(p: HistoryReadLoadParams): Promise<Hist
         try {
           const page = await historyRead(ch, request(ch, nodeId, p), verify ? verifyPage(p.startTime, p.endTime, 0) : parsePage);
           if (page.status >>> 30 !== 0) throw new Error(statusCodeName(page.status));
+          // GoodNoData included: the values are gone (retention), or the range misses them.
+          if (page.values === 0) throw new Error(`no values (${statusCodeName(page.status)})`);
           if (recording) {
             latency.record(Math.round((performance.now() - t0) * 1000));
             reads++;
