@@ -367,6 +367,8 @@ export class EdgeNode implements CacheObserver {
   private async connected(epoch: number): Promise<void> {
     const s = this.session;
     if (epoch !== this.epoch || s === undefined) return;
+    // §4.2.1.1 tck-id-topics-nbirth-bdseq-increment: this CONNECT's bdSeq is used; the next is one more.
+    this.store.usedBdSeq(this.bdSeq);
     const topics = [this.topics.ncmd, `${this.topics.dcmdPrefix}+`];
     if (this.host) topics.push(this.host.topic);
     try {

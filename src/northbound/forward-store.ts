@@ -156,14 +156,17 @@ export class ForwardStore {
   }
 
   /**
-   * The bdSeq for the next MQTT CONNECT: one more than the last one (0 after 255, and 0 for a
-   * new store), written before it is used so that a crash cannot reuse it.
+   * The bdSeq for the next MQTT CONNECT: one more than the last one that reached the broker (0
+   * after 255, and 0 for a new store). Attempts that never got a CONNACK reuse it.
    */
   nextBdSeq(): number {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'bdSeq'").raw(true).get() as [number] | undefined;
-    const next = row === undefined ? 0 : (row[0] + 1) & 255;
-    this.db.prepare("INSERT INTO meta(key, value) VALUES ('bdSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(next);
-    return next;
+    return row === undefined ? 0 : (row[0] + 1) & 255;
+  }
+
+  /** The broker took a CONNECT with `bdSeq` in its will: the next one must differ (written before the NBIRTH). */
+  usedBdSeq(bdSeq: number): void {
+    this.db.prepare("INSERT INTO meta(key, value) VALUES ('bdSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(bdSeq);
   }
 
   /** The id values of (device, tag) are stored under, made once. */

@@ -150,7 +150,7 @@ export function tahuEncode(p: unknown): Buffer {
 export class HostApp {
   readonly received: Received[] = [];
   client!: MqttClient;
-  private readonly timestamp = Date.now();
+  private stateTimestamp = 0;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -158,9 +158,10 @@ export class HostApp {
     readonly hostId?: string,
   ) {}
 
+  /** Connects (again: the messages received so far are kept), with a new STATE timestamp. */
   async connect(): Promise<void> {
     const stateTopic = this.hostId === undefined ? undefined : `spBv1.0/STATE/${this.hostId}`;
-    const ts = Date.now();
+    const ts = (this.stateTimestamp = Math.max(Date.now(), this.stateTimestamp + 1));
     this.client = mqtt.connect(this.url, {
       clientId: `host-${this.hostId ?? "plain"}-${process.pid}-${Math.random().toString(16).slice(2)}`,
       clean: true,
@@ -168,6 +169,7 @@ export class HostApp {
       will: stateTopic ? { topic: stateTopic, payload: Buffer.from(JSON.stringify({ online: false, timestamp: ts })), qos: 1, retain: true } : undefined,
     });
     this.client.on("message", (topic, payload) => this.onMessage(topic, payload));
+    this.client.on("error", () => undefined);
     await new Promise<void>((resolve, reject) => {
       this.client.once("connect", () => resolve());
       this.client.once("error", reject);
@@ -184,8 +186,9 @@ export class HostApp {
   }
 
   async close(): Promise<void> {
+    if (this.client === undefined) return;
     if (this.hostId !== undefined && this.client.connected) {
-      await this.client.publishAsync(`spBv1.0/STATE/${this.hostId}`, JSON.stringify({ online: false, timestamp: this.timestamp }), { qos: 1, retain: true });
+      await this.client.publishAsync(`spBv1.0/STATE/${this.hostId}`, JSON.stringify({ online: false, timestamp: this.stateTimestamp }), { qos: 1, retain: true });
     }
     await this.client.endAsync();
   }
