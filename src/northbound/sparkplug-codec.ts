@@ -170,9 +170,11 @@ export class PayloadWriter {
   }
 
   /**
-   * A number as the value of a metric of `type`: Int8..Int32 and UInt8..UInt32 in int_value
+   * A number as the value of a metric of `type`: Int8..Int32, UInt8 and UInt16 in int_value
    * (signed ones as their 32-bit two's complement, §6.4.17), Int64/UInt64/DateTime in long_value
-   * (Int64 as its 64-bit two's complement), Float, Double, Boolean (0 = false).
+   * (Int64 as its 64-bit two's complement), Float, Double, Boolean (0 = false). UInt32 goes in
+   * long_value, where Eclipse Tahu's encoders put it and its JavaScript decoder looks for it
+   * (§6.4.17 names uint32; a UInt32 fits either, and our command decoder reads both).
    */
   numberValue(type: DataType, n: number): void {
     this.valueOf(type, n, MetricField.IntValue, MetricField.LongValue, MetricField.FloatValue, MetricField.DoubleValue, MetricField.BooleanValue);
@@ -229,8 +231,11 @@ export class PayloadWriter {
       case DataType.Int32:
       case DataType.UInt8:
       case DataType.UInt16:
-      case DataType.UInt32:
         this.key(intField, VARINT);
+        this.varint(n >>> 0);
+        return;
+      case DataType.UInt32:
+        this.key(longField, VARINT);
         this.varint(n >>> 0);
         return;
       case DataType.Int64:
