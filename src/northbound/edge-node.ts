@@ -256,6 +256,8 @@ export class EdgeNode implements CacheObserver {
     switch (rec.session) {
       case DeviceSession.Born:
         this.flush(rec);
+        // Changes stored while the broker was congested go out as soon as it takes data again.
+        if (!this.replayer.active && this.store.waiting > 0 && this.session?.congested === false) this.replayer.start(this.epoch);
         // §5.7 tck-id-operational-behavior-device-ddeath: a device that no longer answers dies.
         if (demoted) this.publishDeath(rec);
         return;
