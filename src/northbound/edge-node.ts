@@ -144,6 +144,7 @@ export class EdgeNode implements CacheObserver {
       {
         current: (epoch) => epoch === this.epoch && this.phase === "online",
         record: (name) => this.table.get(name),
+        congested: () => this.session?.congested ?? false,
         publishData: (rec, w) => this.publishBody(this.topicsOf(rec).ddata, w),
         now: Date.now,
         log: (m) => options.log.info(`northbound: ${m}`),

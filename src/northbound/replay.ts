@@ -21,6 +21,8 @@ export interface ReplayHost {
   /** Whether the session this replay belongs to is still the current, born one. */
   current(epoch: number): boolean;
   record(device: string): DeviceRecord | undefined;
+  /** The broker does not take data as fast as it is sent: wait before sending more. */
+  congested(): boolean;
   /** Publishes a DDATA of `rec` (the writer holds its body; the host adds seq and copies it); false when not connected. */
   publishData(rec: DeviceRecord, w: PayloadWriter): boolean;
   now(): number;
@@ -76,6 +78,11 @@ export class Replayer {
     this.timer = undefined;
     if (!this.host.current(epoch)) {
       this.running = false;
+      return;
+    }
+    if (this.host.congested()) {
+      // Backpressure: stored changes wait on disk, not in the MQTT client's memory.
+      this.schedule(epoch, 20);
       return;
     }
     const t = performance.now();
