@@ -16,7 +16,7 @@ import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DeviceConfig } from "../config/device-map.js";
 import type { DeviceState } from "../devices/device-poller.js";
 import type { CacheObserver, ValueCache } from "../values/value-cache.js";
-import { BDSEQ, encodeDBirthSlice, encodeNBirth, encodeNDeath, SLICE_MS } from "./births.js";
+import { encodeDBirthSlice, encodeNBirth, encodeNDeath, SLICE_MS } from "./births.js";
 import { CommandHandler } from "./commands.js";
 import type { SparkplugConfig } from "./config.js";
 import { encodeChanges, storeChanges } from "./device-data.js";
@@ -27,6 +27,7 @@ import { counterMetric, systemMetrics, type NodeMetric } from "./node-metrics.js
 import { parseState, PrimaryHostTracker } from "./primary-host.js";
 import { Replayer } from "./replay.js";
 import { PayloadWriter } from "./sparkplug-codec.js";
+import { DeviceTopicCache, nodeTopics, type DeviceTopics, type NodeTopics } from "./topics.js";
 
 export type EdgePhase = "stopped" | "connecting" | "waiting for primary host" | "birthing" | "online" | "backing off";
 
@@ -68,8 +69,6 @@ export interface EdgeNodeStatus {
   readonly commandsRefused: number;
 }
 
-const SPB = "spBv1.0";
-
 export class EdgeNode implements CacheObserver {
   readonly config: SparkplugConfig;
   readonly store: ForwardStore;
@@ -84,8 +83,8 @@ export class EdgeNode implements CacheObserver {
   private readonly replayer: Replayer;
   private readonly host: PrimaryHostTracker | undefined;
   private readonly nodeMetrics: NodeMetric[];
-  private readonly topics: { nbirth: string; ndeath: string; ndata: string; ncmd: string; dcmdPrefix: string };
-  private readonly deviceTopics = new Map<string, { dbirth: string; ddata: string; ddeath: string }>();
+  private readonly topics: NodeTopics;
+  private readonly deviceTopics: DeviceTopicCache;
   private session: MqttSession | undefined;
   private phase: EdgePhase = "stopped";
   private epoch = 0;
@@ -108,14 +107,8 @@ export class EdgeNode implements CacheObserver {
     this.config = options.config;
     this.values = options.values;
     const c = options.config;
-    const node = `${c.groupId}/%/${c.edgeNodeId}`;
-    this.topics = {
-      nbirth: `${SPB}/${node.replace("%", "NBIRTH")}`,
-      ndeath: `${SPB}/${node.replace("%", "NDEATH")}`,
-      ndata: `${SPB}/${node.replace("%", "NDATA")}`,
-      ncmd: `${SPB}/${node.replace("%", "NCMD")}`,
-      dcmdPrefix: `${SPB}/${node.replace("%", "DCMD")}/`,
-    };
+    this.topics = nodeTopics(c.groupId, c.edgeNodeId);
+    this.deviceTopics = new DeviceTopicCache(c.groupId, c.edgeNodeId);
     this.store = new ForwardStore(options.storeFile, {
       maxAge: c.storeAndForward.maxAge,
       maxSize: c.storeAndForward.maxSize,
@@ -220,7 +213,7 @@ export class EdgeNode implements CacheObserver {
     const online = this.phase === "online";
     for (const rec of removed) {
       if (online && rec.session === DeviceSession.Born) this.publishDeath(rec);
-      this.deviceTopics.delete(rec.name);
+      this.deviceTopics.forget(rec.name);
     }
     for (const rec of [...added, ...changed]) {
       if (online && this.o.deviceState(rec.name) !== "demoted") this.queueBirth(rec, this.epoch);
@@ -597,15 +590,8 @@ export class EdgeNode implements CacheObserver {
     return { topic: this.topics.ndeath, payload: encodeNDeath(this.nodeWriter, this.bdSeq, Date.now()) };
   }
 
-  private topicsOf(rec: DeviceRecord): { dbirth: string; ddata: string; ddeath: string } {
-    let t = this.deviceTopics.get(rec.name);
-    if (t === undefined) {
-      const base = `${SPB}/${this.config.groupId}/%/${this.config.edgeNodeId}/${rec.name}`;
-      t = { dbirth: base.replace("%", "DBIRTH"), ddata: base.replace("%", "DDATA"), ddeath: base.replace("%", "DDEATH") };
-      this.deviceTopics.set(rec.name, t);
-    }
-    return t;
+  private topicsOf(rec: DeviceRecord): DeviceTopics {
+    return this.deviceTopics.of(rec.name);
   }
 }
 
-export { BDSEQ };
