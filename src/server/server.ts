@@ -15,6 +15,7 @@ import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { loopTrace } from "../sampling/loop-trace.js";
+import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
@@ -40,6 +41,7 @@ import { clockSynchronized } from "./systemd-notify.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
+import { Northbound } from "../northbound/northbound.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -119,6 +121,8 @@ export class FieldgateServer implements ServerCore {
   deviceMap: DeviceMap | undefined;
   private readonly benchMap: DeviceMap | undefined;
   readonly diagnostics: DiagnosticsNamespace;
+  /** The Sparkplug B edge node of `northbound.sparkplug` (nothing runs without the section). */
+  readonly northbound: Northbound;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
   /** The policy/mode pairs of the endpoints (None first when offered). */
@@ -199,6 +203,14 @@ export class FieldgateServer implements ServerCore {
       pollLateness: this.deviceRuntime.pollLateness,
       history: this.history.writer,
     });
+    this.northbound = new Northbound({
+      values: this.values,
+      devices: this.devices,
+      runtime: this.deviceRuntime,
+      deviceMap: () => this.deviceMap,
+      dataDir: config.dataDir,
+      log,
+    });
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
@@ -206,6 +218,8 @@ export class FieldgateServer implements ServerCore {
       maxArrayLength: l.maxArrayLength,
     };
     const dispatcher = new Dispatcher(this, SERVICES, decodingLimits, log);
+    const governor = new LoopGovernor(this.scheduler, loopTrace);
+    dispatcher.yieldPoint = () => governor.between();
     const sec = config.security;
     this.offers = endpointOffers(
       this.securePolicyNames().map((n) => POLICY_ALGORITHMS[n]),
@@ -221,7 +235,7 @@ export class FieldgateServer implements ServerCore {
       serverUri: config.server.applicationUri,
       policies: this.policies,
       handshakes: this.handshakes,
-      timer: loopTrace,
+      timer: governor,
     });
   }
 
@@ -282,6 +296,7 @@ export class FieldgateServer implements ServerCore {
     this.system.start(this.scheduler);
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
+    await this.northbound.apply(this.config.northbound);
     this.listening = true;
   }
 
@@ -305,6 +320,7 @@ export class FieldgateServer implements ServerCore {
     this.deviceMap = result.value;
     const report = await this.deviceRuntime.apply(result.value);
     this.logApply(report);
+    this.northbound.devicesChanged();
     return { ok: true, issues: [], report };
   }
 
@@ -315,6 +331,8 @@ export class FieldgateServer implements ServerCore {
    */
   reloadConfig(next: GatewayConfig): { readonly restartNeeded: readonly string[]; readonly users?: UserReloadReport } {
     const restartNeeded = changesNeedingRestart(this.config, next);
+    // The northbound section applies at once (an edge node with the new settings replaces the old).
+    this.northbound.apply(next.northbound).catch((err: unknown) => this.log.warn(`reload: northbound: ${err instanceof Error ? err.message : String(err)}`));
     if (restartNeeded.length > 0) this.log.warn(`reload: ${restartNeeded.join(", ")} changed in the gateway config: takes effect at the next restart`);
     if (restartNeeded.includes("security")) {
       this.log.warn("reload: users not reloaded either: they go with the security section at the next restart");
@@ -353,6 +371,8 @@ export class FieldgateServer implements ServerCore {
     this.handshakes.clear();
     this.system.stop();
     await this.transport.close();
+    // Before the devices: the edge node's NDEATH goes out, and its store takes the last changes.
+    await this.northbound.stop();
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still awaited; queued samples are written first.
     await this.history.close();
