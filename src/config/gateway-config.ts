@@ -22,6 +22,7 @@ import {
   type Infer,
 } from "./schema.js";
 import { historySchema } from "../history/config.js";
+import { updateSchema } from "../update/config.js";
 import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
 import { ROLES } from "../server/roles.js";
 
@@ -358,6 +359,7 @@ export const gatewaySchema = object(
     limits,
     transport,
     history: historySchema,
+    update: updateSchema,
   },
   {
     description: "fieldgate gateway configuration.",
@@ -388,4 +390,5 @@ export type UsersConfig = GatewayConfig["users"];
 export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
+export type UpdateSection = GatewayConfig["update"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

@@ -30,6 +30,7 @@ import { decodeVariant, encodeVariant } from "../ua/builtin-codec.js";
 import { BuiltinType, VariantArrayType, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
+import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
@@ -99,6 +100,44 @@ export interface HistoryStoreOptions {
   cacheSize?: number;
 }
 
+/**
+ * The schema version rule of src/history/schema-version.ts: a database that a newer build
+ * migrated stays open to this one while that build says that this one can read it
+ * (`readable_from` in the table `schema`); otherwise it is refused with what to do, never
+ * misread. user_version 0 is a new database or one from before versions were stamped (the
+ * same layout as version 1).
+ */
+function checkSchema(db: Db, path: string): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version <= HISTORY_SCHEMA_VERSION) return;
+  const row = hasTable(db, "schema") ? (db.prepare("SELECT readable_from FROM schema").raw(true).get() as number[] | undefined) : undefined;
+  const readableFrom = row?.[0] ?? version;
+  if (readableFrom > HISTORY_SCHEMA_VERSION) {
+    db.close();
+    throw new Error(
+      `history database ${path} has schema ${version}, readable by builds of schema ${readableFrom} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: ` +
+        "run the version that wrote it, or move the file away to start a new history",
+    );
+  }
+}
+
+function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/** Stamps a new or older database with this build's version; a newer one keeps its own. */
+function stampSchema(db: Db): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version >= HISTORY_SCHEMA_VERSION) return;
+  // Migrations from version N to N + 1 go here, in order, each in the transaction below.
+  db.transaction(() => {
+    db.exec("CREATE TABLE IF NOT EXISTS schema(readable_from INTEGER NOT NULL)");
+    db.exec("DELETE FROM schema");
+    db.prepare("INSERT INTO schema(readable_from) VALUES (?)").run(HISTORY_SCHEMA_READABLE_FROM);
+    db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION}`);
+  })();
+}
+
 /** Staged rows moved per transaction. */
 const COMPACT_CHUNK = 20_000;
 /** Rows deleted per statement (and transaction) by retention. */
@@ -154,6 +193,7 @@ export class HistoryStore {
     db.pragma(`journal_size_limit = ${this.walBudget}`);
     this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
     this.applyPageLimit();
+    checkSchema(db, path);
     db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
     this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
     this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
@@ -170,6 +210,7 @@ export class HistoryStore {
       this.byId.set(row.id, s);
     }
     this.sizeCache();
+    stampSchema(db);
   }
 
   /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */
