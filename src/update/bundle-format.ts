@@ -63,7 +63,7 @@ export interface BundleHead {
 
 /**
  * Splits the first bytes of a bundle (at least the header, manifest and signature) into its
- * parts; the manifest is not trusted yet. `total` is the bundle's size when known.
+ * parts; the manifest is not trusted yet. `what` names the bundle in messages.
  */
 export function parseHead(bytes: Buffer, what: string): BundleHead {
   if (bytes.length < HEADER_SIZE || bytes.toString("latin1", 0, 8) !== BUNDLE_MAGIC) {

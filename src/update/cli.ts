@@ -1,10 +1,10 @@
 // `fieldgate update ...`: the operator's command and the units' (README, "Updates").
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadGatewayConfig } from "../config/load.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
-import { listEntries } from "./boot-entries.js";
+import { entriesDir, listEntries } from "./boot-entries.js";
 import { UpdateRefused, bundleSize } from "./bundle-format.js";
 import { check } from "./check.js";
 import { confirm } from "./confirm.js";
@@ -139,6 +139,7 @@ function status(layout: Layout, store: UpdateStore, out: (s: string) => void): n
   const slot = layout.bootedSlot();
   out(`running:     fieldgate ${running.version}${slot ? ` from slot ${slot}` : running.appliance ? "" : " (not the appliance image: updates do not apply)"}`);
   try {
+    readdirSync(entriesDir(layout.esp));
     const entries = listEntries(layout.esp);
     for (const s of ["A", "B"] as const) {
       const e = entries.find((x) => x.slot === s);
@@ -146,7 +147,7 @@ function status(layout: Layout, store: UpdateStore, out: (s: string) => void): n
       out(`slot ${s}:      ${e ? `${e.title}, entry ${e.file}, install ${e.generation}: ` : ""}${state}`);
     }
   } catch {
-    out("slots:       (the boot partition is readable by root only)");
+    out(`slots:       (${layout.esp}/loader/entries cannot be read${process.getuid?.() === 0 ? "" : ": the boot partition is root's"})`);
   }
   const state = store.read();
   out(`last update: ${describeLast(state)}`);

@@ -1,5 +1,6 @@
 // Versions of the appliance image: what a gateway runs and what a bundle carries.
 import { readFileSync } from "node:fs";
+import { repoRoot } from "../ua/generator/schema.js";
 
 /**
  * Orders two versions in the manner of `systemd-analyze compare-versions`: runs of digits
@@ -68,8 +69,8 @@ let pkgVersion: string | undefined;
 function packageVersion(): string {
   if (pkgVersion === undefined) {
     try {
-      // dist/src/update/version.js -> the package's root (the repository, or /usr/lib/fieldgate).
-      const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
+      // The package's root: the repository, or /usr/lib/fieldgate on the appliance.
+      const pkg = JSON.parse(readFileSync(`${repoRoot()}/package.json`, "utf8")) as { version?: string };
       pkgVersion = pkg.version ?? "0.0.0";
     } catch {
       pkgVersion = "0.0.0";

@@ -2,7 +2,7 @@
 // plain files as the two root partitions, the boot partition's entries as image/build.sh writes
 // them, os-release with IMAGE_VERSION, the trusted key, and bundles made by image/bundle.mjs
 // (the builder's own tool) with small random root file systems.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -115,4 +115,21 @@ export function fieldgateUpdate(f: Fixture, args: string[]): { status: number | 
     env: { ...process.env, FIELDGATE_UPDATE_ROOT: f.root },
   });
   return { status: r.status, out: `${r.stdout ?? ""}${r.stderr ?? ""}` };
+}
+
+/** The same, without blocking this process (for tests that serve the bundle themselves). */
+export function fieldgateUpdateAsync(f: Fixture, args: string[]): Promise<{ status: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(repo, "dist/src/cli.js"), "update", ...args, "--config", f.config], {
+      env: { ...process.env, FIELDGATE_UPDATE_ROOT: f.root },
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    const timer = setTimeout(() => child.kill(), 60_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, out });
+    });
+  });
 }
