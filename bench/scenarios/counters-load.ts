@@ -24,7 +24,7 @@ import {
   type ResponseHeader,
   type SubscriptionAcknowledgement,
 } from "../../src/ua/generated/types.js";
-import { counterId } from "../../src/address-space/bench-namespace.js";
+import { counterId } from "../../src/testing/bench-namespace.js";
 import type { UaClientChannel } from "../client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
 import { cpuTimeMicros, memoryOf } from "../harness/proc.js";

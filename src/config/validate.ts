@@ -265,6 +265,7 @@ class Validator implements Checker {
       }
       if (this.issues.length > before) return INVALID;
     }
+    schema.resolve?.(value);
     return value;
   }
 

@@ -3,15 +3,15 @@
 import { readFileSync } from "node:fs";
 import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
-import { createTestNamespace } from "../address-space/test-namespace.js";
-import { createBenchNamespace } from "../address-space/bench-namespace.js";
+import { createTestNamespace } from "../testing/test-namespace.js";
+import { benchDeviceMap, createBenchNamespace } from "../testing/bench-namespace.js";
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
-import { DeviceRuntime, type ApplyReport } from "../sampling/device-runtime.js";
-import { openModbusLink } from "../../drivers/modbus/index.js";
-import { startSimulator } from "../../drivers/simulator/index.js";
+import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
+import { builtinDrivers } from "../devices/builtin-drivers.js";
+import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
@@ -93,13 +93,18 @@ export class FieldgateServer implements ServerCore {
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
   readonly scheduler = new DeadlineScheduler(systemClock);
+  /** The latest value of every device tag (and of the bench namespace's). */
+  readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
-  /** ns=1 urn:fieldgate:devices: Objects/Devices (the device map) and Objects/System. */
+  /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
+  /** urn:fieldgate:bench at ns=1, with `server.benchNamespace: N` (then there is no device map). */
+  readonly bench: DeviceNamespace | undefined;
   readonly deviceRuntime: DeviceRuntime;
   readonly system: SystemObject;
   /** The device map in use: the last one that loaded (a refused reload keeps it). */
   deviceMap: DeviceMap | undefined;
+  private readonly benchMap: DeviceMap | undefined;
   readonly diagnostics: DiagnosticsNamespace;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
@@ -143,18 +148,22 @@ export class FieldgateServer implements ServerCore {
       capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints, minSupportedSampleRate: l.minSamplingInterval },
     });
     // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
-    if (config.server.benchNamespace > 0) createBenchNamespace(this.registry, config.server.benchNamespace);
+    // The bench namespace's devices are polled like a map's: the counters at the fastest
+    // sampling interval granted, so that items sampling at it are fed by every poll.
+    const bench = config.server.benchNamespace;
+    this.bench = bench > 0 ? createBenchNamespace(this.registry, this.values) : undefined;
     // Index 1 with a device map (the bench namespace is refused alongside one). Throws
     // ConfigError for a bad map: nothing has started yet.
     // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
     this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"));
-    this.devices = new DeviceNamespace(this.registry);
+    this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
+    this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
       scheduler: this.scheduler,
       clock: systemClock,
-      nodes: this.devices,
-      openLink: (options) => openModbusLink(options),
-      startSimulator: (options) => startSimulator(options),
+      nodes: this.bench ?? this.devices,
+      values: this.values,
+      drivers: builtinDrivers(),
       log,
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
@@ -252,7 +261,8 @@ export class FieldgateServer implements ServerCore {
     this.history.start();
     this.diagnostics.start();
     this.system.start(this.scheduler);
-    if (this.deviceMap) this.logApply(await this.deviceRuntime.apply(this.deviceMap));
+    const map = this.deviceMap ?? this.benchMap;
+    if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.listening = true;
   }
 

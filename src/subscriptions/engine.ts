@@ -217,7 +217,7 @@ export class SubscriptionEngine implements SubscriptionHost {
       // Items sampling at "the publishing interval" follow it (Part 4 §5.12.1.2).
       for (const item of sub.items.values()) {
         if (!item.followsPublishing) continue;
-        const sampling = item.group !== undefined || item.fedBy !== undefined;
+        const sampling = item.watch !== undefined || item.group !== undefined;
         if (sampling) this.sampler.stop(item);
         item.samplingInterval = Math.max(p.publishingInterval, this.limits.minSamplingInterval);
         if (sampling) this.sampler.start(item);

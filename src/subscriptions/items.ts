@@ -230,7 +230,7 @@ export function modifyMonitoredItems(
     item.filter = filter;
     item.followsPublishing = sampling.follows;
     if (sampling.interval !== item.samplingInterval) {
-      const active = item.group !== undefined || item.fedBy !== undefined;
+      const active = item.watch !== undefined || item.group !== undefined;
       if (active) engine.sampler.stop(item);
       item.samplingInterval = sampling.interval;
       if (active) engine.sampler.start(item);

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttributeIds as UaAttributeIds, ClientSession, MonitoringMode, OPCUAClient, TimestampsToReturn, type DataValue } from "node-opcua-client";
-import { counterId, counterNodeId } from "../../src/address-space/bench-namespace.js";
+import { counterId, counterNodeId } from "../../src/testing/bench-namespace.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { loadGatewayConfig, validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
@@ -14,6 +14,7 @@ import { FieldgateServer } from "../../src/server/server.js";
 import { DIAGNOSTICS_NAMESPACE_URI } from "../../src/subscriptions/diagnostics.js";
 import { BuiltinType, numericNodeId } from "../../src/ua/builtins.js";
 import { AttributeIds } from "../../src/ua/generated/node-ids.js";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { Fixture, COUNTER } from "./fixture.js";
 import { newClient, waitFor } from "./helpers.js";
 
@@ -50,20 +51,20 @@ describe("bench namespace ids", () => {
     expect(f.bench.counterOf(counterNodeId(1301))).toBe(0);
   });
 
-  it("counts samples, not reads", async () => {
+  it("counts its polls, not reads: polled every 10 ms from the start, as a device is", async () => {
     const f = new Fixture();
-    const s = f.session();
-    const id = f.subscribe(s, { interval: 100 });
-    f.monitor(s, id, COUNTER(1), { samplingInterval: 10 });
     const read = () => {
       const out: DataValue[] = [];
-      f.bench.read({ sessionId: "", role: "viewer", now: 0 }, [{ nodeId: COUNTER(1), attributeId: AttributeIds.Value }], out as never);
-      return (out[0] as unknown as { value: { dataType: number; value: unknown } }).value;
+      f.registry.managerAt(1)!.read({ sessionId: "", role: "viewer", now: 0 }, [{ nodeId: COUNTER(1), attributeId: AttributeIds.Value }], out as never);
+      return out[0] as unknown as { value?: { dataType: number; value: unknown }; statusCode?: number };
     };
-    expect(read()).toMatchObject({ dataType: BuiltinType.UInt64, value: 0n });
+    expect(read().statusCode).toBe(StatusCodes.BadWaitingForInitialData);
+    // Polls at 0, 10, ..., 50 ms.
+    await f.now();
     await f.advance(50);
-    expect(read()).toMatchObject({ value: 5n });
-    expect(read()).toMatchObject({ value: 5n });
+    expect(read().value).toMatchObject({ dataType: BuiltinType.UInt64, value: 6n });
+    expect(read().value).toMatchObject({ value: 6n });
+    expect(f.bench.count(1)).toBe(6);
   });
 });
 
