@@ -7,7 +7,7 @@
 // columns with defaults, indexes) keeps older readers working and leaves READABLE_FROM as it is;
 // one that changes what older builds read raises READABLE_FROM to the new version. `fieldgate
 // update` refuses a bundle whose READABLE_FROM is above the running build's VERSION, and a
-// build refuses to open a database whose readable_from (stored in the database) is above its own
+// build refuses to open a database whose readable_from (stored in its user_version) is above its own
 // VERSION, with a message, instead of misreading it.
 
 /** The schema this build creates and migrates to. 1: series, staging and the h<id> tables. */

@@ -102,17 +102,20 @@ export interface HistoryStoreOptions {
 
 /**
  * The schema version rule of src/history/schema-version.ts: a database that a newer build
- * migrated stays open to this one while that build says that this one can read it
- * (`readable_from` in the table `schema`); otherwise it is refused with what to do, never
- * misread. user_version 0 is a new database or one from before versions were stamped (the
- * same layout as version 1).
+ * migrated stays open to this one while that build says that this one can read it; otherwise
+ * it is refused with what to do, never misread. Both numbers are in PRAGMA user_version (the
+ * header field SQLite leaves to the application; no table of its own): the version in the low
+ * 16 bits, readable_from above them. 0 is a new database or one from before versions were
+ * stamped (the same layout as version 1).
  */
+export function schemaStamp(userVersion: number): { version: number; readableFrom: number } {
+  const version = userVersion & 0xffff;
+  return { version, readableFrom: userVersion >>> 16 || version };
+}
+
 function checkSchema(db: Db, path: string): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version <= HISTORY_SCHEMA_VERSION) return;
-  const row = hasTable(db, "schema") ? (db.prepare("SELECT readable_from FROM schema").raw(true).get() as number[] | undefined) : undefined;
-  const readableFrom = row?.[0] ?? version;
-  if (readableFrom > HISTORY_SCHEMA_VERSION) {
+  const { version, readableFrom } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
+  if (version > HISTORY_SCHEMA_VERSION && readableFrom > HISTORY_SCHEMA_VERSION) {
     db.close();
     throw new Error(
       `history database ${path} has schema ${version}, readable by builds of schema ${readableFrom} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: ` +
@@ -121,20 +124,13 @@ function checkSchema(db: Db, path: string): void {
   }
 }
 
-function hasTable(db: Db, name: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined;
-}
-
 /** Stamps a new or older database with this build's version; a newer one keeps its own. */
 function stampSchema(db: Db): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
+  const { version } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
   if (version >= HISTORY_SCHEMA_VERSION) return;
   // Migrations from version N to N + 1 go here, in order, each in the transaction below.
   db.transaction(() => {
-    db.exec("CREATE TABLE IF NOT EXISTS schema(readable_from INTEGER NOT NULL)");
-    db.exec("DELETE FROM schema");
-    db.prepare("INSERT INTO schema(readable_from) VALUES (?)").run(HISTORY_SCHEMA_READABLE_FROM);
-    db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION}`);
+    db.pragma(`user_version = ${(HISTORY_SCHEMA_READABLE_FROM << 16) | HISTORY_SCHEMA_VERSION}`);
   })();
 }
 

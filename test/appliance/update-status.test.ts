@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
+import { ValueCache } from "../../src/values/value-cache.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { SystemObject } from "../../src/address-space/system-object.js";
@@ -20,7 +21,7 @@ afterEach(() => f?.cleanup());
 function system(updateStatus?: ConstructorParameters<typeof SystemObject>[1]["updateStatus"]): SystemObject {
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  const devices = new DeviceNamespace(registry);
+  const devices = new DeviceNamespace(registry, { values: new ValueCache() });
   return new SystemObject(devices.ns, { dataDir: repo, thermalDir: join(repo, "none"), ...(updateStatus ? { updateStatus } : {}) });
 }
 

@@ -7,21 +7,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "../../src/history/schema-version.js";
-import { HistoryStore } from "../../src/history/store.js";
+import { HistoryStore, schemaStamp } from "../../src/history/store.js";
 
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-schema-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function stamp(file: string): { version: number; readableFrom: number | undefined } {
+function stamp(file: string): { version: number; readableFrom: number } {
   const db = new Database(file, { readonly: true });
   try {
-    const version = db.pragma("user_version", { simple: true }) as number;
-    const has = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'schema'").get() !== undefined;
-    const readableFrom = has ? (db.prepare("SELECT readable_from FROM schema").raw(true).get() as number[])[0] : undefined;
-    return { version, readableFrom };
+    return schemaStamp(db.pragma("user_version", { simple: true }) as number);
   } finally {
     db.close();
   }
+}
+
+/** What a later build leaves: schema `version`, readable by builds of `readableFrom` on. */
+function stampAs(file: string, version: number, readableFrom: number): void {
+  const db = new Database(file);
+  db.pragma(`user_version = ${(readableFrom << 16) | version}`);
+  db.close();
 }
 
 describe("the history database's schema version", () => {
@@ -38,17 +42,18 @@ describe("the history database's schema version", () => {
     expect(store.seriesCount).toBe(1);
     store.close();
     expect(stamp(old).version).toBe(HISTORY_SCHEMA_VERSION);
+    // A database stamped before readable_from existed reads as readable from its own version.
+    expect(schemaStamp(1)).toEqual({ version: 1, readableFrom: 1 });
   });
 
   it("opens a newer database that its writer declared readable by this build, and keeps its stamp", () => {
     const file = join(dir, "newer.db");
     new HistoryStore(file).close();
-    const db = new Database(file);
     // What a later build with an added-only migration would leave.
+    const db = new Database(file);
     db.exec("ALTER TABLE series ADD COLUMN unit TEXT");
-    db.exec(`UPDATE schema SET readable_from = ${HISTORY_SCHEMA_VERSION}`);
-    db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
     db.close();
+    stampAs(file, HISTORY_SCHEMA_VERSION + 1, HISTORY_SCHEMA_VERSION);
     const store = new HistoryStore(file);
     store.close();
     expect(stamp(file)).toEqual({ version: HISTORY_SCHEMA_VERSION + 1, readableFrom: HISTORY_SCHEMA_VERSION });
@@ -57,10 +62,7 @@ describe("the history database's schema version", () => {
   it("refuses, with what to do, a database this build could misread", () => {
     const file = join(dir, "incompatible.db");
     new HistoryStore(file).close();
-    const db = new Database(file);
-    db.exec(`UPDATE schema SET readable_from = ${HISTORY_SCHEMA_VERSION + 1}`);
-    db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
-    db.close();
+    stampAs(file, HISTORY_SCHEMA_VERSION + 1, HISTORY_SCHEMA_VERSION + 1);
     expect(() => new HistoryStore(file)).toThrow(
       new RegExp(`has schema ${HISTORY_SCHEMA_VERSION + 1}, readable by builds of schema ${HISTORY_SCHEMA_VERSION + 1} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: run the version that wrote it`),
     );
