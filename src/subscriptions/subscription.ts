@@ -66,6 +66,7 @@ export class Subscription implements ItemOwner, SampleTask {
   publishingEnabled: boolean;
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
+  readonly label: string;
 
   keepAliveCounter: number;
   lifetimeCounter: number;
@@ -88,6 +89,7 @@ export class Subscription implements ItemOwner, SampleTask {
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
+    this.label = `publishing cycle of subscription ${id}`;
     this.host = host;
     this.stats = host.stats;
     this.owner = owner;
