@@ -12,6 +12,7 @@
 //   5  N+1 stays: the confirmed entry is started again
 // Prints the figures (bundle sizes come from test.sh); exit 0 = pass.
 import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { AttributeIds } from "node-opcua-client";
@@ -173,10 +174,21 @@ async function main() {
 
   // ---- Boot 2: the broken N+1's trial in slot B; it must reboot by itself.
   boot = await powerOn();
-  // The shell comes up with systemd, some seconds after power-on: asked until it answers.
+  // The shell comes up with systemd, some seconds after power-on: asked until it answers. Not
+  // before Linux runs: the shell's serial port is also a console of the firmware and of
+  // systemd-boot, which would take what is written as key presses (and stop in its menu).
   let seen = "";
   let ended = false;
   boot.exited.then(() => (ended = true));
+  const linuxUp = () => {
+    try {
+      // The initramfs checks the data partition at every boot (scripts/local-bottom/fieldgate-data).
+      return /fieldgate-data: /.test(readFileSync(boot.consoleLog, "latin1"));
+    } catch {
+      return false;
+    }
+  };
+  while (!ended && !linuxUp()) await sleep(1000);
   while (!ended && seen === "") {
     await sleep(3000);
     const s = await openShell(boot.sock).catch(() => undefined);
