@@ -8,7 +8,7 @@ import { ExceptionDeviationFormat } from "../ua/generated/enums.js";
 import { VariableIds } from "../ua/generated/node-ids.js";
 import type { AggregateConfiguration } from "../ua/generated/types.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "./aggregates.js";
-import type { HistoryConfig } from "./config.js";
+import type { HistoryConfig } from "../config/history-config.js";
 import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
 import { HistoryReadThread } from "./read-thread.js";
 import { HistoryStore, type Series } from "./store.js";

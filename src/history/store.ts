@@ -31,6 +31,7 @@ import { BuiltinType, VariantArrayType, type DataValue, type NodeId, type Varian
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
 import { isNumericType, ValueForm, type SampleRing } from "./sample-ring.js";
+import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
@@ -104,6 +105,40 @@ export interface HistoryStoreOptions {
   beforeRead?: () => void;
 }
 
+/**
+ * The schema version rule of src/history/schema-version.ts: a database that a newer build
+ * migrated stays open to this one while that build says that this one can read it; otherwise
+ * it is refused with what to do, never misread. Both numbers are in PRAGMA user_version (the
+ * header field SQLite leaves to the application; no table of its own): the version in the low
+ * 16 bits, readable_from above them. 0 is a new database or one from before versions were
+ * stamped (the same layout as version 1).
+ */
+export function schemaStamp(userVersion: number): { version: number; readableFrom: number } {
+  const version = userVersion & 0xffff;
+  return { version, readableFrom: userVersion >>> 16 || version };
+}
+
+function checkSchema(db: Db, path: string): void {
+  const { version, readableFrom } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
+  if (version > HISTORY_SCHEMA_VERSION && readableFrom > HISTORY_SCHEMA_VERSION) {
+    db.close();
+    throw new Error(
+      `history database ${path} has schema ${version}, readable by builds of schema ${readableFrom} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: ` +
+        "run the version that wrote it, or move the file away to start a new history",
+    );
+  }
+}
+
+/** Stamps a new or older database with this build's version; a newer one keeps its own. */
+function stampSchema(db: Db): void {
+  const { version } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
+  if (version >= HISTORY_SCHEMA_VERSION) return;
+  // Migrations from version N to N + 1 go here, in order, each in the transaction below.
+  db.transaction(() => {
+    db.pragma(`user_version = ${(HISTORY_SCHEMA_READABLE_FROM << 16) | HISTORY_SCHEMA_VERSION}`);
+  })();
+}
+
 /** Staged rows moved per transaction. */
 const COMPACT_CHUNK = 20_000;
 /** Rows deleted per statement (and transaction) by retention. */
@@ -164,6 +199,10 @@ export class HistoryStore {
       db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
       db.pragma(`journal_size_limit = ${this.walBudget}`);
       this.applyPageLimit();
+    }
+    // A reader refuses a database it cannot read as the writer does; only the writer stamps it.
+    checkSchema(db, path);
+    if (!this.readonly) {
       db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
       db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
     }
@@ -182,6 +221,7 @@ export class HistoryStore {
       this.byId.set(row.id, s);
     }
     this.sizeCache();
+    if (!this.readonly) stampSchema(db);
   }
 
   /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */

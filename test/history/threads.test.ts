@@ -23,8 +23,8 @@ import { runReadJob, withBodies, type HistoryReadJob } from "../../src/history/r
 import { HistoryReadThread } from "../../src/history/read-thread.js";
 import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryWriteThread } from "../../src/history/write-thread.js";
-import type { ServerCore } from "../../src/server/server-core.js";
-import type { ServiceContext } from "../../src/server/service-table.js";
+import type { ServerCore } from "../../src/services/server-core.js";
+import type { ServiceContext } from "../../src/services/service-table.js";
 import type { Session } from "../../src/server/session.js";
 import { historyRead } from "../../src/services/history.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
