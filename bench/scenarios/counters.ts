@@ -266,7 +266,12 @@ export const countersScenario: Scenario<CountersScenarioOptions> = {
   usage: USAGE,
   parse: parseCountersOptions,
   smokeArgs: ["--items", "100", "--publishing", "100", "--warmup", "0.5", "--duration", "1"],
-  reportRuns: [{ title: "counters: 1024 items at 10 ms sampling (100 ms publishing)", args: ["--items", "1024", "--publishing", "100", "--rounds", "1"] }],
+  reportRuns: [
+    { title: "counters: 1024 items at 10 ms sampling (100 ms publishing)", args: ["--items", "1024", "--publishing", "100", "--rounds", "3"] },
+    // Issue 13's targets: node-opcua already fails at 1024 items, so these run fieldgate alone.
+    { title: "counters: 16384 items at 10 ms sampling (issue 13)", args: ["--items", "16384", "--publishing", "100", "--rounds", "3"], withoutPeer: true },
+    { title: "counters: 4096 items at 10 ms with a Read 10 x 100 load alongside (issue 13)", args: ["--items", "4096", "--publishing", "100", "--with", "read", "--rounds", "3"], withoutPeer: true },
+  ],
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {
