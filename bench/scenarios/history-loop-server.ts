@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { fillHistory } from "./history-read-load.js";
+import { BENCH_HISTORY_NODE as NODE, BENCH_HISTORY_URI, fillHistory } from "./history-read-load.js";
 
 export interface LoopServerParams {
   /** Checkout whose dist/ is run. */
@@ -73,8 +73,7 @@ export interface LoopServerFigures {
   rssBytes: number;
 }
 
-export const URI = "urn:fieldgate:bench-history";
-const NODE = "bench.history";
+export const URI = BENCH_HISTORY_URI;
 
 /** Durations of one kind of task, ms; a few thousand are kept (the window is seconds long). */
 class Tasks {

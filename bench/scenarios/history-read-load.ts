@@ -34,6 +34,16 @@ import { closeAll, openSession, type SessionTarget, type WindowParams } from "./
 /** This module's URL in dist/, for runModuleLoad. */
 export const HISTORY_READ_LOAD = new URL("./history-read-load.js", import.meta.url).href;
 
+/**
+ * The stored node of the bench's history cases (the loop case's server, and the fieldgate
+ * target's with ScenarioNodes.history): a Double variable of a namespace of its own, added to
+ * the server from outside, whose values fillHistory stored.
+ */
+export const BENCH_HISTORY_URI = "urn:fieldgate:bench-history";
+export const BENCH_HISTORY_NODE = "bench.history";
+/** As a load client names it (the namespace index is the server's to give). */
+export const BENCH_HISTORY_NODE_TEXT = `nsu=${BENCH_HISTORY_URI};s=${BENCH_HISTORY_NODE}`;
+
 export interface HistoryReadLoadParams extends SessionTarget, WindowParams {
   /** The historized node, as NodeId text (`ns=1;s=plc0.tag0`, `nsu=<uri>;s=...`). */
   node: string;
