@@ -19,7 +19,7 @@ import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } fro
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
-import { UaTcpServer } from "../transport/ua-tcp-server.js";
+import { UaTcpServer } from "./listener.js";
 import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
 import { join } from "node:path";
