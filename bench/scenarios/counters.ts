@@ -238,6 +238,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
     }
+    const waited = r.server?.runQueueWaitMicros ?? NaN;
+    if (Number.isFinite(waited)) notes.push(`the server's main thread waited ${(waited / 1000).toFixed(1)} ms for its core in the window (${((waited / (r.windowSeconds * 1e6)) * 100).toFixed(2)} %; /proc schedstat: other processes had it)`);
     notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start`);
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
@@ -289,6 +291,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         latenessP999Ms: num(r.latenessP999Ms),
         gcPauseP99Ms: num(r.gcPauseP99Ms),
         stallsInWindow: r.stalls.length,
+        serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
         with: o.with,
         historyValues: o.with === "history" ? o.historyValues : null,
         historyReadsPerSecond: historyReads ? historyReads.reads / historyReads.windowSeconds : null,
