@@ -23,11 +23,11 @@ function context(target: ServerTarget): BenchContext {
   return { root, targets: [target], serverCpu: undefined, load: { inline: true }, notes: [], log: () => {} };
 }
 
-/** The bench config folders (fieldgate-config.ts: $TMPDIR/fieldgate-bench-*) that hold a history database. */
+/** The case folders of fieldgate-config.ts ($TMPDIR/fieldgate-bench-*, a gateway.yaml) that hold a history database (other tests' dataDirs have no gateway.yaml). */
 function caseFoldersWithHistory(): string[] {
   return readdirSync(tmpdir())
-    .filter((d) => d.startsWith("fieldgate-bench-") && !d.startsWith("fieldgate-bench-data"))
-    .filter((d) => existsSync(join(tmpdir(), d, "history.db")));
+    .filter((d) => d.startsWith("fieldgate-bench-"))
+    .filter((d) => existsSync(join(tmpdir(), d, "gateway.yaml")) && existsSync(join(tmpdir(), d, "history.db")));
 }
 
 describe.skipIf(!cliBuilt)("counters --with history", () => {
