@@ -11,7 +11,7 @@ import type { Clock } from "../sampling/clock.js";
 import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { DevicePoller } from "./device-poller.js";
+import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
@@ -37,6 +37,8 @@ export interface DeviceRuntimeOptions {
   readonly values: ValueCache;
   readonly drivers: DriverRegistry;
   readonly log?: RuntimeLog;
+  /** Given to every poller started (DevicePoller.onStateChange): the server logs outages with it. */
+  readonly onStateChange?: StateChangeListener;
 }
 
 /** What an apply changed, by device name. */
@@ -177,6 +179,7 @@ export class DeviceRuntime {
     this.o.nodes.syncDevice(config, slots);
     const driver = this.acquireLink(link.key, link.driver, link.options);
     const poller = new DevicePoller({ config, driver, clock: this.o.clock, values, slots, driverLimits: link.driver.limits, lateness: this.pollLateness });
+    poller.onStateChange = this.o.onStateChange;
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
     poller.start(this.o.scheduler);
