@@ -263,7 +263,7 @@ export class FieldgateServer implements ServerCore {
       certificateValidityDays: Math.max(1, Math.round(sec.certificateValidity / 86_400_000)),
       maxChainLength: sec.maxChainLength,
       maxRejected: sec.maxRejectedCertificates,
-      log: (m) => this.log.warn(m),
+      log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
       trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
     });
     this.pki = pki;
