@@ -14,7 +14,7 @@ import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
 import { DriverError, type Driver } from "./driver.js";
-import { deliverTag, PollGroup, PolledTag, type PollTarget } from "./poll-group.js";
+import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
 import type { DriverLimits } from "./registry.js";
 import { encodeValue, Kind } from "./tag-codec.js";
 
@@ -38,6 +38,8 @@ export interface DevicePollerOptions {
   readonly driverLimits?: DriverLimits;
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
+  /** Where the time each poll's delivery holds the loop goes. */
+  readonly trace?: TaskTimer;
 }
 
 function messageOf(err: unknown): string {
@@ -55,8 +57,12 @@ export class DevicePoller implements PollTarget, TagWriter {
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
   readonly lateness: LatenessHistogram | undefined;
-  /** Called after every poll cycle and state change (diagnostics). */
-  onChange: ((device: DevicePoller) => void) | undefined;
+  readonly trace: TaskTimer | undefined;
+  /**
+   * Called after every poll cycle (`stateChanged` false) and after every change of state, error
+   * or failure count (true): diagnostics.
+   */
+  onChange: ((device: DevicePoller, stateChanged: boolean) => void) | undefined;
   /**
    * Called when `state` changes, after the change: `previous` is the state it left; `downSince`
    * (wall ms) is when the outage began and `failedCycles` how many cycles failed in it (for a
@@ -86,6 +92,7 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.clock = options.clock;
     this.values = options.values;
     this.lateness = options.lateness;
+    this.trace = options.trace;
     const protocol = options.driverLimits;
     this.limits = {
       maxRegisters: Math.min(c.maxRegistersPerRead, protocol?.maxRegisters ?? Infinity),
@@ -174,12 +181,12 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.downSince = 0;
     this.state = "ok";
     if (previous !== "ok") this.onStateChange?.(this, previous, downSince, failedCycles);
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   cycleDone(): void {
     this.values.endBatch(this.name);
-    this.onChange?.(this);
+    this.onChange?.(this, false);
   }
 
   /** A communication failure: every tag of the device goes Bad, and the device backs off. */
@@ -196,12 +203,12 @@ export class DevicePoller implements PollTarget, TagWriter {
     for (const g of this.groups) g.fail(g.tags, StatusCodes.BadCommunicationError);
     this.values.endBatch(this.name);
     if (previous !== this.state) this.onStateChange?.(this, previous, this.downSince, this.consecutiveFailures);
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   noteConfigError(tag: PolledTag): void {
     this.lastError = `address ${tag.area}:${tag.start} of tag "${tag.name}" does not exist on the device: not polled until the map changes`;
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   /**

@@ -79,6 +79,9 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   groupIndex = -1;
   watch: object | undefined = undefined;
   fed = false;
+  /** The skip count of its source when it was attached; what it missed before (see Sampler.skippedSamples). */
+  skipBase = 0;
+  skipCarried = 0;
 
   /** Items this one triggers (SetTriggering, Part 4 §5.12.1.6). */
   links: MonitoredItem[] | undefined = undefined;
@@ -212,6 +215,8 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   private slot(index: number): QueueSlot {
     let s = this.slots[index];
     if (s === undefined) {
+      // The ring at its size (a pushed-to [] would reserve 17 entries for a queue of one).
+      if (this.slots.length === 0) this.slots = new Array<QueueSlot>(this.queueSize);
       s = new QueueSlot();
       this.slots[index] = s;
     }

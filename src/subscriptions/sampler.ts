@@ -99,6 +99,7 @@ class ReadBatch {
 /** All items sampled at one interval: one slot of the scheduler, one pass per slot. */
 export class SamplingGroup implements SampleTask {
   readonly items: MonitoredItem[] = [];
+  readonly label: string;
   slot: ScheduledGroup | undefined;
   private slotBatches: SlotBatch[] = [];
   private readBatches: ReadBatch[] = [];
@@ -109,7 +110,9 @@ export class SamplingGroup implements SampleTask {
   constructor(
     readonly interval: number,
     private readonly sampler: Sampler,
-  ) {}
+  ) {
+    this.label = `sampling @${interval} ms`;
+  }
 
   add(item: MonitoredItem): void {
     item.group = this;
@@ -180,13 +183,23 @@ function isPlainValue(read: AttributeRead): boolean {
  * (another rate after a reload, the tag removed) reaches all of them.
  */
 class SlotWatch implements SlotSubscriber {
-  readonly items: MonitoredItem[] = [];
-  readonly fed: MonitoredItem[] = [];
+  // Made for their first item (an array literal of one: a pushed-to [] would reserve 17 slots,
+  // and 16,384 watches of one item each are the usual case).
+  readonly items: MonitoredItem[];
+  fed: MonitoredItem[] = NONE;
 
   constructor(
     private readonly sampler: Sampler,
     readonly source: ValueSource,
-  ) {}
+    first: MonitoredItem,
+  ) {
+    this.items = [first];
+  }
+
+  feed(item: MonitoredItem): void {
+    if (this.fed === NONE) this.fed = [item];
+    else this.fed.push(item);
+  }
 
   offerNumber(type: BuiltinType, value: number, status: StatusCode, sourceTimestamp: number, serverTimestamp: number): void {
     const fed = this.fed;
@@ -247,16 +260,30 @@ export class Sampler {
       this.startSampling(item);
       return;
     }
-    const watch = this.watchOf(source);
+    const watch = this.watchOf(source, item);
     item.watch = watch;
-    watch.items.push(item);
     if (source.values.rateOf(source.slot) === item.samplingInterval) {
       item.fed = true;
-      watch.fed.push(item);
+      item.skipBase = source.values.skippedOf(source.slot);
+      watch.feed(item);
       this.fedItems++;
     } else {
       this.startSampling(item);
     }
+  }
+
+  /**
+   * Samples the item missed because its source skipped a slot (skip-not-burst: late or busy
+   * slots are not made up): its poll group's when it is fed, its sampling group's otherwise.
+   */
+  skippedSamples(item: MonitoredItem): number {
+    return item.skipCarried + this.skippedNow(item) - item.skipBase;
+  }
+
+  private skippedNow(item: MonitoredItem): number {
+    if (item.fed && item.source !== undefined) return item.source.values.skippedOf(item.source.slot);
+    const slot = (item.group as SamplingGroup | undefined)?.slot;
+    return slot === undefined ? item.skipBase : slot.skipped + slot.overruns;
   }
 
   private startSampling(item: MonitoredItem): void {
@@ -268,9 +295,12 @@ export class Sampler {
       group.slot = this.scheduler.every(item.samplingInterval, group, this.clock.now() + item.samplingInterval);
     }
     group.add(item);
+    item.skipBase = group.slot!.skipped + group.slot!.overruns;
   }
 
   stop(item: MonitoredItem): void {
+    item.skipCarried = this.skippedSamples(item);
+    item.skipBase = 0;
     const watch = item.watch as SlotWatch | undefined;
     if (watch !== undefined) {
       item.watch = undefined;
@@ -325,14 +355,17 @@ export class Sampler {
     this.sampleNow(items.filter((i) => i.source === undefined));
   }
 
-  private watchOf(source: ValueSource): SlotWatch {
+  /** The watch of the item's slot, with the item among its items. */
+  private watchOf(source: ValueSource, item: MonitoredItem): SlotWatch {
     let bySlot = this.watches.get(source.values);
     if (bySlot === undefined) this.watches.set(source.values, (bySlot = new Map()));
     let watch = bySlot.get(source.slot);
     if (watch === undefined) {
-      watch = new SlotWatch(this, source);
+      watch = new SlotWatch(this, source, item);
       bySlot.set(source.slot, watch);
       source.values.subscribe(source.slot, watch);
+    } else {
+      watch.items.push(item);
     }
     return watch;
   }
@@ -346,6 +379,8 @@ export class Sampler {
     values.unsubscribe(slot, watch);
   }
 }
+
+const NONE: MonitoredItem[] = [];
 
 function remove<T>(list: T[], x: T): void {
   const i = list.indexOf(x);

@@ -66,6 +66,7 @@ export class Subscription implements ItemOwner, SampleTask {
   publishingEnabled: boolean;
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
+  readonly label: string;
 
   keepAliveCounter: number;
   lifetimeCounter: number;
@@ -76,12 +77,19 @@ export class Subscription implements ItemOwner, SampleTask {
   /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
   sequenceNumber = 1;
 
-  private pending: MonitoredItem[] = [];
+  /**
+   * Items with notifications to report: pending[pendingHead..pendingCount). The array keeps its
+   * capacity between messages (16,384 items refilling it ten times a second would otherwise
+   * regrow it every time: garbage the sampling path must not make).
+   */
+  private pending: (MonitoredItem | undefined)[] = [];
   private pendingHead = 0;
+  private pendingCount = 0;
   private readonly retained: Retained[] = [];
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
+    this.label = `publishing cycle of subscription ${id}`;
     this.host = host;
     this.stats = host.stats;
     this.owner = owner;
@@ -100,11 +108,14 @@ export class Subscription implements ItemOwner, SampleTask {
 
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
-    this.pending.push(item);
+    const n = this.pendingCount;
+    if (n < this.pending.length) this.pending[n] = item;
+    else this.pending.push(item);
+    this.pendingCount = n + 1;
   }
 
   get hasNotifications(): boolean {
-    return this.pendingHead < this.pending.length;
+    return this.pendingHead < this.pendingCount;
   }
 
   // ---- publishing cycle ---------------------------------------------------------------------
@@ -178,9 +189,10 @@ export class Subscription implements ItemOwner, SampleTask {
     nw.beginDataChanges();
     const w = nw.w;
     const pending = this.pending;
+    const count = this.pendingCount;
     let head = this.pendingHead;
-    while (head < pending.length && budget > 0 && w.pos < maxBytes) {
-      const item = pending[head];
+    while (head < count && budget > 0 && w.pos < maxBytes) {
+      const item = pending[head]!;
       if (!item.reportable) {
         item.inNotifyList = false;
         head++;
@@ -201,12 +213,16 @@ export class Subscription implements ItemOwner, SampleTask {
     }
     const written = nw.items;
     nw.endDataChanges();
-    if (head >= pending.length) {
-      pending.length = 0;
+    // Taken entries are cleared so that deleted items are not kept alive by the list.
+    pending.fill(undefined, this.pendingHead, head);
+    if (head >= count) {
+      this.pendingCount = 0;
       this.pendingHead = 0;
-    } else if (head > 1024 && head * 2 > pending.length) {
+    } else if (head > 1024 && head * 2 > count) {
       // Compact now and then; in between the head index walks forward.
-      this.pending = pending.slice(head);
+      pending.copyWithin(0, head, count);
+      pending.fill(undefined, count - head, count);
+      this.pendingCount = count - head;
       this.pendingHead = 0;
     } else {
       this.pendingHead = head;
@@ -268,6 +284,7 @@ export class Subscription implements ItemOwner, SampleTask {
     this.closed = true;
     this.pending.length = 0;
     this.pendingHead = 0;
+    this.pendingCount = 0;
     this.retained.length = 0;
   }
 }

@@ -37,6 +37,20 @@ export interface ConnectionContext {
   readonly limits: TransportLimits;
   readonly pool: BufferPool;
   readonly budget: PendingBudget;
+  /** Times each socket read's processing (the server's loop trace); absent: nothing is timed. */
+  readonly timer?: TaskTimer;
+}
+
+/**
+ * What the transport tells the rest of the process about the time it holds the event loop
+ * (the server's loop governor: src/server/loop-governor.ts).
+ */
+export interface TaskTimer {
+  /**
+   * One socket read of requests was processed from `start` (performance.now()) until now: the
+   * governor times it and runs the sampling slots that came due meanwhile.
+   */
+  afterRead(start: number): void;
 }
 
 export const enum ConnectionState {
@@ -82,7 +96,7 @@ export class TcpConnection implements FramerOwner {
   /** Highest number of requests queued (handed up or answered but not yet written). */
   maxQueued = 0;
 
-  private readonly ctx: ConnectionContext;
+  readonly ctx: ConnectionContext;
   private readonly limits: TransportLimits;
   private readonly pool: BufferPool;
 
@@ -413,7 +427,16 @@ function connectionOf(socket: Socket): TcpConnection {
 }
 
 function onSocketData(this: Socket, data: Buffer): void {
-  connectionOf(this).onData(data);
+  const c = connectionOf(this);
+  const timer = c.ctx.timer;
+  if (timer === undefined) {
+    c.onData(data);
+    return;
+  }
+  // One socket read can carry hundreds of requests: its processing is one task on the loop.
+  const start = performance.now();
+  c.onData(data);
+  timer.afterRead(start);
 }
 
 function onSocketDrain(this: Socket): void {
