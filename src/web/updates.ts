@@ -13,9 +13,16 @@ import type { Logger } from "../server/log.js";
 import type { FieldgateServer } from "../server/server.js";
 import { certificatesView, StatusViews, TagBaseline, type CertificatesView } from "./status-view.js";
 
-const TAGS_PER_SLICE = 500;
+const TAGS_PER_SLICE = 100;
 /** Certificates are looked up every this many ticks (a stat of three folders), and after an action. */
 const CERT_EVERY = 5;
+
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/** One server-sent event (`event:` only for a named one), as bytes. */
+function event(name: string, data: string): Buffer {
+  return Buffer.from(`${name === "" ? "" : `event: ${name}\n`}data: ${data}\n\n`);
+}
 
 interface Client {
   readonly res: ServerResponse;
@@ -143,10 +150,11 @@ export class LiveUpdates {
         this.certsDirty = false;
       }
       const certs = this.certs;
+      // Each message is made into bytes once and the same Buffer written to every page.
       const full = anyFull
-        ? JSON.stringify({ reset: true, t: now, gateway, history, devices, sessions, subscriptions, certificates: certs, log: this.log.recent(0) })
-        : "";
-      let partial = "";
+        ? event("", JSON.stringify({ reset: true, t: now, gateway, history, devices, sessions, subscriptions, certificates: certs, log: this.log.recent(0) }))
+        : EMPTY;
+      let partial: Buffer = EMPTY;
       if (only === undefined) {
         // What the pages that are up to date have not seen yet; the comparisons move on only here.
         const msg: Record<string, unknown> = { t: now, gateway, history };
@@ -162,13 +170,14 @@ export class LiveUpdates {
         const lines = this.log.recent(this.lastLogSeq);
         this.lastLogSeq = this.log.lastSeq;
         if (lines.length > 0) msg.log = lines;
-        partial = JSON.stringify(msg);
+        partial = event("", JSON.stringify(msg));
       }
+      await yieldLoop();
 
       // Per watched device: the rows changed since the last tick (shared by the pages that are up
       // to date), and all rows for pages that start afresh; each built once.
-      const tagFull = new Map<string, string>();
-      const tagDelta = new Map<string, string>();
+      const tagFull = new Map<string, Buffer>();
+      const tagDelta = new Map<string, Buffer>();
       for (const c of targets) {
         if (c.device === "" || tagFull.has(c.device) || tagDelta.has(c.device)) continue;
         const poller = this.server.deviceRuntime.poller(c.device);
@@ -176,7 +185,7 @@ export class LiveUpdates {
         const name = c.device;
         const needFull = targets.some((t) => t.device === name && t.full);
         const needDelta = only === undefined && targets.some((t) => t.device === name && !t.full);
-        const passes: [TagBaseline, boolean, Map<string, string>][] = [];
+        const passes: [TagBaseline, boolean, Map<string, Buffer>][] = [];
         if (needDelta) {
           let shared = this.baselines.get(name);
           if (shared === undefined) this.baselines.set(name, (shared = new TagBaseline(name)));
@@ -189,17 +198,19 @@ export class LiveUpdates {
             if (from > 0) await yieldLoop();
             rows.push(...baseline.changed(poller, this.server.values, all, from, from + TAGS_PER_SLICE));
           }
-          if (all || rows.length > 0) into.set(name, JSON.stringify({ device: name, rows }));
+          if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, rows })));
         }
       }
 
       for (const c of targets) {
         if (c.res.destroyed) continue;
         const tags = c.device === "" ? undefined : (c.full ? tagFull : tagDelta).get(c.device);
-        const text = `data: ${c.full ? full : partial}\n\n${tags === undefined ? "" : `event: tags\ndata: ${tags}\n\n`}`;
+        const main = c.full ? full : partial;
         c.full = false;
-        this.stats.bytes += text.length;
-        if (!c.res.write(text)) {
+        this.stats.bytes += main.length + (tags?.length ?? 0);
+        let room = c.res.write(main);
+        if (tags !== undefined) room = c.res.write(tags);
+        if (!room) {
           c.blocked = true;
           this.stats.skipped++;
         }
