@@ -21,11 +21,9 @@ import {
   type Checker,
   type Infer,
 } from "./schema.js";
-import { historySchema } from "../history/config.js";
+import { historySchema } from "./history-config.js";
 import { northboundSchema } from "../northbound/config.js";
-import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
-import { ROLES } from "../server/roles.js";
-import { LOG_LEVELS } from "../server/log.js";
+import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
 export const SUPPORTED_SECURITY_POLICIES = ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"] as const;
@@ -376,6 +374,10 @@ const web = object(
   },
   { description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics." },
 );
+
+/** The log's levels, most important first (syslog's names; server/log.ts maps them to priorities). */
+export const LOG_LEVELS = ["error", "warning", "notice", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const log = object(
   {
