@@ -149,7 +149,7 @@ export function renderMetrics(server: FieldgateServer, version: string, web?: { 
   if (web !== undefined) {
     e.family("fieldgate_web_clients", "gauge", "Status pages open (update streams).").sample("fieldgate_web_clients", web.clients);
     e.family("fieldgate_web_updates_total", "counter", "Update rounds sent to open status pages.").sample("fieldgate_web_updates_total", web.stats.ticks);
-    e.family("fieldgate_web_update_seconds_total", "counter", "Time spent building and sending those updates, seconds.").sample("fieldgate_web_update_seconds_total", web.stats.busyMs / 1000);
+    e.family("fieldgate_web_update_seconds_total", "counter", "Time on the event loop building and sending those updates (their synchronous slices), seconds.").sample("fieldgate_web_update_seconds_total", web.stats.busyMs / 1000);
     e.family("fieldgate_web_sent_bytes_total", "counter", "Bytes of updates sent to status pages.").sample("fieldgate_web_sent_bytes_total", web.stats.bytes);
     e.family("fieldgate_web_update_slice_max_seconds", "gauge", "Longest synchronous slice of an update round since start, seconds.").sample("fieldgate_web_update_slice_max_seconds", web.stats.maxSliceMs / 1000);
   }
