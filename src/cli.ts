@@ -1,5 +1,5 @@
 #!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=4194304 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation
-// `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
+// `fieldgate run | validate | cert | update | import | export`: the entry point of the gateway service and of its operators' tools.
 // The V8 flags and the malloc setting above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
@@ -12,6 +12,7 @@ import { SystemdNotifier } from "./server/systemd-notify.js";
 import { Logger } from "./server/log.js";
 import { startStatusPage, type WebServer } from "./web/web-server.js";
 import { EXPORT_USAGE, IMPORT_USAGE, exportCommand, importCommand } from "./config/kepware-cli.js";
+import { UPDATE_USAGE, updateCommand } from "./update/cli.js";
 
 const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
@@ -21,6 +22,7 @@ const USAGE = `usage:
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
 ${CERT_USAGE}
+${UPDATE_USAGE}
 ${IMPORT_USAGE}
 ${EXPORT_USAGE}
   fieldgate help | --help                   print this`;
@@ -31,8 +33,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  // `cert`, `import` and `export` take positionals: they parse their own arguments.
+  // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
   if (command === "cert") return certCommand(rest);
+  if (command === "update") return updateCommand(rest);
   if (command === "import") return importCommand(rest);
   if (command === "export") return exportCommand(rest);
   const { values } = parseArgs({

@@ -22,7 +22,8 @@ import {
   type Infer,
 } from "./schema.js";
 import { historySchema } from "./history-config.js";
-import { northboundSchema } from "../northbound/config.js";
+import { northboundSchema } from "./northbound-config.js";
+import { updateSchema } from "./update-config.js";
 import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
@@ -405,6 +406,7 @@ export const gatewaySchema = object(
     northbound: optional(northboundSchema),
     web,
     log,
+    update: updateSchema,
   },
   {
     description: "fieldgate gateway configuration.",
@@ -441,4 +443,5 @@ export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
 export type NorthboundSectionConfig = GatewayConfig["northbound"];
 export type WebConfig = GatewayConfig["web"];
+export type UpdateSection = GatewayConfig["update"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

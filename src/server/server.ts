@@ -9,7 +9,7 @@ import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
-import { builtinDrivers } from "../devices/builtin-drivers.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
@@ -19,7 +19,7 @@ import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } fro
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
-import { UaTcpServer } from "../transport/ua-tcp-server.js";
+import { UaTcpServer } from "./listener.js";
 import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
 import { join, resolve } from "node:path";
