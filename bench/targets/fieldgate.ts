@@ -2,7 +2,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { writeBenchConfig } from "./fieldgate-config.js";
 import { HISTORY_PRELOAD_ENV, type HistoryPreloadParams } from "./fieldgate-history.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
@@ -71,7 +71,7 @@ export class FieldgateTarget implements ServerTarget {
     const extra = (process.env.FIELDGATE_BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
     const preload = history !== undefined ? ["--import", historyPreload()] : [];
     const args = [...nodeFlags, ...extra, ...preload, cli, "run", "--config", config, "--port", "0"];
-    const env: NodeJS.ProcessEnv = { ...process.env, FIELDGATE_DIAGNOSTICS: "1" };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" };
     if (history !== undefined) {
       const params: HistoryPreloadParams = { root, config, ...history };
       env[HISTORY_PRELOAD_ENV] = JSON.stringify(params);
