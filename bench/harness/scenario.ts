@@ -69,7 +69,8 @@ export function commonFrom(values: {
 }
 
 /** Usage lines of the common options, for every scenario's --help. */
-export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), echo (a canned
+export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), fieldgate@DIR (the
+                      built checkout in DIR, e.g. main beside this branch), echo (a canned
                       UA-TCP responder: the ceiling of the client and Node's I/O), node-opcua
   --peer node-opcua   also run every case against a node-opcua server with the same nodes,
                       alternating rounds A B A B; prints medians and fieldgate / node-opcua

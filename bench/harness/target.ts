@@ -14,6 +14,12 @@ export interface ScenarioNodes {
   counters?: number;
   /** Device-like UInt16 tags (`urn:fieldgate:devices`, `s=plc<d>.tag<t>`; fieldgate: simulator devices). */
   deviceTags?: number;
+  /**
+   * A Double node with stored history to read (BENCH_HISTORY_NODE_TEXT of
+   * bench/scenarios/history-read-load.ts): `samples` values from `startTime`, one every
+   * `intervalMs`, stored before the server starts. fieldgate only (bench/targets/fieldgate-history.ts).
+   */
+  history?: { samples: number; startTime: number; intervalMs: number };
 }
 
 export interface TargetStartOptions {

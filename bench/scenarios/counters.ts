@@ -6,14 +6,20 @@
 // samples a 10 ms rate gives over the window. `--search` looks for the largest N that passes
 // both publishing intervals. Figures: notifications/s, server CPU share, and the server's
 // sampling lateness p50/p99 over the window (fieldgate's diagnostics histogram).
+// `--with read` or `--with history` adds another client's load on the same server for the whole
+// run (issue 13's second and third targets): Reads 10 x 100, or HistoryRead of 100,000 stored
+// values in a loop (history-read-load.ts; the values stored before the server starts).
 import { execFileSync } from "node:child_process";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { Histogram } from "../client/histogram.js";
 import { runModuleLoad } from "../harness/load-process.js";
 import { memoryOf } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import type { ServerTarget } from "../harness/target.js";
 import type { CountersLoadParams, CountersLoadResult } from "./counters-load.js";
+import { BENCH_HISTORY_NODE_TEXT, HISTORY_READ_LOAD, type HistoryReadLoadParams, type HistoryReadLoadResult } from "./history-read-load.js";
 import type { ReadLoadParams, ReadLoadResult } from "./read-load.js";
 
 export interface CountersScenarioOptions extends CommonOptions {
@@ -29,8 +35,10 @@ export interface CountersScenarioOptions extends CommonOptions {
   durationSeconds: number;
   /** Run the server under test with SCHED_FIFO (chrt): a dedicated core's timing on a shared machine. */
   realtime: boolean;
-  /** A second client's load on the same server meanwhile: none, or Reads 10 x 100. */
-  with: "none" | "read";
+  /** Another client's load on the same server meanwhile: none, Reads 10 x 100, or HistoryRead in a loop. */
+  with: "none" | "read" | "history";
+  /** With `history`: values stored before the start, and read by each HistoryRead. */
+  historyValues: number;
 }
 
 const PASS_RATIO = 0.99;
@@ -49,8 +57,12 @@ const USAGE = `npm run bench -- counters [options]
   --publishes N       Publish requests kept outstanding (default 4)
   --warmup S          seconds before the window (default 3)
   --duration S        seconds of the measurement window (default 10)
-  --with LOAD         a second client loads the same server for the whole run: read (the
-                      Read 10 x 100 load: 10 connections, 100 Reads of 1 value in flight each)
+  --with LOAD         another client loads the same server for the whole run: read (the
+                      Read 10 x 100 load: 10 connections, 100 Reads of 1 value in flight each),
+                      or history (one session reading --history-values stored values of one
+                      node in one HistoryRead, again and again; fieldgate targets only)
+  --history-values N  values stored before the server starts and read per HistoryRead with
+                      --with history (default 100000, one every 10 ms ending an hour ago)
   --realtime          give the server under test SCHED_FIFO priority 10 (chrt, needs
                       CAP_SYS_NICE): on a machine shared with other work, this approaches the
                       timing of the dedicated core the test assumes; the report says so.
@@ -82,10 +94,11 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
       duration: { type: "string" },
       realtime: { type: "boolean", default: false },
       with: { type: "string" },
+      "history-values": { type: "string" },
     },
   });
   const withLoad = values.with ?? "none";
-  if (withLoad !== "none" && withLoad !== "read") throw new Error(`--with: expected none or read, got ${withLoad}`);
+  if (withLoad !== "none" && withLoad !== "read" && withLoad !== "history") throw new Error(`--with: expected none, read or history, got ${withLoad}`);
   if (values.help) return null;
   return {
     ...commonFrom(values),
@@ -100,6 +113,7 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
     durationSeconds: positive("duration", values.duration, 10, false),
     realtime: values.realtime ?? false,
     with: withLoad,
+    historyValues: positive("history-values", values["history-values"], 100_000),
   };
 }
 
@@ -122,10 +136,22 @@ const num = (x: number | null) => (typeof x === "number" ? x : NaN);
 const pct = (x: number | null) => `${(num(x) * 100).toFixed(2)} %`;
 const ms = (x: number | null) => (Number.isFinite(num(x)) ? `${num(x).toFixed(1)} ms` : "-");
 
+const WITH_NAMES = { none: "", read: ", with Reads 10 x 100", history: ", with HistoryRead of {values} values in a loop" } as const;
+
+/** The stored history of a `--with history` case: `values` samples 10 ms apart, ending an hour ago (well inside retention). */
+function storedRange(values: number): { samples: number; startTime: number; intervalMs: number; endTime: number } {
+  const endTime = Date.now() - 3_600_000;
+  return { samples: values, startTime: endTime - values * 10, intervalMs: 10, endTime };
+}
+
 async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScenarioOptions, items: number, publishingMs: number): Promise<CaseResult> {
-  const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms${o.with === "read" ? ", with Reads 10 x 100" : ""}`;
+  const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms${WITH_NAMES[o.with].replace("{values}", o.historyValues.toLocaleString("en-US"))}`;
+  if (o.with === "history" && !target.name.startsWith("fieldgate")) throw new Error(`--with history: ${target.name} has no stored history to read (fieldgate targets only)`);
   ctx.log(`counters ${caseName} on ${target.name}: starting the server`);
-  const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items }, startTimeoutMs: 120_000 });
+  const load1m = loadavg()[0];
+  const stored = o.with === "history" ? storedRange(o.historyValues) : undefined;
+  const history = stored === undefined ? undefined : { samples: stored.samples, startTime: stored.startTime, intervalMs: stored.intervalMs };
+  const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items, history }, startTimeoutMs: 120_000 });
   const notes: string[] = [];
   try {
     if (o.realtime) {
@@ -150,7 +176,9 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       serverPid: server.pid,
       serverDiagnostics: server.diagnostics,
     };
-    // The second client's load runs for the whole of the counters client's (its set-up included).
+    // The other client's load runs for the whole of the counters client's (its set-up included);
+    // it does not mark the server's window (the counters client does).
+    const otherSeconds = o.warmupSeconds + o.durationSeconds + 2 + items / 4000;
     const second =
       o.with === "read"
         ? runModuleLoad<ReadLoadParams, ReadLoadResult>(new URL("./read-load.js", import.meta.url).href, "runReadLoad", {
@@ -161,14 +189,43 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
             outstanding: 100,
             values: 1,
             warmupSeconds: 0.5,
-            durationSeconds: o.warmupSeconds + o.durationSeconds + 2 + items / 4000,
+            durationSeconds: otherSeconds,
           }, ctx.load)
         : undefined;
+    const third =
+      stored !== undefined
+        ? runModuleLoad<HistoryReadLoadParams, HistoryReadLoadResult>(HISTORY_READ_LOAD, "runHistoryReadLoad", {
+            host: server.host,
+            port: server.port,
+            endpointUrl: server.endpointUrl,
+            node: BENCH_HISTORY_NODE_TEXT,
+            startTime: stored.startTime,
+            endTime: stored.endTime,
+            valuesPerRead: stored.samples,
+            warmupSeconds: 0.5,
+            durationSeconds: otherSeconds,
+          }, ctx.load)
+        : undefined;
+    // Awaited after the counters client; a failure meanwhile is not an unhandled rejection.
+    second?.catch(() => undefined);
+    third?.catch(() => undefined);
     const run = await runModuleLoad<CountersLoadParams, CountersLoadResult>(new URL("./counters-load.js", import.meta.url).href, "runCountersLoad", params, ctx.load);
     const r = run.result;
     if (second !== undefined) {
       const read = (await second).result;
       notes.push(`the second client's Reads: ${Math.round(read.requests / read.windowSeconds).toLocaleString("en-US")} req/s, ${read.errors} errors`);
+    }
+    let historyReads: HistoryReadLoadResult | undefined;
+    if (third !== undefined) {
+      historyReads = (await third).result;
+      const h = historyReads;
+      const lat = Histogram.from(h.latencyMicros);
+      const kinds = Object.entries(h.errorKinds).map(([k, n]) => `${n} ${k}`).join(", ");
+      notes.push(
+        `the third client's HistoryReads of ${o.historyValues.toLocaleString("en-US")} values: ${(h.reads / h.windowSeconds).toFixed(2)}/s over ${h.windowSeconds.toFixed(1)} s ` +
+          `(${Math.round(h.values / h.windowSeconds).toLocaleString("en-US")} values/s), each p50 ${(lat.percentile(50) / 1000).toFixed(0)} ms, max ${(h.latencyMicros.max / 1000).toFixed(0)} ms; ` +
+          `${h.errors} errors${kinds ? ` (${kinds})` : ""}, ${h.verifiedResponses} responses decoded in full and checked`,
+      );
     }
     const verdict = r.passed ? "PASS" : "FAIL";
     notes.push(
@@ -183,6 +240,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
     }
     const waited = r.server?.runQueueWaitMicros ?? NaN;
     if (Number.isFinite(waited)) notes.push(`the server's main thread waited ${(waited / 1000).toFixed(1)} ms for its core in the window (${((waited / (r.windowSeconds * 1e6)) * 100).toFixed(2)} %; /proc schedstat: other processes had it)`);
+    notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start`);
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
@@ -235,6 +293,10 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         stallsInWindow: r.stalls.length,
         serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
         with: o.with,
+        historyValues: o.with === "history" ? o.historyValues : null,
+        historyReadsPerSecond: historyReads ? historyReads.reads / historyReads.windowSeconds : null,
+        historyReadErrors: historyReads ? historyReads.errors : null,
+        loadAverage1m: load1m,
         warmupSeconds: o.warmupSeconds,
         durationSeconds: o.durationSeconds,
         serverCpu: server.pinnedCpu ?? null,
@@ -274,6 +336,11 @@ export const countersScenario: Scenario<CountersScenarioOptions> = {
     // Issue 13's targets: node-opcua already fails at 1024 items, so these run fieldgate alone.
     { title: "counters: 16384 items at 10 ms sampling (issue 13)", args: ["--items", "16384", "--publishing", "100", "--rounds", "3"], withoutPeer: true },
     { title: "counters: 4096 items at 10 ms with a Read 10 x 100 load alongside (issue 13)", args: ["--items", "4096", "--publishing", "100", "--with", "read", "--rounds", "3"], withoutPeer: true },
+    {
+      title: "counters: 1024 items at 10 ms with HistoryRead of 100,000 values in a loop alongside (issue 13)",
+      args: ["--items", "1024", "--publishing", "100", "--with", "history", "--rounds", "3"],
+      withoutPeer: true,
+    },
   ],
   async run(ctx, options) {
     const results: CaseResult[] = [];

@@ -6,6 +6,9 @@
 //   raw        one HistoryRead of 100,000 raw values: handler + response encoding, ms and heap
 //              bytes allocated (target < 300 ms)
 //   processed  Average over one day of 1 s samples (24 hourly intervals, and one daily)
+//   loop       HistoryRead of 100,000 values in a loop, 1000 tags at 10 ms stored, and both:
+//              event-loop delay and the longest tasks, before (--before DIR) and after
+//              (history-loop.ts)
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -14,21 +17,30 @@ import { Histogram } from "../client/histogram.js";
 import { findTaskset } from "../harness/proc.js";
 import type { CaseResult, Figures } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
+import { LOOP_PHASES, runLoopCases, type LoopPhase } from "./history-loop.js";
 
 export interface HistoryScenarioOptions extends CommonOptions {
   cases: string[];
   duration: number;
   warmup: number;
   rate: number;
+  before?: string;
+  phases: LoopPhase[];
+  tags: number;
+  stored: number;
 }
 
-const CASES = ["ingest", "bytes", "raw", "processed"];
+const CASES = ["ingest", "bytes", "raw", "processed", "loop"];
 
 const USAGE = `npm run bench -- history [options]
-  --case NAME         ingest, bytes, raw, processed (repeatable; default all)
-  --duration S        ingest window in seconds (default 10)
-  --warmup S          ingest warm-up in seconds (default 2)
+  --case NAME         ingest, bytes, raw, processed, loop (repeatable; default all)
+  --duration S        ingest and loop windows in seconds (default 10)
+  --warmup S          ingest and loop warm-up in seconds (default 2)
   --rate N            samples/s offered to the writer in the ingest case (default 300000)
+  --before DIR        loop: also run a built checkout of an earlier commit (its dist/), in turn
+  --phase NAME        loop: read, write, both (repeatable; default all)
+  --tags N            loop: historized tags sampled every 10 ms (default 1000)
+  --stored N          loop: stored values read by each HistoryRead (default 100000)
 ${COMMON_USAGE}`;
 
 export function parseHistoryOptions(argv: readonly string[]): HistoryScenarioOptions | null {
@@ -36,17 +48,33 @@ export function parseHistoryOptions(argv: readonly string[]): HistoryScenarioOpt
     args: [...argv],
     strict: true,
     allowPositionals: false,
-    options: { ...COMMON_OPTIONS, case: { type: "string", multiple: true }, duration: { type: "string" }, warmup: { type: "string" }, rate: { type: "string" } },
+    options: {
+      ...COMMON_OPTIONS,
+      case: { type: "string", multiple: true },
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      rate: { type: "string" },
+      before: { type: "string" },
+      phase: { type: "string", multiple: true },
+      tags: { type: "string" },
+      stored: { type: "string" },
+    },
   });
   if (values.help) return null;
   const cases = values.case?.length ? values.case : CASES;
   for (const c of cases) if (!CASES.includes(c)) throw new Error(`--case: expected one of ${CASES.join(", ")}, got "${c}"`);
+  const phases = (values.phase?.length ? values.phase : [...LOOP_PHASES]) as LoopPhase[];
+  for (const p of phases) if (!LOOP_PHASES.includes(p)) throw new Error(`--phase: expected one of ${LOOP_PHASES.join(", ")}, got "${p}"`);
   return {
     ...commonFrom(values),
     cases,
     duration: positive("duration", values.duration, 10, false),
     warmup: values.warmup === "0" ? 0 : positive("warmup", values.warmup, 2, false),
     rate: positive("rate", values.rate, 300_000),
+    before: values.before,
+    phases,
+    tags: positive("tags", values.tags, 1000),
+    stored: positive("stored", values.stored, 100_000),
   };
 }
 
@@ -168,7 +196,7 @@ function conditions(ctx: BenchContext, extra: Record<string, number | string>): 
 
 export const historyScenario: Scenario<HistoryScenarioOptions> = {
   name: "history",
-  summary: "history ingest, bytes per sample, 100,000 raw values, a day's Average",
+  summary: "history ingest, bytes per sample, 100,000 raw values, a day's Average, HistoryRead and flushes beside sampling",
   usage: USAGE,
   parse: parseHistoryOptions,
   async run(ctx, options) {
@@ -222,6 +250,9 @@ export const historyScenario: Scenario<HistoryScenarioOptions> = {
             ],
           });
         }
+      } else if (c === "loop") {
+        const o = { before: options.before, phases: options.phases, tags: options.tags, storedValues: options.stored, duration: options.duration, warmup: options.warmup };
+        results.push(...(await runLoopCases(ctx, o, figures)));
       } else if (c === "raw") {
         const w = startWorker(ctx, ["raw"]);
         const r = await next(w, "the raw read figures");

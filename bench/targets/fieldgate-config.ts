@@ -58,6 +58,8 @@ export function writeBenchConfig(base: string, nodes: ScenarioNodes, dataDir = b
   // The bench namespace (issue 3: `server.benchNamespace: N`, N counters and always the 100
   // BenchmarkValues) exists only without a device map.
   if ((nodes.counters ?? 0) > 0 || (nodes.benchValues ?? 0) > 0) doc.setIn(["server", "benchNamespace"], Math.max(1, nodes.counters ?? 0));
+  // Stored history for this case alone: its own database beside the config, not the shared dataDir's.
+  if (nodes.history !== undefined) doc.setIn(["history", "database"], join(dir, "history.db"));
   const path = join(dir, "gateway.yaml");
   writeFileSync(path, doc.toString());
   return path;

@@ -58,6 +58,11 @@ export const historySchema = object(
     maxNodesPerRead: count("Most nodes in one HistoryRead request (published as MaxNodesPerHistoryReadData).", 1000, 100_000),
     maxContinuationPoints: count("HistoryRead continuation points kept per session (published as MaxHistoryContinuationPoints).", 10, 1000),
     maxValuesPerRead: count("Most values returned by one HistoryRead request over all its nodes; the rest follows with continuation points.", 100_000, 10_000_000),
+    maxQueuedReads: count(
+      "HistoryRead requests waiting for the history reader (a thread of its own, one request at a time); more are refused with BadServerTooBusy.",
+      16,
+      10_000,
+    ),
   },
   { description: "History of tags marked `history: true`, kept in SQLite and served through HistoryRead." },
 );

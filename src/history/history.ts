@@ -1,5 +1,6 @@
-// The history of a gateway: the store and its writer built from the `history:` config, and
-// what the HistoryRead service needs of them (HistoryBackend).
+// The history of a gateway: the database built from the `history:` config, its writer and its
+// reader, each with a worker thread of its own (thread.ts), and what the HistoryRead service
+// needs of them (HistoryBackend).
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BuiltinType, numericNodeId, scalar, type DataValue, type NodeId } from "../ua/builtins.js";
@@ -8,18 +9,23 @@ import { VariableIds } from "../ua/generated/node-ids.js";
 import type { AggregateConfiguration } from "../ua/generated/types.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "./aggregates.js";
 import type { HistoryConfig } from "../config/history-config.js";
+import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
+import { HistoryReadThread } from "./read-thread.js";
 import { HistoryStore, type Series } from "./store.js";
-import { HistoryWriter } from "./writer.js";
+import { HistoryWriteThread } from "./write-thread.js";
 
 /** What services/history.ts reads history through. */
 export interface HistoryBackend {
-  readonly store: HistoryStore;
-  /** The stored series of a node, or undefined when nothing was ever recorded for it. */
-  series(nodeId: NodeId): Series | undefined;
   readonly maxNodesPerRead: number;
   readonly maxContinuationPoints: number;
   readonly maxValuesPerRead: number;
   readonly aggregateDefaults: AggregateConfiguration;
+  /**
+   * Reads the job's nodes, off the event loop; one result per node, in order. Rejects with a
+   * UaStatusError that answers the whole request (BadServerTooBusy, BadShutdown, ...).
+   * `abandoned` tells whether anyone still waits for the answer.
+   */
+  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<readonly NodeReadResult[]>;
 }
 
 /** What the address space says about the history it serves (publishHistoryCapabilities). */
@@ -31,8 +37,11 @@ export interface HistoryDescription extends HistoryBackend {
 }
 
 export class GatewayHistory implements HistoryDescription {
-  readonly store: HistoryStore;
-  readonly writer: HistoryWriter;
+  /** The database file. */
+  readonly file: string;
+  /** The HistorySink the device tags feed. */
+  readonly writer: HistoryWriteThread;
+  readonly reader: HistoryReadThread;
   readonly maxNodesPerRead: number;
   readonly maxContinuationPoints: number;
   readonly maxValuesPerRead: number;
@@ -40,29 +49,38 @@ export class GatewayHistory implements HistoryDescription {
   readonly exceptionDeviation: number;
   readonly maxAge: number;
 
+  private local: HistoryStore | undefined;
   private lastWarning = -Infinity;
   private suppressed = 0;
 
   /**
    * `warn` receives write errors, at most one message a minute (a full disk fails every flush),
-   * and the clock notices. `clockSynchronized`: see HistoryWriterOptions (absent: the clock is
+   * and the clock notices. `clockSynchronized`: see SampleQueueOptions (absent: the clock is
    * trusted).
    */
   constructor(config: HistoryConfig, dataDir: string, warn?: (message: string) => void, options: { readonly clockSynchronized?: () => boolean } = {}) {
     const file = config.database ?? join(dataDir, "history.db");
+    this.file = file;
     mkdirSync(dirname(file), { recursive: true });
-    this.store = new HistoryStore(file, { maxSize: config.retention.maxSize, cacheSize: config.cacheSize });
-    this.writer = new HistoryWriter(this.store, {
+    const storeOptions = { maxSize: config.retention.maxSize, cacheSize: config.cacheSize };
+    // Created (or opened and checked) here, so that a database that cannot be opened stops the
+    // start with its error; the workers open it again.
+    new HistoryStore(file, storeOptions).close();
+    const onError = warn && ((err: unknown) => this.warn(warn, err));
+    this.writer = new HistoryWriteThread({
+      file,
+      store: storeOptions,
       flushInterval: config.flushInterval,
       flushCount: config.flushCount,
       queueSize: config.queueSize,
       maxAge: config.retention.maxAge,
       storage: { onChangeOnly: config.storage.mode === "change", deadband: config.storage.deadband },
-      onError: warn && ((err) => this.warn(warn, err)),
+      onError,
       clockSynchronized: options.clockSynchronized,
       clockSyncWait: config.clockSyncWait,
       log: warn,
     });
+    this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), onError });
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;
     this.maxValuesPerRead = config.maxValuesPerRead;
@@ -82,16 +100,34 @@ export class GatewayHistory implements HistoryDescription {
     warn(`history: ${err instanceof Error ? err.message : String(err)}${more}; queued samples are kept until the queue is full`);
   }
 
+  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<readonly NodeReadResult[]> {
+    return this.reader.read(job, abandoned);
+  }
+
+  /**
+   * A read-only connection of this thread, for tools and tests: its reads block the event loop
+   * (and wait for the writer to move what it staged), so the services never use it.
+   */
+  get store(): HistoryStore {
+    this.local ??= new HistoryStore(this.file, { readonly: true, beforeRead: () => this.writer.prepareReadSync() });
+    return this.local;
+  }
+
+  /** The stored series of a node (through `store`), or undefined when it has none yet. */
   series(nodeId: NodeId): Series | undefined {
-    return this.writer.seriesOf(nodeId) ?? this.store.find(nodeId);
+    return this.store.find(nodeId);
   }
 
   start(): void {
     this.writer.start();
   }
 
-  close(): void {
-    this.writer.close();
+  /** Ends the reader (what waits is refused), then writes what is queued and ends the writer. */
+  async close(): Promise<void> {
+    this.local?.close();
+    this.local = undefined;
+    await this.reader.stop();
+    await this.writer.close();
   }
 }
 

@@ -30,6 +30,7 @@ import { decodeVariant, encodeVariant } from "../ua/builtin-codec.js";
 import { BuiltinType, VariantArrayType, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
+import { isNumericType, ValueForm, type SampleRing } from "./sample-ring.js";
 import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
 
 type Db = Database.Database;
@@ -43,11 +44,6 @@ export const TIME_MAX = 8.64e15;
 export class Series {
   /** BuiltinType of the series' scalar values, 0 while unknown. */
   type = 0;
-  /** Set by the writer: the last value recorded, for on-change and deadband filtering. */
-  lastValue: Variant | undefined = undefined;
-  lastStatus = -1;
-  deadband = 0;
-  onChangeOnly = false;
   insert: Statement | undefined = undefined;
   private asc: Statement | undefined = undefined;
   private desc: Statement | undefined = undefined;
@@ -64,8 +60,7 @@ export class Series {
 
   /** Rows in [lo, hi) ascending or in (lo, hi] descending, at most `limit`, as [ts, v, st] tuples. */
   rows(lo: number, hi: number, ascending: boolean, limit: number): unknown[][] {
-    // Reads see every flushed sample: staged ones move to their tables first.
-    if (this.store.staged > 0) this.store.compact();
+    this.store.readyToRead();
     let stmt = ascending ? this.asc : this.desc;
     if (!stmt) {
       stmt = ascending
@@ -98,6 +93,16 @@ export interface HistoryStoreOptions {
    * (1000 series: 4 vs 1.6 µs/sample).
    */
   cacheSize?: number;
+  /**
+   * A connection that only reads (a HistoryRead worker's, or a tool's), beside the one that
+   * writes: WAL lets it read while the other writes. It never moves staged samples itself.
+   */
+  readonly?: boolean;
+  /**
+   * Read-only connections: called before each read, to have the writing connection move the
+   * staged samples (reads see every flushed sample).
+   */
+  beforeRead?: () => void;
 }
 
 /**
@@ -143,10 +148,6 @@ const READ_CHUNK = 8192;
 const f32 = new Float32Array(1);
 const i32 = new Int32Array(f32.buffer);
 
-function isNumericType(t: number): boolean {
-  return t >= BuiltinType.Boolean && t <= BuiltinType.Double || t === BuiltinType.DateTime || t === BuiltinType.StatusCode;
-}
-
 export class HistoryStore {
   readonly path: string;
   readonly pageSize: number;
@@ -164,6 +165,10 @@ export class HistoryStore {
   staged = 0;
   private readonly setType: Statement;
   private readonly addSeries: Statement;
+  private readonly findSeries: Statement;
+  /** This connection only reads (HistoryStoreOptions.readonly). */
+  readonly readonly: boolean;
+  private readonly beforeRead: (() => void) | undefined;
   private readonly writer = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly reader = new BinaryReader();
   /** The configured cache size, or undefined to follow the series. */
@@ -172,33 +177,43 @@ export class HistoryStore {
 
   constructor(path: string, options: HistoryStoreOptions = {}) {
     this.path = path;
-    const db = new Database(path);
+    this.readonly = options.readonly === true;
+    this.beforeRead = options.beforeRead;
+    const db = this.readonly ? new Database(path, { readonly: true, fileMustExist: true }) : new Database(path);
     this.db = db;
-    // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets a shrunk size
-    // limit give pages back to the file system in bounded steps (incremental_vacuum).
-    db.pragma("auto_vacuum = INCREMENTAL");
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
+    if (!this.readonly) {
+      // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets a shrunk size
+      // limit give pages back to the file system in bounded steps (incremental_vacuum).
+      db.pragma("auto_vacuum = INCREMENTAL");
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+    }
     this.pageSize = db.pragma("page_size", { simple: true }) as number;
     this.fixedCache = options.cacheSize;
     const maxSize = options.maxSize ?? 0;
     // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
     // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
     this.walBudget = maxSize > 0 ? Math.min(4 << 20, Math.max(64 << 10, Math.floor(maxSize / 8))) : 4 << 20;
-    db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
-    db.pragma(`journal_size_limit = ${this.walBudget}`);
     this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
-    this.applyPageLimit();
+    if (!this.readonly) {
+      db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
+      db.pragma(`journal_size_limit = ${this.walBudget}`);
+      this.applyPageLimit();
+    }
+    // A reader refuses a database it cannot read as the writer does; only the writer stamps it.
     checkSchema(db, path);
-    db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
+    if (!this.readonly) {
+      db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
+      db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
+    }
     this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
     this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
-    db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
+    this.findSeries = db.prepare("SELECT id, type FROM series WHERE node = ?").raw(true);
     this.stageInsert = db.prepare("INSERT INTO staging(series, ts, v, st) VALUES (?, ?, ?, ?)");
     // Safe integers: an Int64 value must come back exact; the others are turned into numbers.
     this.stageSelect = db.prepare("SELECT seq, series, ts, v, st FROM staging ORDER BY seq LIMIT ?").raw(true).safeIntegers(true);
     this.stageDelete = db.prepare("DELETE FROM staging WHERE seq <= ?");
-    this.staged = (db.prepare("SELECT count(*) FROM staging").raw(true).get() as number[])[0];
+    this.staged = this.readonly ? 0 : (db.prepare("SELECT count(*) FROM staging").raw(true).get() as number[])[0];
     for (const row of db.prepare("SELECT id, node, type FROM series").all() as { id: number; node: string; type: number }[]) {
       const s = new Series(row.id, row.node, this);
       s.type = row.type;
@@ -206,7 +221,7 @@ export class HistoryStore {
       this.byId.set(row.id, s);
     }
     this.sizeCache();
-    stampSchema(db);
+    if (!this.readonly) stampSchema(db);
   }
 
   /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */
@@ -231,12 +246,46 @@ export class HistoryStore {
   }
 
   find(nodeId: NodeId): Series | undefined {
-    return this.byKey.get(nodeIdToString(nodeId));
+    return this.findKey(nodeIdToString(nodeId));
+  }
+
+  /**
+   * The series of a node by its NodeId's text form. A read-only connection looks again in the
+   * database for a series it does not know, or whose type was not known yet: the writing
+   * connection may have created it, or stored its first value, since.
+   */
+  findKey(key: string): Series | undefined {
+    const s = this.byKey.get(key);
+    if (!this.readonly || (s !== undefined && s.type !== 0)) return s;
+    const row = this.findSeries.get(key) as [number, number] | undefined;
+    if (row === undefined) return s;
+    if (s !== undefined) {
+      if (row[1] !== s.type) {
+        s.type = row[1];
+        s.resetStatements();
+      }
+      return s;
+    }
+    const found = new Series(row[0], key, this);
+    found.type = row[1];
+    this.byKey.set(key, found);
+    this.byId.set(found.id, found);
+    return found;
+  }
+
+  /** Before a read: staged samples move to their tables (here, or by the writing connection). */
+  readyToRead(): void {
+    if (this.readonly) this.beforeRead?.();
+    else if (this.staged > 0) this.compact();
   }
 
   /** The series of a node, created (row and table) when new. */
   ensureSeries(nodeId: NodeId): Series {
-    const key = nodeIdToString(nodeId);
+    return this.ensureSeriesKey(nodeIdToString(nodeId));
+  }
+
+  /** The series of a NodeId's text form, created when new. */
+  ensureSeriesKey(key: string): Series {
     let s = this.byKey.get(key);
     if (s) return s;
     const id = this.db.transaction(() => {
@@ -253,26 +302,57 @@ export class HistoryStore {
   }
 
   /**
-   * Writes samples [from, from+count) of the writer's ring (wrapping at its capacity) to the
-   * staging table in one transaction. Throws what SQLite throws (SQLITE_FULL when the size cap
-   * is hit): nothing of the batch is then stored.
+   * Writes samples [from, from+count) of a ring (wrapping at its capacity) to the staging table
+   * in one transaction; `series` maps the ring's series indexes to series. Throws what SQLite
+   * throws (SQLITE_FULL when the size cap is hit): nothing of the batch is then stored.
    */
-  writeBatch(series: readonly (Series | undefined)[], ts: Float64Array, values: readonly (Variant | undefined)[], status: Uint32Array, from: number, count: number): void {
-    const cap = ts.length;
+  writeBatch(ring: SampleRing, series: readonly (Series | undefined)[], from: number, count: number): void {
+    const cap = ring.capacity;
+    let written = 0;
     this.db.transaction(() => {
       for (let k = 0, i = from; k < count; k++, i = i + 1 === cap ? 0 : i + 1) {
-        const s = series[i]!;
-        const v = values[i];
-        if (s.type === 0 && v !== undefined && v.arrayType === VariantArrayType.Scalar && isNumericType(v.dataType)) {
-          s.type = v.dataType;
+        const s = series[ring.series[i]];
+        if (s === undefined) continue;
+        const form = ring.form[i];
+        if (s.type === 0 && form !== ValueForm.None && form !== ValueForm.OtherArray && isNumericType(ring.type[i])) {
+          s.type = ring.type[i];
           this.setType.run(s.type, s.id);
           s.resetStatements();
         }
-        const st = status[i];
-        this.stageInsert.run(s.id, Math.floor(ts[i]), this.toSql(s.type, v), st === StatusCodes.Good ? null : st);
+        const st = ring.status[i];
+        this.stageInsert.run(s.id, Math.floor(ring.ts[i]), this.sqlOf(s.type, ring, i), st === StatusCodes.Good ? null : st);
+        written++;
       }
     })();
-    this.staged += count;
+    this.staged += written;
+  }
+
+  /** The stored `v` of ring slot i in a series of `type` (see the schema note at the top). */
+  private sqlOf(type: number, ring: SampleRing, i: number): number | bigint | Buffer | null {
+    const form = ring.form[i];
+    if (form === ValueForm.None) return null;
+    if (form === ValueForm.Number || form === ValueForm.BigInt) {
+      if (ring.type[i] === type) {
+        switch (type) {
+          case BuiltinType.Float:
+            f32[0] = ring.num[i];
+            return i32[0];
+          case BuiltinType.Int64:
+          case BuiltinType.UInt64:
+            return form === ValueForm.BigInt ? ring.big[i] : ring.num[i];
+          default: {
+            // SQLite stores NaN as NULL: keep it in the Variant form instead.
+            const x = ring.num[i];
+            if (x === x) return x;
+          }
+        }
+      }
+      return this.encoded(ring.scalar(i));
+    }
+    const v = ring.other.get(i);
+    // Bytes: the binary Variant encoding, made by the thread that recorded the sample.
+    if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    return this.toSql(type, v);
   }
 
   /**
@@ -327,6 +407,10 @@ export class HistoryStore {
           if (typeof x === "number" && x === x) return x;
       }
     }
+    return this.encoded(v);
+  }
+
+  private encoded(v: Variant): Buffer {
     const w = this.writer.reset();
     encodeVariant(w, v);
     return Buffer.from(w.buffer.subarray(0, w.pos));
@@ -397,13 +481,13 @@ export class HistoryStore {
   /** Oldest timestamp of a series, or undefined when it is empty. */
   /** `withStaged` false looks at the tag's table only (size retention must not write first). */
   oldest(s: Series, withStaged = true): number | undefined {
-    if (withStaged && this.staged > 0) this.compact();
+    if (withStaged) this.readyToRead();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts LIMIT 1`).raw(true).get() as number[] | undefined;
     return row?.[0];
   }
 
   newest(s: Series, withStaged = true): number | undefined {
-    if (withStaged && this.staged > 0) this.compact();
+    if (withStaged) this.readyToRead();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts DESC LIMIT 1`).raw(true).get() as number[] | undefined;
     return row?.[0];
   }

@@ -380,8 +380,8 @@ export class FieldgateServer implements ServerCore {
     // Before the devices: the edge node's NDEATH goes out, and its store takes the last changes.
     await this.northbound.stop();
     await this.deviceRuntime.stop();
-    // After the transport: no HistoryRead is still running; queued samples are written first.
-    this.history.close();
+    // After the transport: no HistoryRead is still awaited; queued samples are written first.
+    await this.history.close();
     loopTrace.stop();
     this.log.info("stopped");
   }

@@ -8,6 +8,7 @@ import { UaStatusError } from "../ua/errors.js";
 import { TimestampsToReturn } from "../ua/generated/enums.js";
 import { AttributeIds, ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { applyIndexRange } from "../ua/numeric-range.js";
 import {
   decodeReadRequest,
   decodeWriteRequest,
@@ -18,8 +19,7 @@ import {
   type WriteRequest,
   type WriteResponse,
 } from "../ua/generated/types.js";
-import { applyIndexRange } from "./index-range.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "./service-table.js";
 import { checkOperationCount } from "./view.js";
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });

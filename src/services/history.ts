@@ -2,24 +2,16 @@
 // processed (ReadProcessedDetails, Part 13 aggregates) and ReadAtTimeDetails over the SQLite
 // store of src/history. The service checks the request, each node's access (the HistoryRead bit
 // of AccessLevel and UserAccessLevel) and keeps continuation points in the session; the reading
-// itself is src/history/read.ts.
+// and the encoding of the values (src/history/read-job.ts) run on the history's read worker,
+// which hands back each node's HistoryData body as bytes.
 import { randomBytes } from "node:crypto";
 import type { AttributeRead } from "../address-space/node-manager.js";
 import { NodeClassMask } from "../address-space/node-manager.js";
 import { AccessLevel } from "../address-space/ua-node.js";
 import { SUPPORTED_AGGREGATES } from "../history/aggregates.js";
 import type { HistoryBackend } from "../history/history.js";
-import {
-  aggregateConfiguration,
-  checkProcessedDetails,
-  checkRawDetails,
-  continueRaw,
-  readAtTime,
-  readProcessed,
-  readRaw,
-  type HistoryCursor,
-  type ReadOutcome,
-} from "../history/read.js";
+import type { HistoryReadJob, NodeRead, NodeReadResult, ReadDetails } from "../history/read-job.js";
+import { aggregateConfiguration, checkProcessedDetails, checkRawDetails, type HistoryCursor } from "../history/read.js";
 import type { DataValue, NodeId } from "../ua/builtins.js";
 import { IdType } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
@@ -40,7 +32,6 @@ import {
 import { nodeIdToString } from "../ua/node-id.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import type { Session } from "../server/session.js";
-import { applyIndexRange } from "./index-range.js";
 import { checkOperationCount } from "./view.js";
 
 /** What a history continuation point remembers. */
@@ -99,23 +90,24 @@ function accessStatus(ctx: ServiceContext, nodeId: NodeId): number {
   return StatusCodes.Good;
 }
 
-/** TimestampsToReturn (Part 4 §7.40) on stored samples, which carry their source timestamp. */
-function stamp(values: DataValue[], mode: TimestampsToReturn): void {
-  if (mode === TimestampsToReturn.Source) return;
-  for (let i = 0; i < values.length; i++) {
-    const dv = values[i];
-    // The gateway stamps samples as it polls them: the server timestamp is the source timestamp.
-    if (mode === TimestampsToReturn.Both) dv.serverTimestamp = dv.sourceTimestamp;
-    else values[i] = { value: dv.value, statusCode: dv.statusCode, serverTimestamp: dv.sourceTimestamp };
-  }
-}
+const HISTORY_DATA = { namespace: 0, idType: IdType.Numeric, value: ObjectIds.HistoryData_Encoding_DefaultBinary } as const;
 
-function result(statusCode: number, values?: DataValue[], continuationPoint?: Buffer): HistoryReadResult {
+function result(statusCode: number, historyData?: Uint8Array, continuationPoint?: Buffer): HistoryReadResult {
   return {
     statusCode,
     continuationPoint,
-    historyData: values === undefined ? undefined : { typeId: { namespace: 0, idType: IdType.Numeric, value: ObjectIds.HistoryData_Encoding_DefaultBinary }, body: { dataValues: values } },
+    // The body as bytes: encoded by the read worker, copied into the response as they are.
+    historyData: historyData === undefined ? undefined : { typeId: HISTORY_DATA, body: Buffer.from(historyData.buffer, historyData.byteOffset, historyData.byteLength) },
   };
+}
+
+/** A node that goes to the reader: where its result goes, and its continuation point. */
+interface PendingRead {
+  readonly index: number;
+  readonly nodeKey: string;
+  readonly continuationPoint: Buffer | undefined;
+  /** Continuation points taken from the session up to this node (its own included). */
+  readonly takenSoFar: number;
 }
 
 /** Releases (releaseContinuationPoints) or looks up the continuation point of one node. */
@@ -128,6 +120,46 @@ function takeContinuation(session: Session, item: HistoryReadValueId, nodeKey: s
   return cp;
 }
 
+/** What a node's read needs beyond the request's details. */
+function nodeRead(d: Details, i: number, key: string, indexRange: string | undefined, cursor: HistoryCursor | undefined, backend: HistoryBackend): NodeRead {
+  if (d.type !== ObjectIds.ReadProcessedDetails_Encoding_DefaultBinary) return { key, indexRange, cursor };
+  const aggregateId = d.body.aggregateType![i];
+  // The reader refuses these only for nodes that have a history (others have no data at all).
+  let refused: number | undefined;
+  if (aggregateId.namespace !== 0 || !SUPPORTED_AGGREGATES.has(aggregateId.value as number)) refused = StatusCodes.BadAggregateNotSupported;
+  else if (!aggregateConfiguration(d.body.aggregateConfiguration, backend.aggregateDefaults)) refused = StatusCodes.BadAggregateConfigurationRejected;
+  return { key, indexRange, cursor, aggregateId: aggregateId.value as number, refused };
+}
+
+function readDetails(d: Details, backend: HistoryBackend): ReadDetails {
+  switch (d.type) {
+    case ObjectIds.ReadRawModifiedDetails_Encoding_DefaultBinary:
+      return { kind: "raw", body: d.body };
+    case ObjectIds.ReadProcessedDetails_Encoding_DefaultBinary:
+      return { kind: "processed", body: d.body, cfg: aggregateConfiguration(d.body.aggregateConfiguration, backend.aggregateDefaults) };
+    default:
+      return { kind: "atTime", body: d.body, cfg: backend.aggregateDefaults };
+  }
+}
+
+/** A node's result, and its continuation point kept in the session when values remain. */
+function remember(session: Session, backend: HistoryBackend, detailsType: number, r: PendingRead, takenAfter: number, out: NodeReadResult): HistoryReadResult {
+  let continuationPoint: Buffer | undefined;
+  if (out.cursor) {
+    // Part 4 §5.10.3: no room to remember the rest. The points of the nodes after this one were
+    // taken up front; they count as still there, as when each node was read in its turn.
+    if (session.historyContinuations.size + takenAfter >= backend.maxContinuationPoints) return result(StatusCodes.BadNoContinuationPoints);
+    // A continued read keeps its id: clients may compare it, and it was just freed.
+    continuationPoint = r.continuationPoint ?? randomBytes(16);
+    session.historyContinuations.set(continuationPoint.toString("base64"), { nodeKey: r.nodeKey, detailsType, cursor: out.cursor });
+  }
+  return result(out.statusCode, out.historyData, continuationPoint);
+}
+
+function response(ctx: ServiceContext, req: HistoryReadRequest, results: HistoryReadResult[]): HistoryReadResponse {
+  return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+}
+
 export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse>({
   name: "HistoryRead",
   requestEncodingId: ObjectIds.HistoryReadRequest_Encoding_DefaultBinary,
@@ -135,7 +167,7 @@ export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse
   requires: SessionRequirement.Activated,
   decode: decodeHistoryReadRequest,
   encode: encodeHistoryReadResponse,
-  handle(ctx: ServiceContext, req: HistoryReadRequest): HistoryReadResponse {
+  handle(ctx: ServiceContext, req: HistoryReadRequest): HistoryReadResponse | Promise<HistoryReadResponse> {
     const backend: HistoryBackend | undefined = ctx.server.history;
     const nodes = req.nodesToRead ?? [];
     checkOperationCount(nodes.length, backend?.maxNodesPerRead ?? DEFAULT_MAX_NODES);
@@ -156,7 +188,9 @@ export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse
     }
     const session = ctx.session!;
     const results: HistoryReadResult[] = new Array(nodes.length);
-    let budget = backend?.maxValuesPerRead ?? 0;
+    const reads: PendingRead[] = [];
+    const toRead: NodeRead[] = [];
+    let taken = 0;
     for (let i = 0; i < nodes.length; i++) {
       const item = nodes[i];
       const nodeKey = nodeIdToString(item.nodeId);
@@ -184,66 +218,27 @@ export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse
         results[i] = result(detailsStatus);
         continue;
       }
-      let previous: HistoryContinuation | undefined;
+      let cursor: HistoryCursor | undefined;
       if (hasCp) {
         const cp = takeContinuation(session, item, nodeKey, d.type);
         if (typeof cp === "number") {
           results[i] = result(cp);
           continue;
         }
-        previous = cp;
+        cursor = cp.cursor;
+        taken++;
       }
-      const series = backend.series(item.nodeId);
-      if (series === undefined) {
-        results[i] = result(StatusCodes.GoodNoData, []);
-        continue;
-      }
-      const room = Math.max(1, budget);
-      let outcome: ReadOutcome;
-      switch (d.type) {
-        case ObjectIds.ReadRawModifiedDetails_Encoding_DefaultBinary:
-          outcome =
-            previous?.cursor.kind === "raw"
-              ? continueRaw(backend.store, series, previous.cursor, room)
-              : readRaw(backend.store, series, d.body, room);
-          break;
-        case ObjectIds.ReadProcessedDetails_Encoding_DefaultBinary: {
-          const aggregateId = d.body.aggregateType![i];
-          if (aggregateId.namespace !== 0 || !SUPPORTED_AGGREGATES.has(aggregateId.value as number)) {
-            results[i] = result(StatusCodes.BadAggregateNotSupported);
-            continue;
-          }
-          const cfg = aggregateConfiguration(d.body.aggregateConfiguration, backend.aggregateDefaults);
-          if (!cfg) {
-            results[i] = result(StatusCodes.BadAggregateConfigurationRejected);
-            continue;
-          }
-          const cursor = previous?.cursor.kind === "processed" ? previous.cursor : undefined;
-          outcome = readProcessed(backend.store, series, d.body, aggregateId.value as number, cfg, room, cursor);
-          break;
-        }
-        default: {
-          const cursor = previous?.cursor.kind === "atTime" ? previous.cursor : undefined;
-          outcome = readAtTime(backend.store, series, d.body, backend.aggregateDefaults, room, cursor);
-        }
-      }
-      budget -= outcome.values.length;
-      let values = outcome.values;
-      if (item.indexRange !== undefined && item.indexRange !== "") values = values.map((v) => applyIndexRange(v, item.indexRange!));
-      stamp(values, ttr);
-      let continuationPoint: Buffer | undefined;
-      if (outcome.cursor) {
-        if (session.historyContinuations.size >= backend.maxContinuationPoints) {
-          // Part 4 §5.10.3: no room to remember the rest.
-          results[i] = result(StatusCodes.BadNoContinuationPoints);
-          continue;
-        }
-        // A continued read keeps its id: clients may compare it, and it was just freed.
-        continuationPoint = hasCp ? item.continuationPoint! : randomBytes(16);
-        session.historyContinuations.set(continuationPoint.toString("base64"), { nodeKey, detailsType: d.type, cursor: outcome.cursor });
-      }
-      results[i] = result(outcome.statusCode, values, continuationPoint);
+      reads.push({ index: i, nodeKey, continuationPoint: hasCp ? item.continuationPoint : undefined, takenSoFar: taken });
+      toRead.push(nodeRead(d, i, nodeKey, item.indexRange, cursor, backend));
     }
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+    if (reads.length === 0) return response(ctx, req, results);
+    const job: HistoryReadJob = { details: readDetails(d, backend!), timestampsToReturn: ttr, budget: backend!.maxValuesPerRead, nodes: toRead };
+    const channel = ctx.channel;
+    const abandoned = () => session.closed || (channel !== undefined && !channel.isOpen);
+    return backend!.read(job, abandoned).then((out) => {
+      for (let k = 0; k < reads.length; k++) results[reads[k].index] = remember(session, backend!, d.type, reads[k], taken - reads[k].takenSoFar, out[k]);
+      return response(ctx, req, results);
+    });
   },
+
 });

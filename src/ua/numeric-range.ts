@@ -8,7 +8,7 @@
 // - on Write, BadTypeMismatch when the new value is not of the value's type or shape, and
 //   BadIndexRangeDataMismatch when its size differs from the range's ("the size of the array
 //   shall match the size specified by the NumericRange").
-import { BuiltinType, VariantArrayType, type StatusCode, type Variant } from "./builtins.js";
+import { BuiltinType, VariantArrayType, type DataValue, type StatusCode, type Variant } from "./builtins.js";
 import { StatusCodes } from "./generated/status-codes.js";
 
 /** One dimension of a range, both bounds inclusive; `low === high` for a single index. */
@@ -238,4 +238,24 @@ export function writeRange(current: Variant, range: NumericRange, newValue: Vari
   return matrix
     ? { ok: true, value: { dataType: type, arrayType: VariantArrayType.Matrix, value: out, dimensions: dims.slice() } }
     : { ok: true, value: { dataType: type, arrayType: VariantArrayType.Array, value: out } };
+}
+
+/**
+ * Index ranges on values read (Part 4 §7.22), for Read and HistoryRead: the DataValue with its
+ * value cut to `rangeText`, or a DataValue with only the failure status.
+ */
+export function applyIndexRange(dv: DataValue, rangeText: string): DataValue {
+  const parsed = parseNumericRange(rangeText);
+  if (!parsed.ok) return { statusCode: parsed.statusCode };
+  if (parsed.range.length === 0 || dv.value === undefined) return dv;
+  const ranged = applyRange(dv.value, parsed.range);
+  if (!ranged.ok) return { statusCode: ranged.statusCode };
+  return {
+    value: ranged.value,
+    statusCode: dv.statusCode,
+    sourceTimestamp: dv.sourceTimestamp,
+    sourcePicoseconds: dv.sourcePicoseconds,
+    serverTimestamp: dv.serverTimestamp,
+    serverPicoseconds: dv.serverPicoseconds,
+  };
 }

@@ -1,0 +1,161 @@
+// HistoryRead off the event loop: the main thread's side of the read worker (read-worker.ts).
+//
+// One job (one HistoryRead request) is in the worker at a time; the others wait here, at most
+// maxQueued of them (more are refused with BadServerTooBusy: the client may try
+// again). A job whose client has gone (its session or channel closed) while it waited is dropped
+// before it reaches the worker; one already in the worker runs to its end and its answer is
+// dropped by the channel. The worker starts with the first read; stop() refuses what waits
+// (BadShutdown) and ends the worker. A worker that dies (out of its heap bound) fails the job
+// it had and is started again for the next.
+import type { ResourceLimits } from "node:worker_threads";
+import { UaStatusError } from "../ua/errors.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { withBodies, type EncodedNodeResult, type HistoryReadJob, type NodeReadResult } from "./read-job.js";
+import { WorkerLink, workerFile, type Reply } from "./thread.js";
+
+export interface ReadWorkerData {
+  readonly file: string;
+  readonly cacheSize?: number;
+  /** Where the worker encodes the bodies. */
+  readonly bodies: SharedArrayBuffer;
+}
+
+export type ReadRequest = { readonly op: "read"; readonly job: HistoryReadJob } | { readonly op: "close" };
+
+export interface ReadReply extends Reply {
+  readonly results?: EncodedNodeResult[];
+  /** The worker's new, bigger memory for the bodies (with this job's in it). */
+  readonly bodies?: SharedArrayBuffer;
+}
+
+export interface ReadThreadOptions {
+  /** The database file (the writer's). */
+  readonly file: string;
+  /** Requests waiting for the worker; more are refused. */
+  readonly maxQueued: number;
+  /** The read connection's page cache in bytes (default 4 MiB: reads are mostly sequential). */
+  readonly cacheSize?: number;
+  /** Run before each job goes to the worker: the writer moves what it has staged. */
+  readonly prepare?: () => Promise<void>;
+  readonly resourceLimits?: ResourceLimits;
+  readonly onError?: (err: unknown) => void;
+}
+
+interface Waiting {
+  readonly job: HistoryReadJob;
+  readonly abandoned: (() => boolean) | undefined;
+  readonly resolve: (results: NodeReadResult[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+const DEFAULT_CACHE = 4 << 20;
+/** The bodies' shared memory to start with: a read of 100,000 Doubles is about 1.8 MB. */
+const BODIES = 4 << 20;
+
+export class HistoryReadThread {
+  private readonly options: ReadThreadOptions;
+  private link: WorkerLink<ReadRequest, ReadReply> | undefined;
+  private readonly waiting: Waiting[] = [];
+  private current: Waiting | undefined;
+  private stopped = false;
+  private bodies: SharedArrayBuffer | undefined;
+
+  constructor(options: ReadThreadOptions) {
+    this.options = options;
+  }
+
+  /** Worker threads running (0 or 1). */
+  get threads(): number {
+    return this.link?.alive ? 1 : 0;
+  }
+
+  /** Jobs waiting, and the one in the worker. */
+  get pending(): number {
+    return this.waiting.length + (this.current ? 1 : 0);
+  }
+
+  /**
+   * Runs a job in the worker. `abandoned` is asked before it starts: true drops it (rejected
+   * with BadSessionClosed; nobody is waiting for the answer).
+   */
+  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<NodeReadResult[]> {
+    if (this.stopped) return Promise.reject(new UaStatusError(StatusCodes.BadShutdown));
+    if (this.waiting.length >= this.options.maxQueued) return Promise.reject(new UaStatusError(StatusCodes.BadServerTooBusy, `${this.waiting.length} HistoryRead requests waiting`));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ job, abandoned, resolve, reject });
+      this.next();
+    });
+  }
+
+  /** @internal Starts the next job that waits. */
+  next(): void {
+    if (this.current !== undefined || this.stopped) return;
+    const w = this.waiting.shift();
+    if (w === undefined) return;
+    if (w.abandoned?.()) {
+      w.reject(new UaStatusError(StatusCodes.BadSessionClosed, "the client has gone"));
+      this.next();
+      return;
+    }
+    this.current = w;
+    const prepared = this.options.prepare?.() ?? Promise.resolve();
+    prepared.then(
+      () => this.run(w),
+      (err: unknown) => this.finish(w, undefined, err),
+    );
+  }
+
+  private run(w: Waiting): void {
+    if (this.stopped) return;
+    this.worker().send({ op: "read", job: w.job }, (r, err) => this.finish(w, r, err));
+  }
+
+  private finish(w: Waiting, r: ReadReply | undefined, err: unknown): void {
+    if (this.current !== w) return;
+    this.current = undefined;
+    if (err !== undefined || r?.results === undefined) {
+      const code = (err as { code?: string } | undefined)?.code;
+      this.options.onError?.(err);
+      w.reject(new UaStatusError(code === "ERR_WORKER_OUT_OF_MEMORY" ? StatusCodes.BadOutOfMemory : StatusCodes.BadInternalError, err instanceof Error ? err.message : "no answer"));
+    } else {
+      if (r.bodies) this.bodies = r.bodies;
+      w.resolve(withBodies(r.results, new Uint8Array(this.bodies!)));
+    }
+    // The next job overwrites the bodies: it starts after this turn, in which the awaiting
+    // service has copied them into its response.
+    setImmediate(next, this);
+  }
+
+  private worker(): WorkerLink<ReadRequest, ReadReply> {
+    if (this.link?.alive) return this.link;
+    this.bodies = new SharedArrayBuffer(BODIES);
+    const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE, bodies: this.bodies };
+    this.link = new WorkerLink<ReadRequest, ReadReply>(workerFile("read-worker"), data, { resourceLimits: this.options.resourceLimits });
+    return this.link;
+  }
+
+  /** Refuses what waits and what runs (BadShutdown) and ends the worker. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const refused = [...this.waiting];
+    if (this.current) refused.push(this.current);
+    this.waiting.length = 0;
+    this.current = undefined;
+    for (const w of refused) w.reject(new UaStatusError(StatusCodes.BadShutdown));
+    const link = this.link;
+    this.link = undefined;
+    if (!link?.alive) return;
+    try {
+      // After the job it may be running; a job of 100,000 values takes a fraction of a second.
+      await Promise.race([link.call({ op: "close" }).then(() => link.ended()), new Promise<void>((r) => setTimeout(r, 5000).unref())]);
+    } catch {
+      // it ended on its own
+    }
+    await link.terminate();
+  }
+}
+
+function next(reader: HistoryReadThread): void {
+  reader.next();
+}

@@ -1,0 +1,240 @@
+// The history's worker threads (DESIGN: the event loop is a shared resource): SQLite work that
+// grows with the data (a flush, the moves of staged samples, retention, a HistoryRead and the
+// encoding of its values) runs on a thread of its own, with its own connection to the database.
+//
+// One link per worker. Requests go by postMessage, each with a sequence number; the worker
+// answers each one on a port of its own and then bumps a shared counter, so the main thread can
+// also wait for an answer without its event loop (Atomics.wait, receiveMessageOnPort): for
+// flushAll() and the reads of tools and tests, never on a service's path. The link holds the
+// event loop open only while answers are due: an idle worker never keeps a process alive.
+//
+// A worker runs at a lower priority than the event loop (nice +WORKER_NICE, its own thread
+// only: Linux keeps a nice value per thread). On a server pinned to one core the kernel would
+// otherwise hand the core to a worker the moment it wakes, in the middle of a sampling task
+// (measured: a 0.1 ms task of the loop took 3-8 ms of wall time); with it, the loop runs first
+// and the workers take the time it leaves. On two cores they run beside it.
+import { existsSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
+import { fileURLToPath } from "node:url";
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
+
+export interface Reply {
+  readonly seq: number;
+  /** Set when the request threw in the worker. */
+  readonly fault?: FaultInfo;
+}
+
+export interface FaultInfo {
+  readonly message: string;
+  readonly code?: string;
+}
+
+export type ReplyHandler<R> = (reply: R | undefined, err: Error | undefined) => void;
+
+/** What a worker gets as workerData: its answer port and the shared counter. */
+export interface LinkData {
+  readonly replyPort: MessagePort;
+  readonly answered: Int32Array;
+  /** Its thread's nice value, relative to the process's. */
+  readonly nice: number;
+}
+
+/** How much lower a worker's priority is than the event loop's (see the top). */
+export const WORKER_NICE = 10;
+
+/** The compiled file of a worker of src/history. */
+export function workerFile(name: string): URL {
+  const here = import.meta.url;
+  // Loaded from the TypeScript sources (vitest), this module still starts plain Node threads:
+  // they run the compiled files in dist/ (`npm test` builds them first).
+  const url = here.endsWith(".ts") ? new URL(`../../dist/src/history/${name}.js`, here) : new URL(`./${name}.js`, here);
+  if (!existsSync(fileURLToPath(url))) throw new Error(`history worker ${fileURLToPath(url)} is missing: build first (npm run build)`);
+  return url;
+}
+
+/** An Error from a worker's FaultInfo, with its code (SQLITE_FULL, ...). */
+export function faultError(f: FaultInfo): Error {
+  return Object.assign(new Error(f.message), f.code === undefined ? {} : { code: f.code });
+}
+
+export function faultInfo(err: unknown): FaultInfo {
+  const code = (err as { code?: unknown }).code;
+  return { message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined };
+}
+
+export class WorkerLink<Req extends object, Rep extends Reply> {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly answered: Int32Array;
+  private readonly pending = new Map<number, ReplyHandler<Rep>>();
+  private seq = 0;
+  private exitCode: number | undefined;
+  private exitError: Error | undefined;
+  private readonly exited: Promise<void>;
+
+  /** Starts the worker `file` with `data` (plus the link's own fields) as its workerData. */
+  constructor(
+    file: URL,
+    data: object,
+    options: { readonly resourceLimits?: ResourceLimits; readonly transferList?: TransferListItem[]; readonly onExit?: (err: Error) => void; readonly nice?: number } = {},
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.answered = new Int32Array(new SharedArrayBuffer(4));
+    const linkData: LinkData = { replyPort: port2, answered: this.answered, nice: options.nice ?? WORKER_NICE };
+    this.worker = new Worker(file, {
+      workerData: { ...data, ...linkData },
+      transferList: [port2, ...(options.transferList ?? [])],
+      resourceLimits: options.resourceLimits,
+      // Not the parent's: `node --input-type=module -e ...` would make the worker refuse its file.
+      execArgv: [],
+    });
+    this.worker.unref();
+    port1.on("message", (r: Rep) => this.dispatch(r));
+    port1.unref();
+    this.worker.on("error", (err) => (this.exitError = err));
+    this.exited = new Promise((resolve) =>
+      this.worker.once("exit", (code) => {
+        this.exitCode = code;
+        const err = this.exitError ?? new Error(`history worker ${fileURLToPath(file)} ended (exit code ${code})`);
+        // Answers already sent are still on the port.
+        this.drain();
+        for (const [, handler] of this.pending) handler(undefined, err);
+        this.pending.clear();
+        this.port.close();
+        if (code !== 0 || this.exitError) options.onExit?.(err);
+        resolve();
+      }),
+    );
+  }
+
+  /** The worker is running (it has not exited). */
+  get alive(): boolean {
+    return this.exitCode === undefined;
+  }
+
+  /** Sends a request; `onReply` gets its answer (or the error that ended the worker). Returns its seq. */
+  send(message: Req, onReply?: ReplyHandler<Rep>, transfer?: TransferListItem[]): number {
+    const seq = ++this.seq;
+    if (!this.alive) {
+      onReply?.(undefined, this.exitError ?? new Error("history worker has ended"));
+      return seq;
+    }
+    this.pending.set(seq, onReply ?? ignore);
+    if (this.pending.size === 1) this.port.ref();
+    this.worker.postMessage({ ...message, seq }, transfer);
+    return seq;
+  }
+
+  call(message: Req, transfer?: TransferListItem[]): Promise<Rep> {
+    return new Promise((resolve, reject) => this.send(message, (r, err) => (err ? reject(err) : resolve(r!)), transfer));
+  }
+
+  /**
+   * Blocks the calling thread until request `seq` is answered (other answers that come first
+   * are handled in order), at most `timeoutMs`. Only for flushAll(), tools and tests.
+   */
+  waitFor(seq: number, timeoutMs = 60_000): void {
+    const end = performance.now() + timeoutMs;
+    while (this.pending.has(seq)) {
+      const seen = Atomics.load(this.answered, 0);
+      this.drain();
+      if (!this.pending.has(seq) || !this.alive) break;
+      const left = end - performance.now();
+      if (left <= 0 || Atomics.wait(this.answered, 0, seen, Math.min(left, 100)) === "timed-out") {
+        if (performance.now() >= end) throw new Error(`history worker did not answer within ${timeoutMs} ms`);
+        // An ended worker never bumps the counter: look again at whether it is alive.
+        if (this.exitedQuietly()) break;
+      }
+    }
+  }
+
+  /** The request's answer, waited for without the event loop (see waitFor). */
+  callSync(message: Req, timeoutMs?: number): Rep {
+    let reply: Rep | undefined;
+    let error: Error | undefined;
+    const seq = this.send(message, (r, err) => {
+      reply = r;
+      error = err;
+    });
+    this.waitFor(seq, timeoutMs);
+    if (error) throw error;
+    if (reply === undefined) throw new Error("history worker ended before it answered");
+    return reply;
+  }
+
+  /** Ends the worker once it has answered what it was sent (its handler closes its port). */
+  async ended(): Promise<void> {
+    // Held open until it has: a process that stops must not end before its worker.
+    this.worker.ref();
+    await this.exited;
+  }
+
+  /** Stops the worker at once; requests not answered get an error. */
+  async terminate(): Promise<void> {
+    this.worker.ref();
+    if (this.alive) await this.worker.terminate();
+    await this.exited;
+  }
+
+  private exitedQuietly(): boolean {
+    // threadId is -1 once the thread has stopped, before the exit event is emitted.
+    return this.worker.threadId === -1;
+  }
+
+  private drain(): void {
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.dispatch(m.message as Rep);
+  }
+
+  private dispatch(r: Rep): void {
+    const handler = this.pending.get(r.seq);
+    if (handler === undefined) return;
+    this.pending.delete(r.seq);
+    if (this.pending.size === 0) this.port.unref();
+    handler(r.fault === undefined ? r : undefined, r.fault === undefined ? undefined : faultError(r.fault));
+  }
+}
+
+function ignore(): void {}
+
+/**
+ * The worker's side: answers each request with `handle`'s result (or the fault it threw), in
+ * order. `handle` returns the answer and what to transfer with it; `undefined` ends the worker
+ * after answering nothing more (its port closes, so the thread exits once its work is done).
+ */
+export function serveLink<Req extends { readonly seq: number }>(
+  parent: MessagePort,
+  data: LinkData,
+  handle: (request: Req) => { readonly reply: object; readonly transfer?: TransferListItem[]; readonly last?: boolean },
+): void {
+  try {
+    // pid 0: this thread alone. Raising a nice value needs no privilege.
+    setPriority(0, Math.min(19, getOwnNice() + data.nice));
+  } catch {
+    // Not permitted here (a container without the capability to change it): run as we are.
+  }
+  parent.on("message", (request: Req) => {
+    let last = false;
+    try {
+      const out = handle(request);
+      last = out.last === true;
+      data.replyPort.postMessage({ ...out.reply, seq: request.seq }, out.transfer);
+    } catch (err) {
+      data.replyPort.postMessage({ seq: request.seq, fault: faultInfo(err) });
+    }
+    Atomics.add(data.answered, 0, 1);
+    Atomics.notify(data.answered, 0);
+    if (last) {
+      parent.close();
+      data.replyPort.close();
+    }
+  });
+}
+
+function getOwnNice(): number {
+  try {
+    return getPriority(0);
+  } catch {
+    return 0;
+  }
+}

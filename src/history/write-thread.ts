@@ -1,0 +1,320 @@
+// The gateway's history writer: the HistorySink the device tags feed, with every SQLite call on
+// a worker thread (write-worker.ts). On the event loop a sample costs a filter and a few stores
+// into the ring's typed arrays, which sit on a SharedArrayBuffer the worker reads as it is: a
+// batch goes over as two numbers (where it starts, how many), not as a copy. Only values that
+// are not numeric scalars (strings, arrays) travel as their encoded bytes.
+//
+// It keeps HistoryWriter's rules (writer.ts): one timer; a tick every flushInterval, or at once
+// when flushCount samples wait; one batch of at most flushCount samples per tick, in one
+// transaction, then a step of compaction and retention; a batch stays in the ring until the
+// worker says it is committed, so a crash loses at most what was not yet committed and a failed
+// write (a full disk) is tried again at the next tick; the ring is bounded and drops (and
+// counts) the oldest sample when full, the newest while the oldest is being written. One tick
+// is in the worker at a time. A worker that dies is started again at the next tick.
+import type { ResourceLimits } from "node:worker_threads";
+import { BinaryWriter } from "../ua/binary-writer.js";
+import { encodeVariant } from "../ua/builtin-codec.js";
+import type { BuiltinType, DataValue, NodeId, StatusCode, Variant } from "../ua/builtins.js";
+import type { MaintenanceOptions } from "./maintenance.js";
+import { SampleQueue, type HistoryWriterStats, type StorageOptions } from "./sample-queue.js";
+import { SampleRing } from "./sample-ring.js";
+import type { HistorySink } from "./sink.js";
+import type { HistoryStoreOptions } from "./store.js";
+import { WorkerLink, faultError, workerFile, type FaultInfo, type Reply } from "./thread.js";
+import type { HistoryWriterOptions } from "./writer.js";
+
+export interface WriteWorkerData {
+  readonly file: string;
+  readonly store: HistoryStoreOptions;
+  readonly maintenance: MaintenanceOptions;
+  readonly ring: SharedArrayBuffer;
+  readonly capacity: number;
+}
+
+export type WriteRequest =
+  | { readonly op: "declare"; readonly index: number; readonly key: string }
+  | {
+      readonly op: "tick";
+      /** The batch: ring slots [from, from + count). */
+      readonly from: number;
+      readonly count: number;
+      /** Encoded values of the batch's slots of the Other forms. */
+      readonly slots?: number[];
+      readonly values?: Uint8Array[];
+      readonly now: number;
+      /** Age retention waits: the clock is not known yet. */
+      readonly holdAge: boolean;
+    }
+  | { readonly op: "compact" }
+  | { readonly op: "close" };
+
+export interface WriteReply extends Reply {
+  readonly flushed?: number;
+  readonly flushFault?: FaultInfo;
+  readonly faults?: FaultInfo[];
+  readonly retained?: number;
+  readonly staged?: number;
+}
+
+export interface WriteThreadOptions extends HistoryWriterOptions {
+  /** The database file (created and set up by the caller). */
+  readonly file: string;
+  readonly store?: Pick<HistoryStoreOptions, "maxSize" | "cacheSize">;
+  /** The worker's heap bounds (the default: V8's). */
+  readonly resourceLimits?: ResourceLimits;
+}
+
+export class HistoryWriteThread implements HistorySink {
+  readonly stats: HistoryWriterStats;
+  private readonly options: WriteThreadOptions;
+  private readonly now: () => number;
+  private readonly queue: SampleQueue;
+  private readonly ringMemory: SharedArrayBuffer;
+  private link: WorkerLink<WriteRequest, WriteReply> | undefined;
+  /** A tick is in the worker. */
+  private ticking = false;
+  /** Rows the worker has staged, not yet moved to their tables (-1: not known yet). */
+  private staged = -1;
+  private timer: NodeJS.Timeout | undefined;
+  private dueAt = Infinity;
+  private started = false;
+  private closed = false;
+  private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
+  private readonly encode = (v: Variant): Uint8Array => {
+    const w = this.encoder.reset();
+    encodeVariant(w, v);
+    return new Uint8Array(w.buffer.subarray(0, w.pos));
+  };
+
+  constructor(options: WriteThreadOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.ringMemory = new SharedArrayBuffer(SampleRing.bytes(SampleQueue.capacity(options)));
+    this.queue = new SampleQueue(options, this.ringMemory, this.encode);
+    this.stats = this.queue.stats;
+  }
+
+  /** Worker threads running (0 or 1). */
+  get threads(): number {
+    return this.link?.alive ? 1 : 0;
+  }
+
+  /** Samples waiting in the ring (the batch being written included). */
+  get queued(): number {
+    return this.queue.count;
+  }
+
+  /** Starts the worker and the flush timer. */
+  start(): void {
+    if (this.closed) return;
+    this.started = true;
+    this.worker();
+    this.arm(this.options.flushInterval);
+  }
+
+  declare(nodeId: NodeId, options?: StorageOptions): void {
+    const { series, isNew } = this.queue.declare(nodeId, options);
+    if (isNew && this.link?.alive) this.link.send({ op: "declare", index: series.index, key: series.key }, this.declared);
+  }
+
+  private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
+    // The worker keeps the declaration and creates the series before its next batch.
+    if (err) this.options.onError?.(err);
+  };
+
+  record(nodeId: NodeId, value: DataValue): void {
+    if (this.closed) return;
+    const s = this.queue.seriesOf(nodeId);
+    if (s === undefined) return;
+    this.queue.push(s, value);
+    if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
+  }
+
+  recordNumber(nodeId: NodeId, dataType: BuiltinType, value: number, statusCode: StatusCode, sourceTimestamp: number): void {
+    if (this.closed) return;
+    const s = this.queue.seriesOf(nodeId);
+    if (s === undefined) return;
+    this.queue.pushNumber(s, dataType, value, statusCode, sourceTimestamp);
+    if (this.queue.count >= this.options.flushCount && this.timer !== undefined && !this.queue.holding && !this.stats.failing) this.arm(0);
+  }
+
+  /**
+   * Writes everything queued and waits for it without the event loop (tools and tests; the
+   * gateway's own flushes are the timer's); stops at the first failing batch.
+   */
+  flushAll(): void {
+    if (this.closed) return;
+    const link = this.worker();
+    for (;;) {
+      if (this.ticking) link.waitFor(this.lastTick);
+      const flushedBefore = this.stats.flushed;
+      if (this.queue.count === 0 || this.queue.holding) return;
+      link.waitFor(this.tick());
+      if (this.stats.flushed === flushedBefore) return;
+    }
+  }
+
+  /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */
+  prepareRead(): Promise<void> {
+    if (this.closed || !this.needsCompaction()) return Promise.resolve();
+    return this.worker()
+      .call({ op: "compact" })
+      .then((r) => this.noteStaged(r));
+  }
+
+  /** prepareRead() without the event loop (the read-only store of tools and tests). */
+  prepareReadSync(): void {
+    if (!this.closed && this.needsCompaction()) this.noteStaged(this.worker().callSync({ op: "compact" }));
+  }
+
+  private needsCompaction(): boolean {
+    return this.staged !== 0 || this.ticking;
+  }
+
+  private noteStaged(r: WriteReply): void {
+    if (r.staged !== undefined && !this.ticking) this.staged = r.staged;
+  }
+
+  /** Writes what is queued, moves the staged samples, closes the database and ends the worker. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.ticking) await this.tickDone();
+    this.queue.dropHeld();
+    if (this.link === undefined && this.queue.count === 0) return;
+    const link = this.worker();
+    while (this.queue.count > 0) {
+      const flushedBefore = this.stats.flushed;
+      this.tick();
+      await this.tickDone();
+      if (this.stats.flushed === flushedBefore) break;
+    }
+    try {
+      await link.call({ op: "close" });
+      await link.ended();
+    } catch (err) {
+      this.options.onError?.(err);
+      await link.terminate();
+    }
+    this.link = undefined;
+  }
+
+  private lastTick = 0;
+  private tickWaiters: (() => void)[] = [];
+
+  private tickDone(): Promise<void> {
+    return this.ticking ? new Promise((resolve) => this.tickWaiters.push(resolve)) : Promise.resolve();
+  }
+
+  /** The worker, started when needed (again, after one died). */
+  private worker(): WorkerLink<WriteRequest, WriteReply> {
+    if (this.link?.alive) return this.link;
+    const o = this.options;
+    const data: WriteWorkerData = {
+      file: o.file,
+      store: { maxSize: o.store?.maxSize, cacheSize: o.store?.cacheSize },
+      maintenance: { flushCount: o.flushCount, maxAge: o.maxAge, compactInterval: o.compactInterval, compactCount: o.compactCount, retentionBudget: o.retentionBudget },
+      ring: this.ringMemory,
+      capacity: this.queue.ring.capacity,
+    };
+    const link = new WorkerLink<WriteRequest, WriteReply>(workerFile("write-worker"), data, {
+      resourceLimits: o.resourceLimits,
+      onExit: (err) => this.options.onError?.(err),
+    });
+    this.link = link;
+    this.staged = -1;
+    for (const s of this.queue.series) link.send({ op: "declare", index: s.index, key: s.key }, this.declared);
+    return link;
+  }
+
+  private arm(delay: number): void {
+    if (this.closed || !this.started) return;
+    const due = this.now() + delay;
+    if (this.timer !== undefined && this.dueAt <= due) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.dueAt = due;
+    this.timer = setTimeout(onTimer, delay, this);
+    this.timer.unref();
+  }
+
+  /** @internal The timer's work: the clock, then one batch and a maintenance step in the worker. */
+  timerTick(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.dueAt = Infinity;
+    if (this.closed) return;
+    // The answer re-arms the timer.
+    if (this.ticking) return;
+    try {
+      this.queue.clockStep();
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+    this.tick();
+  }
+
+  /** Sends one tick (a batch, when not holding); returns its seq. */
+  private tick(): number {
+    const q = this.queue;
+    const n = q.holding ? 0 : Math.min(q.count, this.options.flushCount);
+    q.inFlight = n;
+    this.ticking = true;
+    let slots: number[] | undefined;
+    let values: Uint8Array[] | undefined;
+    const other = q.ring.other;
+    if (n > 0 && other.size > 0) {
+      const cap = q.ring.capacity;
+      slots = [];
+      values = [];
+      for (const [slot, bytes] of other) {
+        if ((slot - q.head + cap) % cap < n) {
+          slots.push(slot);
+          values.push(bytes as Uint8Array);
+        }
+      }
+    }
+    const request: WriteRequest = { op: "tick", from: q.head, count: n, slots, values, now: this.now(), holdAge: q.holding };
+    this.lastTick = this.worker().send(request, (r, err) => this.ticked(n, r, err));
+    return this.lastTick;
+  }
+
+  private ticked(n: number, r: WriteReply | undefined, err: Error | undefined): void {
+    const q = this.queue;
+    q.inFlight = 0;
+    this.ticking = false;
+    if (err || r === undefined) {
+      // The worker died: the batch is still in the ring, for the next worker.
+      if (n > 0) this.failed(err ?? new Error("history worker gave no answer"));
+    } else {
+      if (r.flushFault) this.failed(faultError(r.flushFault));
+      else if (n > 0) {
+        q.remove(n);
+        this.stats.flushed += n;
+        this.stats.flushes++;
+        this.stats.failing = false;
+      }
+      for (const f of r.faults ?? []) this.options.onError?.(faultError(f));
+      this.stats.retained += r.retained ?? 0;
+      if (r.staged !== undefined) this.staged = r.staged;
+    }
+    const waiters = this.tickWaiters;
+    this.tickWaiters = [];
+    for (const w of waiters) w();
+    // A backlog is written in further ticks at once; held samples and failing writes (a full
+    // disk) wait for the next interval instead of spinning.
+    const backlog = q.count >= this.options.flushCount && !q.holding && !this.stats.failing;
+    this.arm(backlog ? 0 : this.options.flushInterval);
+  }
+
+  private failed(err: Error): void {
+    this.stats.failedFlushes++;
+    this.stats.failing = true;
+    this.options.onError?.(err);
+  }
+}
+
+function onTimer(w: HistoryWriteThread): void {
+  w.timerTick();
+}
