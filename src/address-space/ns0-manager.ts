@@ -63,6 +63,8 @@ export interface ServerCapabilityValues {
   maxNodesPerTranslateBrowsePathsToNodeIds?: number;
   maxNodesPerNodeManagement?: number;
   maxMonitoredItemsPerCall?: number;
+  maxSelectClauseParameters?: number;
+  maxWhereClauseParameters?: number;
 }
 
 export interface Ns0Options {
@@ -77,6 +79,8 @@ export interface Ns0Options {
   readonly serviceLevel?: number;
   readonly redundancySupport?: RedundancySupport;
   readonly capabilities?: ServerCapabilityValues;
+  /** Server.Auditing (Part 5 §6.3.1): the server raises AuditEvents. Default false. */
+  readonly auditing?: boolean;
 }
 
 /** Computes a live value at read time; `now` is the request's time. */
@@ -119,6 +123,8 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   readonly namespaceIndex = 0;
   /** Optional hook called after every setValue. */
   onValueChange: ValueChangeListener | undefined;
+  /** Whether a Method can be called, by whom (Part 3 §5.7 Executable, UserExecutable): the server's method table. */
+  methodAccess: ((methodId: NodeId, role: RequestContext["role"]) => { executable: boolean; userExecutable: boolean }) | undefined;
 
   private readonly table: Ns0Table = ns0Table();
   private readonly nodes: (UaNode | undefined)[];
@@ -148,9 +154,9 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
 
   read(ctx: RequestContext, items: readonly AttributeRead[], results: DataValue[], indices?: readonly number[]): void {
     if (indices) {
-      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx.now, items[indices[k]]);
+      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx, items[indices[k]]);
     } else {
-      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx.now, items[i]);
+      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx, items[i]);
     }
   }
 
@@ -226,14 +232,21 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  private readOne(now: DateTime, item: AttributeRead): DataValue {
+  private readOne(ctx: RequestContext, item: AttributeRead): DataValue {
     const p = this.table.positionOf(item.nodeId);
     if (p < 0) return UNKNOWN_NODE;
     const node = this.nodeAt(p);
-    if (item.attributeId !== AttributeIds.Value) return readNonValueAttribute(node, item.attributeId, node.accessLevel ?? 1);
+    if (item.attributeId !== AttributeIds.Value) {
+      if (node.nodeClass === 4 && (item.attributeId === AttributeIds.Executable || item.attributeId === AttributeIds.UserExecutable)) {
+        const access = this.methodAccess?.(node.nodeId, ctx.role);
+        const on = item.attributeId === AttributeIds.Executable ? access?.executable : access?.userExecutable;
+        return scalarValue(BuiltinType.Boolean, on === true);
+      }
+      return readNonValueAttribute(node, item.attributeId, node.accessLevel ?? 1);
+    }
     if ((node.nodeClass & VARIABLE_OR_TYPE) === 0) return INVALID_ATTRIBUTE;
     const source = this.sources[p];
-    if (source !== undefined) return source(now);
+    if (source !== undefined) return source(ctx.now);
     return node.value ?? NULL_VALUE;
   }
 
@@ -280,7 +293,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     this.put(VariableIds.Server_ServerStatus_BuildInfo_BuildNumber, scalarValue(BuiltinType.String, b.buildNumber, t0));
     this.put(VariableIds.Server_ServerStatus_BuildInfo_BuildDate, scalarValue(BuiltinType.DateTime, b.buildDate, t0));
     this.put(VariableIds.Server_ServiceLevel, scalarValue(BuiltinType.Byte, o.serviceLevel ?? 255, t0));
-    this.put(VariableIds.Server_Auditing, scalarValue(BuiltinType.Boolean, false, t0));
+    this.put(VariableIds.Server_Auditing, scalarValue(BuiltinType.Boolean, o.auditing === true, t0));
     this.put(VariableIds.Server_ServerRedundancy_RedundancySupport, scalarValue(BuiltinType.Int32, o.redundancySupport ?? RedundancySupport.None, t0));
     this.put(VariableIds.Server_ServerDiagnostics_EnabledFlag, scalarValue(BuiltinType.Boolean, false, t0));
     this.put(VariableIds.Server_ServerCapabilities_SoftwareCertificates, { value: arrayOf(BuiltinType.ExtensionObject, []), sourceTimestamp: t0 });

@@ -3,6 +3,7 @@ import { read, write } from "../services/attribute.js";
 import { findServers, getEndpoints } from "../services/discovery.js";
 import { createMonitoredItems, deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../services/monitored-item.js";
 import { historyRead } from "../services/history.js";
+import { call } from "../services/method.js";
 import { activateSession, cancel, closeSession, createSession } from "../services/session.js";
 import {
   createSubscription,
@@ -43,4 +44,5 @@ export const SERVICES: readonly ServiceDefinition[] = [
   setTriggering,
   deleteMonitoredItems,
   historyRead,
+  call,
 ];
