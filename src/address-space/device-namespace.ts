@@ -99,6 +99,12 @@ const BASE_DATA_VARIABLE = frozenId(VariableTypeIds.BaseDataVariableType);
 const ANALOG_ITEM = frozenId(VariableTypeIds.AnalogItemType);
 const BASE_ANALOG = frozenId(VariableTypeIds.BaseAnalogType);
 const HAS_COMPONENT = frozenId(ReferenceTypeIds.HasComponent);
+/**
+ * EventNotifier SubscribeToEvents (Part 3 §8.59): the Devices folder and each device report the
+ * events of their devices (src/events/event-bus.ts). The notifier hierarchy is not shown as
+ * HasNotifier references: a browser would list every device twice under Devices.
+ */
+const SUBSCRIBE_TO_EVENTS = 1;
 const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
 
 /**
@@ -230,6 +236,10 @@ export class DeviceNamespace implements RuntimeNodes {
   readonly values: ValueCache;
   /** Called after nodes were added or removed (reload); the events layer turns it into a GeneralModelChangeEvent. */
   onModelChange: ((change: ModelChange) => void) | undefined;
+  /** Called after each report of a device's poller (state changes, poll cycles): the device's alarm follows it (src/alarms). */
+  onDeviceState: ((device: DevicePoller) => void) | undefined;
+  /** Called when a device leaves the map. */
+  onDeviceRemoved: ((name: string) => void) | undefined;
   /** Where samples of `history: true` tags go; set before the first device is added. */
   history: HistorySink | undefined;
   private readonly devices = new Map<string, DeviceNodes>();
@@ -249,6 +259,7 @@ export class DeviceNamespace implements RuntimeNodes {
       browseName: folder?.browseName ?? "Devices",
       description: folder?.description ?? "The devices of the device map, one object each.",
       parent: numericNodeId(ObjectIds.ObjectsFolder),
+      eventNotifier: SUBSCRIBE_TO_EVENTS,
     }).nodeId;
   }
 
@@ -315,6 +326,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.devices.delete(name);
     for (const v of nodes.tags) this.unfeed(v);
     const removed = this.ns.removeNode(nodes.object);
+    this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
   }
 
@@ -341,6 +353,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.setDiagnostic(d.ConsecutiveFailures, BuiltinType.UInt32, p.consecutiveFailures);
     this.setDiagnostic(d.RequestsPerCycle, BuiltinType.UInt32, p.requestsPerCycle);
     this.setDiagnostic(d.SkippedCycles, BuiltinType.UInt64, BigInt(skipped));
+    this.onDeviceState?.(p);
   }
 
   private setDiagnostic(v: MemoryVariable, type: BuiltinType, value: unknown): void {
@@ -355,7 +368,9 @@ export class DeviceNamespace implements RuntimeNodes {
       browseName: config.name,
       description: config.description,
       parent: this.devicesFolder,
+      eventNotifier: SUBSCRIBE_TO_EVENTS,
     }).nodeId;
+
     const folder = ns.addObject({
       nodeId: `${config.name}/Diagnostics`,
       browseName: "Diagnostics",

@@ -272,9 +272,15 @@ export class Pki implements PolicyPki {
    */
   verifyCertificate(chain: Buffer, options: VerifyOptions = {}): number {
     const status = this.check(chain, options);
-    if (status !== StatusCodes.Good) this.log(`certificate refused: ${statusName(status)}`);
+    if (status !== StatusCodes.Good) {
+      this.log(`certificate refused: ${statusName(status)}`);
+      this.onRefused?.(chain, status);
+    }
     return status;
   }
+
+  /** Told of every refused certificate (the server's audit events, Part 5 §6.4.18). */
+  onRefused: ((chain: Buffer, status: number) => void) | undefined = undefined;
 
   private check(chain: Buffer, options: VerifyOptions): number {
     const now = options.now ?? Date.now();

@@ -39,6 +39,12 @@ import { clockSynchronized } from "./systemd-notify.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
+import { MethodTable } from "../address-space/methods.js";
+import { ServerEvents } from "../events/server-events.js";
+import { MAX_SELECT_CLAUSES, MAX_WHERE_ELEMENTS } from "../events/event-filter.js";
+import { registerServerMethods } from "./server-methods.js";
+import { Alarms } from "../alarms/alarms.js";
+import { DeviceAlarms } from "../alarms/device-alarms.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -96,6 +102,13 @@ export class FieldgateServer implements ServerCore {
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
+  /** The Methods the Call service runs (Part 4 §5.11). */
+  readonly methods: MethodTable;
+  /** Event monitored items, the server's own events and its audit events. */
+  readonly events: ServerEvents;
+  /** The conditions (Part 9) and their methods; deviceAlarms keeps one per device. */
+  readonly alarms: Alarms;
+  readonly deviceAlarms: DeviceAlarms;
   /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
   /** urn:fieldgate:bench at ns=1, with `server.benchNamespace: N` (then there is no device map). */
@@ -145,8 +158,17 @@ export class FieldgateServer implements ServerCore {
         buildNumber: packageVersion(),
         buildDate: Date.now(),
       },
-      capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints, minSupportedSampleRate: l.minSamplingInterval },
+      capabilities: {
+        ...l,
+        maxBrowseContinuationPoints: l.maxBrowseContinuationPoints,
+        minSupportedSampleRate: l.minSamplingInterval,
+        maxSelectClauseParameters: MAX_SELECT_CLAUSES,
+        maxWhereClauseParameters: MAX_WHERE_ELEMENTS,
+      },
+      auditing: true,
     });
+    this.methods = new MethodTable(this.registry);
+    this.ns0.methodAccess = (id, role) => this.methods.access(id, role);
     // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
     // The bench namespace's devices are polled like a map's: the counters at the fastest
     // sampling interval granted, so that items sampling at it are fed by every poll.
@@ -167,6 +189,12 @@ export class FieldgateServer implements ServerCore {
       log,
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
+    this.events = new ServerEvents({ registry: this.registry, subscriptions: this.subscriptions, serverUri: config.server.applicationUri });
+    registerServerMethods(this.methods, this.registry, this.subscriptions, this.events.items);
+    this.devices.onModelChange = (change) => this.events.noteModelChange(change);
+    this.alarms = new Alarms(this.events, this.subscriptions, this.registry);
+    this.alarms.registerMethods(this.methods);
+    this.deviceAlarms = new DeviceAlarms(this.alarms, this.bench ?? this.devices);
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
     feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
@@ -250,6 +278,7 @@ export class FieldgateServer implements ServerCore {
       log: (m) => this.log.warn(m),
     });
     this.pki = pki;
+    pki.onRefused = (certificate, status) => this.events.audit.certificateRefused(certificate, status);
     const modes = new Set(this.offers.filter((o) => o.securityMode !== MessageSecurityMode.None).map((o) => o.securityMode));
     for (const n of names) this.policies.set(POLICY_ALGORITHMS[n].uri, new SecurePolicy(POLICY_ALGORITHMS[n], modes, pki));
   }
@@ -264,6 +293,7 @@ export class FieldgateServer implements ServerCore {
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.listening = true;
+    this.events.systemStatus(ServerState.Running, "The server started.");
   }
 
   /**
@@ -286,6 +316,8 @@ export class FieldgateServer implements ServerCore {
     this.deviceMap = result.value;
     const report = await this.deviceRuntime.apply(result.value);
     this.logApply(report);
+    // One GeneralModelChangeEvent for the whole reload (Part 5 §6.4.33).
+    this.events.flushModelChanges();
     return { ok: true, issues: [], report };
   }
 
@@ -328,6 +360,10 @@ export class FieldgateServer implements ServerCore {
     if (!this.listening) return;
     this.listening = false;
     this.ns0.setServerState(ServerState.Shutdown);
+    // Part 5 §6.4.31: clients waiting with a Publish request hear of the shutdown before their
+    // sessions close; one turn of the loop lets those responses out.
+    this.events.systemStatus(ServerState.Shutdown, "The server is shutting down.");
+    if (this.events.deliverNow(this.subscriptions) > 0) await new Promise((resolve) => setImmediate(resolve));
     this.sessions.closeAll();
     this.subscriptions.stop();
     this.diagnostics.stop();

@@ -1,5 +1,8 @@
 // MonitoredItem service set (Part 4 §5.12): CreateMonitoredItems, ModifyMonitoredItems,
-// SetMonitoringMode, SetTriggering, DeleteMonitoredItems, done by src/subscriptions/items.ts.
+// SetMonitoringMode, SetTriggering, DeleteMonitoredItems, done by src/subscriptions/items.ts for
+// data items and by src/events/event-items.ts for items on the EventNotifier attribute. A request
+// without event items goes to items.ts as it is; a mixed one is split and its results merged
+// back in request order (mixed-items.ts).
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import {
   decodeCreateMonitoredItemsRequest,
@@ -24,6 +27,7 @@ import {
   type SetTriggeringResponse,
 } from "../ua/generated/types.js";
 import { createMonitoredItems as create, deleteMonitoredItems as remove, modifyMonitoredItems as modify, setMonitoringMode as setMode, setTriggering as trigger } from "../subscriptions/items.js";
+import { createMixed, deleteMixed, modifyMixed, setModeMixed } from "../events/mixed-items.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
 
 export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, CreateMonitoredItemsResponse>({
@@ -34,7 +38,9 @@ export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, C
   decode: decodeCreateMonitoredItemsRequest,
   encode: encodeCreateMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse {
-    const results = create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? []);
+    const results = createMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? [], (subset) =>
+      create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
@@ -47,7 +53,9 @@ export const modifyMonitoredItems = defineService<ModifyMonitoredItemsRequest, M
   decode: decodeModifyMonitoredItemsRequest,
   encode: encodeModifyMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: ModifyMonitoredItemsRequest): ModifyMonitoredItemsResponse {
-    const results = modify(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToModify ?? []);
+    const results = modifyMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToModify ?? [], (subset) =>
+      modify(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
@@ -60,7 +68,9 @@ export const setMonitoringMode = defineService<SetMonitoringModeRequest, SetMoni
   decode: decodeSetMonitoringModeRequest,
   encode: encodeSetMonitoringModeResponse,
   handle(ctx: ServiceContext, req: SetMonitoringModeRequest): SetMonitoringModeResponse {
-    const results = setMode(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, req.monitoredItemIds ?? []);
+    const results = setModeMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, req.monitoredItemIds ?? [], (subset) =>
+      setMode(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
@@ -92,7 +102,9 @@ export const deleteMonitoredItems = defineService<DeleteMonitoredItemsRequest, D
   decode: decodeDeleteMonitoredItemsRequest,
   encode: encodeDeleteMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse {
-    const results = remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? []);
+    const results = deleteMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? [], (subset) =>
+      remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });

@@ -45,6 +45,18 @@ export interface SubscriptionStats extends ItemStats {
   latePublishes: number;
 }
 
+/**
+ * The event monitored items of a subscription (src/events/event-item.ts), set once it has one:
+ * a publishing cycle asks whether they queued anything, and a message writes their
+ * EventNotificationList after the data changes.
+ */
+export interface SubscriptionEventsHook {
+  readonly hasNotifications: boolean;
+  /** Writes up to `budget` queued events into the message being built; returns how many. */
+  write(nw: NotificationWriter, budget: number, maxBytes: number): number;
+  close(): void;
+}
+
 interface Retained {
   readonly sequenceNumber: number;
   readonly message: Buffer;
@@ -66,6 +78,8 @@ export class Subscription implements ItemOwner, SampleTask {
   publishingEnabled: boolean;
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
+  /** Its event items (src/events), once it has any. */
+  events: SubscriptionEventsHook | undefined = undefined;
 
   keepAliveCounter: number;
   lifetimeCounter: number;
@@ -104,7 +118,7 @@ export class Subscription implements ItemOwner, SampleTask {
   }
 
   get hasNotifications(): boolean {
-    return this.pendingHead < this.pending.length;
+    return this.pendingHead < this.pending.length || (this.events !== undefined && this.events.hasNotifications);
   }
 
   // ---- publishing cycle ---------------------------------------------------------------------
@@ -201,6 +215,7 @@ export class Subscription implements ItemOwner, SampleTask {
     }
     const written = nw.items;
     nw.endDataChanges();
+    const events = this.events !== undefined && budget > 0 && w.pos < maxBytes ? this.events.write(nw, budget, maxBytes) : 0;
     if (head >= pending.length) {
       pending.length = 0;
       this.pendingHead = 0;
@@ -211,7 +226,7 @@ export class Subscription implements ItemOwner, SampleTask {
     } else {
       this.pendingHead = head;
     }
-    if (written === 0) return undefined;
+    if (written + events === 0) return undefined;
     const message = nw.finish();
     this.retain(this.nextSequenceNumber(), message);
     this.stats.notificationMessages++;
@@ -266,6 +281,7 @@ export class Subscription implements ItemOwner, SampleTask {
 
   close(): void {
     this.closed = true;
+    this.events?.close();
     this.pending.length = 0;
     this.pendingHead = 0;
     this.retained.length = 0;

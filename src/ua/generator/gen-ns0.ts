@@ -203,6 +203,7 @@ const DECLARATION_TYPES: ReadonlyArray<readonly [number, number]> = [
 ];
 /** Optional InstanceDeclarations fieldgate fills in the events it raises. */
 const OPTIONAL_DECLARATIONS = new Set([
+  17615, // AuditSecurityEventType StatusCodeId
   9016, // ConditionType EnabledState/TransitionTime
   9098, // AcknowledgeableConditionType AckedState/TransitionTime
   9102, 9107, // ConfirmedState, its TransitionTime
