@@ -28,7 +28,7 @@ import type {
   RequestContext,
 } from "./node-manager.js";
 import { ns0Table, type Ns0Table } from "./ns0-table.js";
-import { hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
+import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
 
 /**
  * ServerCapabilities (Part 5 §6.3.2) and its OperationLimits (Part 5 §6.3.11). Keys are the
@@ -83,8 +83,11 @@ export interface Ns0Options {
   readonly auditing?: boolean;
 }
 
-/** Computes a live value at read time; `now` is the request's time. */
-export type ValueSource = (now: DateTime) => DataValue;
+/** Computes a live value at read time; `now` is the request's time, `role` the caller's. */
+export type ValueSource = (now: DateTime, role: RequestContext["role"]) => DataValue;
+
+/** Takes a client's write of a Variable's value (the few writable ns0 nodes, e.g. EnabledFlag). */
+export type Ns0WriteHandler = (value: Variant) => number;
 
 /** Called after setValue; the subscription layer hooks in here. */
 export type ValueChangeListener = (nodeId: NodeId, value: DataValue) => void;
@@ -129,6 +132,9 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   private readonly table: Ns0Table = ns0Table();
   private readonly nodes: (UaNode | undefined)[];
   private readonly sources: (ValueSource | undefined)[];
+  private readonly writers = new Map<number, { readonly roles: readonly RequestContext["role"][]; readonly write: Ns0WriteHandler }>();
+  /** References a node has beyond the table's (the sessions under SessionsDiagnosticsSummary, src/diagnostics). */
+  extraReferences: ((nodeId: NodeId) => readonly NodeReference[] | undefined) | undefined;
   private readonly startTime: DateTime;
   private readonly buildInfo: BuildInfo;
   private state: ServerState = ServerState.Running;
@@ -160,21 +166,42 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     }
   }
 
-  /** Namespace 0 is read-only to clients (Part 4 §5.10.4: BadNotWritable). */
-  write(_ctx: RequestContext, items: readonly AttributeWrite[], results: number[], indices?: readonly number[]): void {
+  /**
+   * Namespace 0 is read-only to clients (Part 4 §5.10.4: BadNotWritable) but for the Values the
+   * server gave a write handler (setWriteHandler), which the roles it names may write.
+   */
+  write(ctx: RequestContext, items: readonly AttributeWrite[], results: number[], indices?: readonly number[]): void {
     const n = indices ? indices.length : items.length;
     for (let k = 0; k < n; k++) {
       const i = indices ? indices[k] : k;
-      const p = this.table.positionOf(items[i].nodeId);
+      const item = items[i];
+      const p = this.table.positionOf(item.nodeId);
+      const writer = p < 0 ? undefined : this.writers.get(p);
       if (p < 0) results[i] = StatusCodes.BadNodeIdUnknown;
-      else if (!hasAttribute(this.table.nodeClassAt(p), items[i].attributeId)) results[i] = StatusCodes.BadAttributeIdInvalid;
-      else results[i] = StatusCodes.BadNotWritable;
+      else if (!hasAttribute(this.table.nodeClassAt(p), item.attributeId)) results[i] = StatusCodes.BadAttributeIdInvalid;
+      else if (writer === undefined || item.attributeId !== AttributeIds.Value) results[i] = StatusCodes.BadNotWritable;
+      else if (!writer.roles.includes(ctx.role)) results[i] = StatusCodes.BadUserAccessDenied;
+      else if (item.indexRange !== undefined && item.indexRange !== "") results[i] = StatusCodes.BadWriteNotSupported;
+      else if (item.value.statusCode !== undefined || item.value.sourceTimestamp !== undefined || item.value.serverTimestamp !== undefined) results[i] = StatusCodes.BadWriteNotSupported;
+      else results[i] = item.value.value === undefined ? StatusCodes.BadTypeMismatch : writer.write(item.value.value);
     }
   }
 
   references(nodeId: NodeId): readonly NodeReference[] | undefined {
     const p = this.table.positionOf(nodeId);
-    return p < 0 ? undefined : this.nodeAt(p).references;
+    if (p < 0) return undefined;
+    const own = this.nodeAt(p).references;
+    const extra = this.extraReferences?.(nodeId);
+    return extra === undefined || extra.length === 0 ? own : [...own, ...extra];
+  }
+
+  /** Makes an ns0 Variable's Value writable by `roles` through `write` (AccessLevel gains CurrentWrite). */
+  setWriteHandler(nodeId: NodeId, roles: readonly RequestContext["role"][], write: Ns0WriteHandler): void {
+    const p = this.mustFind(nodeId);
+    const node = this.nodeAt(p);
+    if (node.nodeClass !== 2) throw new UaStatusError(StatusCodes.BadNodeClassInvalid, "setWriteHandler on a non-Variable");
+    node.accessLevel = (node.accessLevel ?? 1) | AccessLevel.CurrentWrite;
+    this.writers.set(p, { roles, write });
   }
 
   summary(nodeId: NodeId): NodeSummary | undefined {
@@ -242,11 +269,13 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
         const on = item.attributeId === AttributeIds.Executable ? access?.executable : access?.userExecutable;
         return scalarValue(BuiltinType.Boolean, on === true);
       }
-      return readNonValueAttribute(node, item.attributeId, node.accessLevel ?? 1);
+      const level = node.accessLevel ?? 1;
+      const writer = this.writers.get(p);
+      return readNonValueAttribute(node, item.attributeId, writer !== undefined && !writer.roles.includes(ctx.role) ? level & ~AccessLevel.CurrentWrite : level);
     }
     if ((node.nodeClass & VARIABLE_OR_TYPE) === 0) return INVALID_ATTRIBUTE;
     const source = this.sources[p];
-    if (source !== undefined) return source(ctx.now);
+    if (source !== undefined) return source(ctx.now, ctx.role);
     return node.value ?? NULL_VALUE;
   }
 
@@ -359,7 +388,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     const body: Record<string, number> = {};
     for (const [id, field] of SUMMARY_FIELDS) {
       const p = this.table.position(id);
-      const dv = this.sources[p]?.(now) ?? this.nodeAt(p).value;
+      const dv = this.sources[p]?.(now, "viewer") ?? this.nodeAt(p).value;
       body[field] = typeof dv?.value?.value === "number" ? dv.value.value : 0;
     }
     const eo: ExtensionObject = {

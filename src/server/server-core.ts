@@ -3,6 +3,7 @@
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import type { MethodTable } from "../address-space/methods.js";
 import type { ServerEvents } from "../events/server-events.js";
+import type { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { HistoryBackend } from "../history/history.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
@@ -22,6 +23,8 @@ export interface ServerCore {
   readonly methods: MethodTable;
   /** Event monitored items, the events the server raises and its audit events (src/events). */
   readonly events: ServerEvents;
+  /** Base Info Diagnostics: the summary's counters, per-session and per-subscription records (src/diagnostics). */
+  readonly serverDiagnostics: ServerDiagnostics;
   readonly application: ApplicationDescription;
   readonly allowAnonymous: boolean;
   /** History (SQLite) for HistoryRead; undefined when the gateway keeps none. */

@@ -14,7 +14,9 @@ import { builtinDrivers } from "../devices/builtin-drivers.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
-import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
+import { DiagnosticsNamespace } from "../subscriptions/diagnostics.js";
+import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
+import { SessionNodes } from "../diagnostics/session-nodes.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
@@ -32,7 +34,7 @@ import { Dispatcher } from "./dispatcher.js";
 import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
 import type { ServiceLimits } from "./limits.js";
 import type { ServerCore } from "./server-core.js";
-import { SessionManager } from "./session.js";
+import { SessionManager, type Session, type SessionCloseReason } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
 import { clockSynchronized } from "./systemd-notify.js";
@@ -109,6 +111,9 @@ export class FieldgateServer implements ServerCore {
   /** The conditions (Part 9) and their methods; deviceAlarms keeps one per device. */
   readonly alarms: Alarms;
   readonly deviceAlarms: DeviceAlarms;
+  /** Base Info Diagnostics (Server/ServerDiagnostics) and the sessions' diagnostics objects. */
+  readonly serverDiagnostics: ServerDiagnostics;
+  readonly sessionNodes: SessionNodes;
   /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
   /** urn:fieldgate:bench at ns=1, with `server.benchNamespace: N` (then there is no device map). */
@@ -146,7 +151,10 @@ export class FieldgateServer implements ServerCore {
       maxSessions: l.maxSessions,
       minSessionTimeout: l.minSessionTimeout,
       maxSessionTimeout: l.maxSessionTimeout,
-      onSessionClosed: (session) => this.subscriptions.sessionClosed(session),
+      onSessionClosed: (session, reason) => {
+        this.subscriptions.sessionClosed(session);
+        this.sessionEnded(session, reason);
+      },
     });
     this.ns0 = new Ns0Manager(this.registry, {
       applicationUri: config.server.applicationUri,
@@ -196,8 +204,13 @@ export class FieldgateServer implements ServerCore {
     this.alarms.registerMethods(this.methods);
     this.deviceAlarms = new DeviceAlarms(this.alarms, this.bench ?? this.devices);
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
-    feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
+    this.serverDiagnostics = new ServerDiagnostics(this.sessions, this.subscriptions, this.events.items);
+    this.serverDiagnostics.publish(this.ns0);
+    // After every other namespace: the indices clients already know stay where they were.
+    this.sessionNodes = new SessionNodes(this.registry, this.sessions, this.serverDiagnostics);
+    this.sessions.sessionNamespace = this.sessionNodes.namespaceIndex;
+    this.ns0.extraReferences = (nodeId) => this.sessionNodes.summaryReferences(nodeId);
     // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
     // that may be wrong; run by hand or by tests the host's clock is trusted.
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
@@ -343,6 +356,15 @@ export class FieldgateServer implements ServerCore {
       this.log.info(`users: ${parts.join("; ")}; ${users.sessionsClosed} session(s) closed, ${users.sessionsRerolled} given a new role`);
     }
     return { restartNeeded, users };
+  }
+
+  /** Part 5 §12.9 SessionTimeoutCount / SessionAbortCount, and the session's audit event (§6.4.7). */
+  private sessionEnded(session: Session, reason: SessionCloseReason): void {
+    const d = this.serverDiagnostics;
+    if (reason === "timeout") d.sessionTimeouts++;
+    else if (reason === "evicted" || reason === "revoked") d.sessionAborts++;
+    if (reason === "closed" || reason === "shutdown") return; // CloseSession audits itself; a stop is the server's
+    this.events.audit.sessionEnded({ sessionId: session.sessionId, userId: session.userId, auditEntryId: "" }, reason === "timeout" ? "timeout" : "terminated");
   }
 
   private logApply(r: ApplyReport): void {

@@ -89,6 +89,12 @@ export class Subscription implements ItemOwner, SampleTask {
   closed = false;
   /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
   sequenceNumber = 1;
+  // Its own counts, for SubscriptionDiagnostics (Part 5 §12.15; src/diagnostics).
+  dataChangeNotifications = 0;
+  publishRequests = 0;
+  lateCount = 0;
+  discardedMessages = 0;
+  queueOverflows = 0;
 
   private pending: MonitoredItem[] = [];
   private pendingHead = 0;
@@ -146,6 +152,7 @@ export class Subscription implements ItemOwner, SampleTask {
   private becomeLate(): void {
     this.late = true;
     this.stats.latePublishes++;
+    this.lateCount++;
     this.owner?.addLate(this);
   }
 
@@ -155,6 +162,7 @@ export class Subscription implements ItemOwner, SampleTask {
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
+    this.publishRequests++;
     this.late = false;
     this.messageSent = true;
     this.keepAliveCounter = this.maxKeepAliveCount;
@@ -174,6 +182,7 @@ export class Subscription implements ItemOwner, SampleTask {
         return;
       }
       req = owner.take();
+      this.publishRequests++;
     }
   }
 
@@ -231,6 +240,7 @@ export class Subscription implements ItemOwner, SampleTask {
     this.retain(this.nextSequenceNumber(), message);
     this.stats.notificationMessages++;
     this.stats.notifications += written;
+    this.dataChangeNotifications += written;
     return message;
   }
 
@@ -247,7 +257,15 @@ export class Subscription implements ItemOwner, SampleTask {
   private retain(sequenceNumber: number, message: Buffer): void {
     this.retained.push({ sequenceNumber, message });
     // Bounded: the oldest unacknowledged message goes first.
-    while (this.retained.length > this.host.retransmissionLimit) this.retained.shift();
+    while (this.retained.length > this.host.retransmissionLimit) {
+      this.retained.shift();
+      this.discardedMessages++;
+    }
+  }
+
+  /** Messages kept for Republish, not yet acknowledged. */
+  get unacknowledgedCount(): number {
+    return this.retained.length;
   }
 
   availableSequenceNumbers(): number[] {
