@@ -84,6 +84,26 @@ export function modifyMixed(
   return merge(requests.length, s.isEvent, eventResults, dataRequests.length > 0 ? data(dataRequests) : []);
 }
 
+/** An operation on ids (SetMonitoringMode, DeleteMonitoredItems): event items one by one, the rest by `data`. */
+function byIds(
+  events: EventItems,
+  engine: SubscriptionEngine,
+  session: SubscriptionSession,
+  subscriptionId: number,
+  ids: readonly number[],
+  onEvent: (sub: Subscription, item: EventItem) => number,
+  data: (subset: readonly number[]) => number[],
+): number[] {
+  const sub = engine.subscriptionOf(session, subscriptionId);
+  const s = split(events, sub, ids, (id) => id);
+  if (s === undefined) return data(ids);
+  checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
+  sub.resetLifetime();
+  const eventResults = s.items.filter((i): i is EventItem => i !== undefined).map((item) => onEvent(sub, item));
+  const dataIds = ids.filter((_, i) => !s.isEvent[i]);
+  return merge(ids.length, s.isEvent, eventResults, dataIds.length > 0 ? data(dataIds) : []);
+}
+
 export function setModeMixed(
   events: EventItems,
   engine: SubscriptionEngine,
@@ -93,14 +113,7 @@ export function setModeMixed(
   ids: readonly number[],
   data: (subset: readonly number[]) => number[],
 ): number[] {
-  const sub = engine.subscriptionOf(session, subscriptionId);
-  const s = split(events, sub, ids, (id) => id);
-  if (s === undefined) return data(ids);
-  checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
-  sub.resetLifetime();
-  const eventResults = s.items.filter((i): i is EventItem => i !== undefined).map((item) => events.setMode(sub, mode, item));
-  const dataIds = ids.filter((_, i) => !s.isEvent[i]);
-  return merge(ids.length, s.isEvent, eventResults, dataIds.length > 0 ? data(dataIds) : []);
+  return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.setMode(sub, mode, item), data);
 }
 
 export function deleteMixed(
@@ -111,12 +124,5 @@ export function deleteMixed(
   ids: readonly number[],
   data: (subset: readonly number[]) => number[],
 ): number[] {
-  const sub = engine.subscriptionOf(session, subscriptionId);
-  const s = split(events, sub, ids, (id) => id);
-  if (s === undefined) return data(ids);
-  checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
-  sub.resetLifetime();
-  const eventResults = s.items.filter((i): i is EventItem => i !== undefined).map((item) => events.delete(sub, item));
-  const dataIds = ids.filter((_, i) => !s.isEvent[i]);
-  return merge(ids.length, s.isEvent, eventResults, dataIds.length > 0 ? data(dataIds) : []);
+  return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.delete(sub, item), data);
 }

@@ -305,6 +305,7 @@ export class FieldgateServer implements ServerCore {
     this.system.start(this.scheduler);
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
+    this.events.flushModelChanges();
     this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
   }

@@ -9,7 +9,8 @@
 import type { MethodCaller, MethodEntry } from "../address-space/methods.js";
 import { mayCall } from "../address-space/methods.js";
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
-import { BuiltinType, VariantArrayType, type Variant } from "../ua/builtins.js";
+import { rankMatches } from "../address-space/memory-namespace.js";
+import { BuiltinType, type Variant } from "../ua/builtins.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -29,23 +30,6 @@ const EMPTY_VARIANTS: readonly Variant[] = Object.freeze([]);
 
 function failed(statusCode: number, inputArgumentResults?: number[]): CallMethodResult {
   return { statusCode, inputArgumentResults, inputArgumentDiagnosticInfos: [], outputArguments: [] };
-}
-
-/** ValueRank (Part 3 §5.6.2): -3 scalar or 1-D, -2 any, -1 scalar, 0 one or more dimensions, n exactly n. */
-function rankFits(valueRank: number, v: Variant): boolean {
-  const dims = v.arrayType === VariantArrayType.Scalar ? 0 : v.arrayType === VariantArrayType.Array ? 1 : (v.dimensions?.length ?? 0);
-  switch (valueRank) {
-    case -3:
-      return dims <= 1;
-    case -2:
-      return true;
-    case -1:
-      return dims === 0;
-    case 0:
-      return dims >= 1;
-    default:
-      return dims === valueRank;
-  }
 }
 
 function isNumber(t: BuiltinType): boolean {
@@ -70,7 +54,7 @@ export function argumentStatus(registry: NamespaceRegistry, arg: Argument, v: Va
   } else if (v.dataType !== expected) {
     return StatusCodes.BadTypeMismatch;
   }
-  return rankFits(arg.valueRank, v) ? StatusCodes.Good : StatusCodes.BadTypeMismatch;
+  return rankMatches(arg.valueRank, v) ? StatusCodes.Good : StatusCodes.BadTypeMismatch;
 }
 
 /** The checks of Part 4 §5.11.2 that need no handler; undefined when the call may go ahead. */
