@@ -1,7 +1,7 @@
 // Method service set (Part 4 §5.11): Call. Each CallMethodRequest is checked in the order of
 // Part 4 §5.11.2 (Table 66) before its handler runs: the Method is known (BadMethodInvalid), the
 // object exists and has it (BadNodeIdUnknown, BadMethodInvalid), the caller's role may call it
-// (BadUserAccessDenied), the number of arguments (BadArgumentsMissing, BadTooManyArguments) and
+// (BadUserAccessDenied; a Method the server does not run, BadNotExecutable), the number of arguments (BadArgumentsMissing, BadTooManyArguments) and
 // each argument's type and rank against the Method's InputArguments (BadInvalidArgument with a
 // BadTypeMismatch per wrong argument, as open62541 and the .NET stack answer). A handler's own
 // refusals come back the same way. Every call is audited (AuditUpdateMethodEventType,
@@ -12,7 +12,9 @@ import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { rankMatches } from "../address-space/memory-namespace.js";
 import { BuiltinType, type Variant } from "../ua/builtins.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
-import { ObjectIds } from "../ua/generated/node-ids.js";
+import { ObjectIds, ReferenceTypeIds } from "../ua/generated/node-ids.js";
+import { NodeClassMask } from "../address-space/node-manager.js";
+import { nodeIdEquals } from "../ua/node-id.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import {
   decodeCallRequest,
@@ -57,9 +59,22 @@ export function argumentStatus(registry: NamespaceRegistry, arg: Argument, v: Va
   return rankMatches(arg.valueRank, v) ? StatusCodes.Good : StatusCodes.BadTypeMismatch;
 }
 
+/**
+ * A Method the address space shows but the server does not run: BadNotExecutable when it is a
+ * Method of the object (Part 3 §5.7: its Executable attribute is false), else what is wrong.
+ */
+function withoutHandler(registry: NamespaceRegistry, req: CallMethodRequest): number {
+  const method = registry.managerFor(req.methodId)?.summary(req.methodId);
+  if (method === undefined || method.nodeClass !== NodeClassMask.Method) return StatusCodes.BadMethodInvalid;
+  const refs = registry.managerFor(req.objectId)?.references(req.objectId);
+  if (refs === undefined) return StatusCodes.BadNodeIdUnknown;
+  const has = refs.some((r) => r.isForward && r.referenceTypeId.namespace === 0 && r.referenceTypeId.value === ReferenceTypeIds.HasComponent && nodeIdEquals(r.targetId, req.methodId));
+  return has ? StatusCodes.BadNotExecutable : StatusCodes.BadMethodInvalid;
+}
+
 /** The checks of Part 4 §5.11.2 that need no handler; undefined when the call may go ahead. */
 export function checkCall(registry: NamespaceRegistry, entry: MethodEntry | undefined, req: CallMethodRequest, caller: MethodCaller): CallMethodResult | undefined {
-  if (entry === undefined) return failed(StatusCodes.BadMethodInvalid);
+  if (entry === undefined) return failed(withoutHandler(registry, req));
   const objectStatus = entry.objectStatus(req.objectId);
   if (objectStatus !== StatusCodes.Good) return failed(objectStatus);
   if (!mayCall(entry, caller.role)) return failed(StatusCodes.BadUserAccessDenied);

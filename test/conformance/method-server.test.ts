@@ -5,7 +5,8 @@
 //     and enforced (BadTooManyOperations, BadNothingToDo).
 //   Argument checks (Part 4 §5.11.2 Table 66): BadArgumentsMissing, BadTooManyArguments,
 //     BadInvalidArgument with BadTypeMismatch for the wrong argument, BadMethodInvalid (unknown
-//     method, or not a method of the object), BadNodeIdUnknown (unknown object),
+//     method, or not a method of the object), BadNodeIdUnknown (unknown object), BadNotExecutable
+//     (a Method the server shows but does not run),
 //     BadUserAccessDenied (a viewer acknowledging an alarm; another session's subscription).
 //   Executable / UserExecutable follow the method table and the caller's role.
 //   ResendData sends the current values again; SetSubscriptionDurable is BadNotSupported.
@@ -117,6 +118,18 @@ describe("argument checks", () => {
     expect(wrongObject.statusCode).toBe(StatusCodes.BadMethodInvalid);
     const unknownObject = await callOne(viewer, { objectId: "ns=1;s=no.such.object", methodId: GET_MONITORED_ITEMS, inputArguments: [u32(sub.subscriptionId)] });
     expect(unknownObject.statusCode).toBe(StatusCodes.BadNodeIdUnknown);
+  });
+
+  it("refuses a Method the server shows but does not run with BadNotExecutable", async () => {
+    // Server.RequestServerStateChange (Part 5 §9.5): in the address space, not implemented.
+    const executable = await viewer.session.read({ nodeId: "i=12886", attributeId: AttributeIds.Executable });
+    expect(executable.value.value).toBe(false);
+    const r = await callOne(viewer, {
+      objectId: SERVER,
+      methodId: "i=12886",
+      inputArguments: [new Variant({ dataType: DataType.Int32, value: 0 }), new Variant({ dataType: DataType.DateTime, value: new Date() }), u32(0), new Variant({ dataType: DataType.LocalizedText, value: new LocalizedText({ text: "x" }) }), new Variant({ dataType: DataType.Boolean, value: false })],
+    });
+    expect(r.statusCode).toBe(StatusCodes.BadNotExecutable);
   });
 
   it("refuses another session's subscription with BadUserAccessDenied", async () => {

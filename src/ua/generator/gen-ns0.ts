@@ -153,8 +153,9 @@ const SERVER_CHILDREN = [
   2289, 2290, 3706, 3707, 3708,
   // MaxSelectClauseParameters, MaxWhereClauseParameters (Part 5 §6.3.2): the EventFilter limits.
   24099, 24100,
-  // Part 5 §9.1, §9.3, §9.4: GetMonitoredItems, ResendData, SetSubscriptionDurable with their arguments.
-  11492, 11493, 11494, 12873, 12874, 12749, 12750, 12751,
+  // Part 5 §9.1, §9.3, §9.4: GetMonitoredItems, ResendData, SetSubscriptionDurable with their
+  // arguments; RequestServerStateChange (§9.5), which fieldgate does not run (Executable false).
+  11492, 11493, 11494, 12873, 12874, 12749, 12750, 12751, 12886, 12887,
   // HistoryServerCapabilities (Part 11 §5.4.2): every property, the AggregateFunctions folder.
   11192, 11193, 11242, 11273, 11274, 11196, 11197, 11198, 11199, 11200, 11281, 11282, 11283, 11502, 11275, 11201, 19091,
   // DefaultHAConfiguration (Part 11 §5.7.3) with AggregateConfiguration, AggregateFunctions,
