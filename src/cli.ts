@@ -1,11 +1,6 @@
-#!/usr/bin/env -S node --optimize-for-size --no-concurrent-recompilation
+#!/usr/bin/env -S node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation
 // `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
-// --optimize-for-size: V8's mode for small devices. Measured with 10,000 device tags: 211 -> 100 MB
-// resident after 25 s (V8 otherwise grows its heap freely on a machine with much RAM), for ~7 %
-// more CPU per Read. --no-concurrent-recompilation: optimizing compiles run on the main thread,
-// not on helper threads whose malloc arenas keep their memory: 10,000 tags ~5 MB less resident,
-// and on the one core the bench pins the server to, 1.57 instead of 1.8 µs of CPU per Read.
-// `npm start`, the bench's fieldgate target and the soak start node with the same flags.
+// The V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";

@@ -1,6 +1,7 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { writeBenchConfig } from "./fieldgate-config.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
 
@@ -31,7 +32,7 @@ export class FieldgateTarget implements ServerTarget {
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
-    const { root, nodeFlags = ["--optimize-for-size", "--no-concurrent-recompilation"] } = this.options;
+    const { root, nodeFlags = GATEWAY_NODE_FLAGS } = this.options;
     const cli = fieldgateCli(root);
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
@@ -44,7 +45,9 @@ export class FieldgateTarget implements ServerTarget {
       if (base === undefined) return Promise.reject(new Error(`${join(root, "config", "gateway.yaml")} is missing`));
       config = writeBenchConfig(base, options.nodes ?? {}, this.options.dataDir);
     }
-    const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
+    // FIELDGATE_BENCH_NODE_FLAGS adds flags for one run (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+    const extra = (process.env.FIELDGATE_BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+    const args = [...nodeFlags, ...extra, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(
       {
         target: this.name,

@@ -82,6 +82,8 @@ interface DeviceNodes {
   readonly diagnostics: Record<DiagnosticName, MemoryVariable>;
   /** Where the device's writes go (its poller, once bound). */
   writer: TagWriter | undefined;
+  /** When the Diagnostics nodes were last set (wall clock, ms). */
+  shownAt: number;
   readonly values: ValueCache;
 }
 
@@ -90,6 +92,8 @@ function scalar(dataType: BuiltinType, value: unknown): Variant {
 }
 
 const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+/** ms between two updates of a device's Diagnostics nodes while its state stays the same. */
+const DIAGNOSTICS_INTERVAL = 1000;
 const ROLE_BITS = { viewer: 1, operator: 2, admin: 4 } as const;
 
 // NodeIds every tag variable shows, one frozen object each instead of one per tag.
@@ -236,7 +240,7 @@ export class DeviceNamespace implements RuntimeNodes {
   readonly values: ValueCache;
   /** Called after nodes were added or removed (reload); the events layer turns it into a GeneralModelChangeEvent. */
   onModelChange: ((change: ModelChange) => void) | undefined;
-  /** Called after each report of a device's poller (state changes, poll cycles): the device's alarm follows it (src/alarms). */
+  /** Called when a device's poller reports a change of its state: the device's alarm follows it (src/alarms). */
   onDeviceState: ((device: DevicePoller) => void) | undefined;
   /** Called when a device leaves the map. */
   onDeviceRemoved: ((name: string) => void) | undefined;
@@ -335,13 +339,21 @@ export class DeviceNamespace implements RuntimeNodes {
     const nodes = this.devices.get(poller.name);
     if (!nodes) return;
     nodes.writer = poller;
-    poller.onChange = (p) => this.showDiagnostics(p);
+    poller.onChange = (p, stateChanged) => this.showDiagnostics(p, stateChanged);
   }
 
-  /** Sets the diagnostics nodes that changed. */
-  showDiagnostics(p: DevicePoller): void {
+  /**
+   * Sets the diagnostics nodes that changed: at once when the device's state did, else at most
+   * once a second (a device polled at 100 Hz would otherwise make nine DataValues per cycle
+   * that nobody needs that often).
+   */
+  showDiagnostics(p: DevicePoller, stateChanged = true): void {
     const nodes = this.devices.get(p.name);
     if (!nodes) return;
+    if (stateChanged) this.onDeviceState?.(p);
+    const now = p.wallNow();
+    if (!stateChanged && now - nodes.shownAt < DIAGNOSTICS_INTERVAL) return;
+    nodes.shownAt = now;
     const skipped = p.skippedCycles;
     const d = nodes.diagnostics;
     this.setDiagnostic(d.Connected, BuiltinType.Boolean, p.state === "ok");
@@ -353,7 +365,6 @@ export class DeviceNamespace implements RuntimeNodes {
     this.setDiagnostic(d.ConsecutiveFailures, BuiltinType.UInt32, p.consecutiveFailures);
     this.setDiagnostic(d.RequestsPerCycle, BuiltinType.UInt32, p.requestsPerCycle);
     this.setDiagnostic(d.SkippedCycles, BuiltinType.UInt64, BigInt(skipped));
-    this.onDeviceState?.(p);
   }
 
   private setDiagnostic(v: MemoryVariable, type: BuiltinType, value: unknown): void {
@@ -389,7 +400,7 @@ export class DeviceNamespace implements RuntimeNodes {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, values: this.values };
+    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }

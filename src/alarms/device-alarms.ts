@@ -6,8 +6,9 @@
 // and the Server (the notifiers of event-bus.ts). Severity: 500 while the device is being
 // retried, 700 once it is demoted (polled now and then only), 100 when communication is back.
 //
-// Following the poller costs a Map lookup and a comparison per poll cycle of each device; an
-// event is built only on a change of state and only when someone listens.
+// Following the poller costs a Map lookup and a comparison per report of a state change (a
+// failed attempt, an answer after failures); an event is built only when the state differs and
+// someone listens.
 import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DevicePoller, DeviceState } from "../devices/device-poller.js";
 import { stringNodeId, numericNodeId } from "../ua/builtins.js";

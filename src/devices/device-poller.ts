@@ -53,8 +53,11 @@ export class DevicePoller implements PollTarget, TagWriter {
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
   readonly lateness: LatenessHistogram | undefined;
-  /** Called after every poll cycle and state change (diagnostics). */
-  onChange: ((device: DevicePoller) => void) | undefined;
+  /**
+   * Called after every poll cycle (`stateChanged` false) and after every change of state, error
+   * or failure count (true): diagnostics.
+   */
+  onChange: ((device: DevicePoller, stateChanged: boolean) => void) | undefined;
 
   state: DeviceState = "waiting";
   consecutiveFailures = 0;
@@ -159,12 +162,12 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.consecutiveFailures = 0;
     this.nextAttemptAt = 0;
     this.state = "ok";
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   cycleDone(): void {
     this.values.endBatch(this.name);
-    this.onChange?.(this);
+    this.onChange?.(this, false);
   }
 
   /** A communication failure: every tag of the device goes Bad, and the device backs off. */
@@ -178,12 +181,12 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.lastError = messageOf(err);
     for (const g of this.groups) g.fail(g.tags, StatusCodes.BadCommunicationError);
     this.values.endBatch(this.name);
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   noteConfigError(tag: PolledTag): void {
     this.lastError = `address ${tag.area}:${tag.start} of tag "${tag.name}" does not exist on the device: not polled until the map changes`;
-    this.onChange?.(this);
+    this.onChange?.(this, true);
   }
 
   /**

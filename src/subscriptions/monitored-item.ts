@@ -217,6 +217,8 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   private slot(index: number): QueueSlot {
     let s = this.slots[index];
     if (s === undefined) {
+      // The ring at its size (a pushed-to [] would reserve 17 entries for a queue of one).
+      if (this.slots.length === 0) this.slots = new Array<QueueSlot>(this.queueSize);
       s = new QueueSlot();
       this.slots[index] = s;
     }

@@ -180,13 +180,23 @@ function isPlainValue(read: AttributeRead): boolean {
  * (another rate after a reload, the tag removed) reaches all of them.
  */
 class SlotWatch implements SlotSubscriber {
-  readonly items: MonitoredItem[] = [];
-  readonly fed: MonitoredItem[] = [];
+  // Made for their first item (an array literal of one: a pushed-to [] would reserve 17 slots,
+  // and 16,384 watches of one item each are the usual case).
+  readonly items: MonitoredItem[];
+  fed: MonitoredItem[] = NONE;
 
   constructor(
     private readonly sampler: Sampler,
     readonly source: ValueSource,
-  ) {}
+    first: MonitoredItem,
+  ) {
+    this.items = [first];
+  }
+
+  feed(item: MonitoredItem): void {
+    if (this.fed === NONE) this.fed = [item];
+    else this.fed.push(item);
+  }
 
   offerNumber(type: BuiltinType, value: number, status: StatusCode, sourceTimestamp: number, serverTimestamp: number): void {
     const fed = this.fed;
@@ -247,12 +257,11 @@ export class Sampler {
       this.startSampling(item);
       return;
     }
-    const watch = this.watchOf(source);
+    const watch = this.watchOf(source, item);
     item.watch = watch;
-    watch.items.push(item);
     if (source.values.rateOf(source.slot) === item.samplingInterval) {
       item.fed = true;
-      watch.fed.push(item);
+      watch.feed(item);
       this.fedItems++;
     } else {
       this.startSampling(item);
@@ -325,14 +334,17 @@ export class Sampler {
     this.sampleNow(items.filter((i) => i.source === undefined));
   }
 
-  private watchOf(source: ValueSource): SlotWatch {
+  /** The watch of the item's slot, with the item among its items. */
+  private watchOf(source: ValueSource, item: MonitoredItem): SlotWatch {
     let bySlot = this.watches.get(source.values);
     if (bySlot === undefined) this.watches.set(source.values, (bySlot = new Map()));
     let watch = bySlot.get(source.slot);
     if (watch === undefined) {
-      watch = new SlotWatch(this, source);
+      watch = new SlotWatch(this, source, item);
       bySlot.set(source.slot, watch);
       source.values.subscribe(source.slot, watch);
+    } else {
+      watch.items.push(item);
     }
     return watch;
   }
@@ -346,6 +358,8 @@ export class Sampler {
     values.unsubscribe(slot, watch);
   }
 }
+
+const NONE: MonitoredItem[] = [];
 
 function remove<T>(list: T[], x: T): void {
   const i = list.indexOf(x);

@@ -96,8 +96,14 @@ export class Subscription implements ItemOwner, SampleTask {
   discardedMessages = 0;
   queueOverflows = 0;
 
-  private pending: MonitoredItem[] = [];
+  /**
+   * Items with notifications to report: pending[pendingHead..pendingCount). The array keeps its
+   * capacity between messages (16,384 items refilling it ten times a second would otherwise
+   * regrow it every time: garbage the sampling path must not make).
+   */
+  private pending: (MonitoredItem | undefined)[] = [];
   private pendingHead = 0;
+  private pendingCount = 0;
   private readonly retained: Retained[] = [];
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
@@ -120,11 +126,14 @@ export class Subscription implements ItemOwner, SampleTask {
 
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
-    this.pending.push(item);
+    const n = this.pendingCount;
+    if (n < this.pending.length) this.pending[n] = item;
+    else this.pending.push(item);
+    this.pendingCount = n + 1;
   }
 
   get hasNotifications(): boolean {
-    return this.pendingHead < this.pending.length || (this.events !== undefined && this.events.hasNotifications);
+    return this.pendingHead < this.pendingCount || (this.events !== undefined && this.events.hasNotifications);
   }
 
   // ---- publishing cycle ---------------------------------------------------------------------
@@ -201,9 +210,10 @@ export class Subscription implements ItemOwner, SampleTask {
     nw.beginDataChanges();
     const w = nw.w;
     const pending = this.pending;
+    const count = this.pendingCount;
     let head = this.pendingHead;
-    while (head < pending.length && budget > 0 && w.pos < maxBytes) {
-      const item = pending[head];
+    while (head < count && budget > 0 && w.pos < maxBytes) {
+      const item = pending[head]!;
       if (!item.reportable) {
         item.inNotifyList = false;
         head++;
@@ -225,12 +235,16 @@ export class Subscription implements ItemOwner, SampleTask {
     const written = nw.items;
     nw.endDataChanges();
     const events = this.events !== undefined && budget > 0 && w.pos < maxBytes ? this.events.write(nw, budget, maxBytes) : 0;
-    if (head >= pending.length) {
-      pending.length = 0;
+    // Taken entries are cleared so that deleted items are not kept alive by the list.
+    pending.fill(undefined, this.pendingHead, head);
+    if (head >= count) {
+      this.pendingCount = 0;
       this.pendingHead = 0;
-    } else if (head > 1024 && head * 2 > pending.length) {
+    } else if (head > 1024 && head * 2 > count) {
       // Compact now and then; in between the head index walks forward.
-      this.pending = pending.slice(head);
+      pending.copyWithin(0, head, count);
+      pending.fill(undefined, count - head, count);
+      this.pendingCount = count - head;
       this.pendingHead = 0;
     } else {
       this.pendingHead = head;
@@ -302,6 +316,7 @@ export class Subscription implements ItemOwner, SampleTask {
     this.events?.close();
     this.pending.length = 0;
     this.pendingHead = 0;
+    this.pendingCount = 0;
     this.retained.length = 0;
   }
 }

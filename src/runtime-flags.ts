@@ -1,0 +1,27 @@
+// The V8 flags the gateway runs with: src/cli.ts's shebang (the installed `fieldgate` command,
+// so the systemd service), `npm start`, the bench's fieldgate target and the soak all use these
+// (test/cli/runtime-flags.test.ts checks that the first two say the same).
+//
+// Measured on this 2-core machine, the server pinned to one core (bench counters with 16,384
+// items at 10 ms; Read 10 x 100; idle with 10,000 tags), against the earlier
+// --optimize-for-size --no-concurrent-recompilation:
+// - --single-threaded-gc: on one core, V8's concurrent marker shares the CPU with the main
+//   thread, and incremental marking steps that wait for it took 10-20 ms each (16 KB marked in
+//   16.8 ms): every full GC skipped slots. Single-threaded, the steps stay under ~1.5 ms.
+// - no --optimize-for-size: it keeps the old generation at live size x 1.1, so with 16,384
+//   items (a 40 MB heap) a full "reduce" GC ran every ~1.2 s, ~25 ms each: 2-3 % of the 10 ms
+//   slots skipped, every item short of its samples. Without it: none in steady state.
+// - --heap-growing-percent=50: the old generation may grow to 1.5 x its live size before the
+//   next full GC (V8's default lets it reach ~4 x: RSS 90 instead of 71 MB under Read load).
+// - --max-semi-space-size=2: a young generation of 2 x 2 MB; scavenges stay ~0.5 ms.
+// - --no-concurrent-recompilation: optimizing compiles on the main thread, not on helper
+//   threads whose malloc arenas keep their memory (10,000 tags: ~5 MB less resident).
+// Result: counters 16,384 pass (99.9 %, lateness p99 2.3 ms, was 97-98 % and 5-7 ms); Read
+// 10 x 100 1.51 instead of 1.76 µs of CPU per Read; idle RSS with 10,000 tags unchanged (72 MB);
+// RSS under Read load 71 instead of 67 MB.
+export const GATEWAY_NODE_FLAGS: readonly string[] = [
+  "--max-semi-space-size=2",
+  "--single-threaded-gc",
+  "--heap-growing-percent=50",
+  "--no-concurrent-recompilation",
+];
