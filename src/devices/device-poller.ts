@@ -14,7 +14,7 @@ import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
 import { DriverError, type Driver } from "./driver.js";
-import { deliverTag, PollGroup, PolledTag, type PollTarget } from "./poll-group.js";
+import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
 import type { DriverLimits } from "./registry.js";
 import { encodeValue, Kind } from "./tag-codec.js";
 
@@ -36,6 +36,8 @@ export interface DevicePollerOptions {
   readonly driverLimits?: DriverLimits;
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
+  /** Where the time each poll's delivery holds the loop goes. */
+  readonly trace?: TaskTimer;
 }
 
 function messageOf(err: unknown): string {
@@ -53,6 +55,7 @@ export class DevicePoller implements PollTarget, TagWriter {
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
   readonly lateness: LatenessHistogram | undefined;
+  readonly trace: TaskTimer | undefined;
   /**
    * Called after every poll cycle (`stateChanged` false) and after every change of state, error
    * or failure count (true): diagnostics.
@@ -79,6 +82,7 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.clock = options.clock;
     this.values = options.values;
     this.lateness = options.lateness;
+    this.trace = options.trace;
     const protocol = options.driverLimits;
     this.limits = {
       maxRegisters: Math.min(c.maxRegistersPerRead, protocol?.maxRegisters ?? Infinity),

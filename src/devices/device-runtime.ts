@@ -12,6 +12,7 @@ import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { DevicePoller } from "./device-poller.js";
+import type { TaskTimer } from "./poll-group.js";
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
@@ -37,6 +38,8 @@ export interface DeviceRuntimeOptions {
   readonly values: ValueCache;
   readonly drivers: DriverRegistry;
   readonly log?: RuntimeLog;
+  /** Where the time each poll's delivery holds the loop goes (the loop trace). */
+  readonly trace?: TaskTimer;
 }
 
 /** What an apply changed, by device name. */
@@ -176,7 +179,7 @@ export class DeviceRuntime {
     );
     this.o.nodes.syncDevice(config, slots);
     const driver = this.acquireLink(link.key, link.driver, link.options);
-    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values, slots, driverLimits: link.driver.limits, lateness: this.pollLateness });
+    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values, slots, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
     poller.start(this.o.scheduler);

@@ -56,6 +56,8 @@ export interface PollTarget {
   readonly values: ValueCache;
   readonly limits: BlockLimits;
   readonly stopped: boolean;
+  /** Where the time a poll's delivery holds the loop goes (the loop trace). */
+  readonly trace: TaskTimer | undefined;
   wallNow(): number;
   mayAttempt(now: number): boolean;
   recordLateness(ms: number): void;
@@ -95,14 +97,23 @@ export function deliverTag(values: ValueCache, tag: PolledTag, data: Uint16Array
   values.setDataValue(slot, { value, sourceTimestamp: time }, time);
 }
 
+/** Times tasks on the event loop (src/sampling/loop-trace.ts). */
+export interface TaskTimer {
+  end(label: string, start: number): void;
+}
+
 /** The tags of one device polled at one rate. */
 export class PollGroup implements SampleTask {
   readonly interval: number;
+  readonly label: string;
+  private readonly deliverLabel: string;
   readonly tags: readonly PolledTag[];
   blocks: Block<PolledTag>[];
   scheduled: ScheduledGroup | undefined;
   /** Cycles skipped because the device was backing off. */
   backedOff = 0;
+  /** The due time of the last slot run (-1 before the first). */
+  private lastDeadline = -1;
   private readonly device: PollTarget;
 
   constructor(device: PollTarget, interval: number, tags: readonly PolledTag[]) {
@@ -110,6 +121,8 @@ export class PollGroup implements SampleTask {
     this.interval = interval;
     this.tags = tags;
     this.blocks = planBlocks(tags, device.limits);
+    this.label = `poll ${device.name} @${interval} ms`;
+    this.deliverLabel = `values of ${device.name} @${interval} ms`;
   }
 
   get requestsPerCycle(): number {
@@ -118,11 +131,25 @@ export class PollGroup implements SampleTask {
 
   sample(deadline: number, now: number): void | Promise<void> {
     this.device.recordLateness(now - deadline);
+    // Slots the scheduler skipped since the last one (late, or the last poll still running):
+    // every tag's items missed them, and the value cache counts them per tag.
+    const last = this.lastDeadline;
+    this.lastDeadline = deadline;
+    if (last >= 0) {
+      const missed = Math.round((deadline - last) / this.interval) - 1;
+      if (missed > 0) this.countSkipped(missed);
+    }
     if (!this.device.mayAttempt(now)) {
       this.backedOff++;
       return;
     }
     return this.poll();
+  }
+
+  private countSkipped(n: number): void {
+    const values = this.device.values;
+    const tags = this.tags;
+    for (let i = 0; i < tags.length; i++) values.addSkipped(tags[i]!.slot, n);
   }
 
   private async poll(): Promise<void> {
@@ -194,6 +221,7 @@ export class PollGroup implements SampleTask {
   private deliver(block: Block<PolledTag>, data: Uint16Array | Uint8Array): void {
     const d = this.device;
     if (d.stopped) return;
+    const begun = performance.now();
     const time = d.wallNow();
     const values = d.values;
     const tags = block.tags;
@@ -202,6 +230,7 @@ export class PollGroup implements SampleTask {
       const tag = tags[i]!;
       deliverTag(values, tag, data, tag.start - start, time);
     }
+    d.trace?.end(this.deliverLabel, begun);
   }
 
   /** Hands on a Bad status for tags whose status changes; values and timestamps are kept. */

@@ -5,10 +5,13 @@
 // deadline is an overrun: that slot is skipped too.
 import type { Clock } from "./clock.js";
 import { systemClock } from "./clock.js";
+import { STALL_MS, type LoopTrace } from "./loop-trace.js";
 
 /** What a scheduled group runs. `deadline` is the slot's due time, `now` when it actually ran. */
 export interface SampleTask {
   sample(deadline: number, now: number): void | Promise<void>;
+  /** What the loop trace calls it ("poll boiler @1000 ms"); made once, not per run. */
+  readonly label?: string;
 }
 
 export interface GroupStats {
@@ -66,9 +69,12 @@ export class DeadlineScheduler {
   readonly totals: SchedulerTotals = { samples: 0, skipped: 0, overruns: 0 };
   /** Errors thrown by tasks; a task's failure never stops the scheduler. */
   onError: ((err: unknown) => void) | undefined;
+  /** Where slot durations and late slots are reported (the process's loop trace); none in tests on a fake clock. */
+  private readonly trace: LoopTrace | undefined;
 
-  constructor(clock: Clock = systemClock) {
+  constructor(clock: Clock = systemClock, trace?: LoopTrace) {
     this.clock = clock;
+    this.trace = trace;
   }
 
   get now(): number {
@@ -144,6 +150,7 @@ export class DeadlineScheduler {
 
   private runSlot(g: ScheduledGroup, now: number): void {
     const late = now - g.deadline;
+    if (late > STALL_MS && this.trace !== undefined) this.trace.stall(g.task.label ?? "a scheduled task", late, this.clock.wallNow());
     // Slots that were due before `now` beyond this one are missed: skip to the current slot.
     const behind = Math.floor(late / g.interval);
     if (behind > 0) {
@@ -165,11 +172,14 @@ export class DeadlineScheduler {
     this.lateness[bucket]++;
     this.latenessCount++;
     let result: void | Promise<void>;
+    const start = performance.now();
     try {
       result = g.task.sample(deadline, now);
     } catch (err) {
       this.onError?.(err);
       return;
+    } finally {
+      this.trace?.end(g.task.label ?? "a scheduled task", start);
     }
     if (result instanceof Promise) {
       g.busy = true;

@@ -1,6 +1,7 @@
 // Routes a complete request from a secure channel to its service: decode the encoding NodeId,
 // look the service up by it, check the session, run the handler, encode the response or a
 // ServiceFault. One BinaryReader is reused for every request (decoding is synchronous).
+import { loopTrace } from "../sampling/loop-trace.js";
 import { BinaryReader, type DecodingLimits } from "../ua/binary-reader.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import { decodeNodeId } from "../ua/builtin-codec.js";
@@ -47,6 +48,7 @@ export class Dispatcher implements ChannelHandler {
         this.fault(channel, requestId, header.requestHandle, StatusCodes.BadServiceUnsupported);
         return;
       }
+      loopTrace.lastService = service.name;
       request = service.decode(r);
       if (r.pos !== r.end) throw new UaStatusError(StatusCodes.BadDecodingError, `${r.end - r.pos} bytes after ${service.name}`);
     } catch (err) {

@@ -14,7 +14,8 @@ import { builtinDrivers } from "../devices/builtin-drivers.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
-import { DiagnosticsNamespace } from "../subscriptions/diagnostics.js";
+import { loopTrace } from "../sampling/loop-trace.js";
+import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import { SessionNodes } from "../diagnostics/session-nodes.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
@@ -87,6 +88,18 @@ function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Pa
   };
 }
 
+/** The poll groups of the running devices, for the diagnostics namespace. */
+function pollGroupReports(runtime: DeviceRuntime): PollGroupReport[] {
+  const out: PollGroupReport[] = [];
+  for (const p of runtime.pollers()) {
+    for (const g of p.groups) {
+      const s = g.scheduled;
+      out.push({ device: p.name, interval: g.interval, samples: s?.samples ?? 0, skipped: s?.skipped ?? 0, overruns: s?.overruns ?? 0, backedOff: g.backedOff });
+    }
+  }
+  return out;
+}
+
 export class FieldgateServer implements ServerCore {
   readonly config: GatewayConfig;
   readonly limits: Readonly<ServiceLimits>;
@@ -100,7 +113,7 @@ export class FieldgateServer implements ServerCore {
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
-  readonly scheduler = new DeadlineScheduler(systemClock);
+  readonly scheduler = new DeadlineScheduler(systemClock, loopTrace);
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
@@ -195,6 +208,7 @@ export class FieldgateServer implements ServerCore {
       values: this.values,
       drivers: builtinDrivers(),
       log,
+      trace: loopTrace,
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
     this.events = new ServerEvents({ registry: this.registry, subscriptions: this.subscriptions, serverUri: config.server.applicationUri });
@@ -203,7 +217,10 @@ export class FieldgateServer implements ServerCore {
     this.alarms = new Alarms(this.events, this.subscriptions, this.registry);
     this.alarms.registerMethods(this.methods);
     this.deviceAlarms = new DeviceAlarms(this.alarms, this.bench ?? this.devices);
-    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
+    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock, {
+      trace: loopTrace,
+      pollGroups: () => pollGroupReports(this.deviceRuntime),
+    });
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
     this.serverDiagnostics = new ServerDiagnostics(this.sessions, this.subscriptions, this.events.items);
     this.serverDiagnostics.publish(this.ns0);
@@ -245,6 +262,7 @@ export class FieldgateServer implements ServerCore {
       serverUri: config.server.applicationUri,
       policies: this.policies,
       handshakes: this.handshakes,
+      timer: loopTrace,
     });
   }
 
@@ -297,6 +315,7 @@ export class FieldgateServer implements ServerCore {
   }
 
   async start(): Promise<void> {
+    loopTrace.start();
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
@@ -396,6 +415,7 @@ export class FieldgateServer implements ServerCore {
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();
+    loopTrace.stop();
     this.log.info("stopped");
   }
 }

@@ -95,7 +95,7 @@ export class SubscriptionEngine implements SubscriptionHost {
     this.maxNotificationsPerPublish = this.limits.maxNotificationsPerPublish;
     // Part 4 §5.13.1.1: keep at least as many messages as the client may have Publish requests out.
     this.retransmissionLimit = Math.max(4, 2 * this.limits.maxPublishRequestsPerSession);
-    this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests() });
+    this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests(), label: "Publish request time-outs" });
   }
 
   wallNow(): number {

@@ -81,6 +81,9 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   groupIndex = -1;
   watch: object | undefined = undefined;
   fed = false;
+  /** The skip count of its source when it was attached; what it missed before (see Sampler.skippedSamples). */
+  skipBase = 0;
+  skipCarried = 0;
 
   /** Items this one triggers (SetTriggering, Part 4 §5.12.1.6). */
   links: MonitoredItem[] | undefined = undefined;

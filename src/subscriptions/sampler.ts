@@ -99,6 +99,7 @@ class ReadBatch {
 /** All items sampled at one interval: one slot of the scheduler, one pass per slot. */
 export class SamplingGroup implements SampleTask {
   readonly items: MonitoredItem[] = [];
+  readonly label: string;
   slot: ScheduledGroup | undefined;
   private slotBatches: SlotBatch[] = [];
   private readBatches: ReadBatch[] = [];
@@ -109,7 +110,9 @@ export class SamplingGroup implements SampleTask {
   constructor(
     readonly interval: number,
     private readonly sampler: Sampler,
-  ) {}
+  ) {
+    this.label = `sampling @${interval} ms`;
+  }
 
   add(item: MonitoredItem): void {
     item.group = this;
@@ -261,11 +264,26 @@ export class Sampler {
     item.watch = watch;
     if (source.values.rateOf(source.slot) === item.samplingInterval) {
       item.fed = true;
+      item.skipBase = source.values.skippedOf(source.slot);
       watch.feed(item);
       this.fedItems++;
     } else {
       this.startSampling(item);
     }
+  }
+
+  /**
+   * Samples the item missed because its source skipped a slot (skip-not-burst: late or busy
+   * slots are not made up): its poll group's when it is fed, its sampling group's otherwise.
+   */
+  skippedSamples(item: MonitoredItem): number {
+    return item.skipCarried + this.skippedNow(item) - item.skipBase;
+  }
+
+  private skippedNow(item: MonitoredItem): number {
+    if (item.fed && item.source !== undefined) return item.source.values.skippedOf(item.source.slot);
+    const slot = (item.group as SamplingGroup | undefined)?.slot;
+    return slot === undefined ? item.skipBase : slot.skipped + slot.overruns;
   }
 
   private startSampling(item: MonitoredItem): void {
@@ -277,9 +295,12 @@ export class Sampler {
       group.slot = this.scheduler.every(item.samplingInterval, group, this.clock.now() + item.samplingInterval);
     }
     group.add(item);
+    item.skipBase = group.slot!.skipped + group.slot!.overruns;
   }
 
   stop(item: MonitoredItem): void {
+    item.skipCarried = this.skippedSamples(item);
+    item.skipBase = 0;
     const watch = item.watch as SlotWatch | undefined;
     if (watch !== undefined) {
       item.watch = undefined;

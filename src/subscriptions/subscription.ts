@@ -78,6 +78,7 @@ export class Subscription implements ItemOwner, SampleTask {
   publishingEnabled: boolean;
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
+  readonly label: string;
   /** Its event items (src/events), once it has any. */
   events: SubscriptionEventsHook | undefined = undefined;
 
@@ -108,6 +109,7 @@ export class Subscription implements ItemOwner, SampleTask {
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
+    this.label = `publishing cycle of subscription ${id}`;
     this.host = host;
     this.stats = host.stats;
     this.owner = owner;

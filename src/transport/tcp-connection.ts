@@ -37,6 +37,16 @@ export interface ConnectionContext {
   readonly limits: TransportLimits;
   readonly pool: BufferPool;
   readonly budget: PendingBudget;
+  /** Times each socket read's processing (the server's loop trace); absent: nothing is timed. */
+  readonly timer?: TaskTimer;
+}
+
+/** What the transport reports of the time it holds the event loop (src/sampling/loop-trace.ts). */
+export interface TaskTimer {
+  /** The label of a socket read of requests: names the service of the last one. */
+  readLabel(): string;
+  /** A task with `label` ran from `start` (performance.now()) until now. */
+  end(label: string, start: number): void;
 }
 
 export const enum ConnectionState {
@@ -82,7 +92,7 @@ export class TcpConnection implements FramerOwner {
   /** Highest number of requests queued (handed up or answered but not yet written). */
   maxQueued = 0;
 
-  private readonly ctx: ConnectionContext;
+  readonly ctx: ConnectionContext;
   private readonly limits: TransportLimits;
   private readonly pool: BufferPool;
 
@@ -413,7 +423,16 @@ function connectionOf(socket: Socket): TcpConnection {
 }
 
 function onSocketData(this: Socket, data: Buffer): void {
-  connectionOf(this).onData(data);
+  const c = connectionOf(this);
+  const timer = c.ctx.timer;
+  if (timer === undefined) {
+    c.onData(data);
+    return;
+  }
+  // One socket read can carry hundreds of requests: its processing is one task on the loop.
+  const start = performance.now();
+  c.onData(data);
+  timer.end(timer.readLabel(), start);
 }
 
 function onSocketDrain(this: Socket): void {

@@ -9,6 +9,7 @@ import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../securit
 import type { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { BufferPool } from "./buffer-pool.js";
 import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
+import type { TaskTimer } from "./tcp-connection.js";
 import type { PendingBudget } from "./message-assembler.js";
 import { ConnectionState } from "./tcp-connection.js";
 import { MAX_URL_LENGTH } from "./ua-tcp.js";
@@ -18,6 +19,8 @@ export interface UaTcpServerOptions {
   port: number;
   limits?: Partial<TransportLimits>;
   handler: ChannelHandler;
+  /** Times the processing of each socket read (the server's loop trace). */
+  timer?: TaskTimer;
   /** The process-wide pool; by default the server makes one from `limits`. */
   pool?: BufferPool;
   /** ApplicationUri sent in ReverseHello. */
@@ -68,6 +71,7 @@ export class UaTcpServer {
       handler: options.handler,
       policies: options.policies ?? defaultSecurityPolicies(),
       handshakes: options.handshakes,
+      timer: options.timer,
       allocateChannelId: () => this.allocateChannelId(),
       channelGone: (channel) => this.channelGone(channel),
     };

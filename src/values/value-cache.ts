@@ -72,6 +72,8 @@ export class ValueCache {
   private status = new Uint32Array(0);
   private sourceTs = new Float64Array(0);
   private rates = new Float64Array(0);
+  /** Poll slots of the slot's source skipped (late or still busy) since the slot was made. */
+  private skipped = new Uint32Array(0);
   /** Kind.Object: the value; Kind.Number: undefined. */
   private objects: (DataValue | undefined)[] = [];
   /** The DataValue get() made for the current value, until the next change. */
@@ -112,6 +114,7 @@ export class ValueCache {
     this.infos[slot] = info;
     this.rates[slot] = info.rate;
     this.reset(slot, WAITING);
+    this.skipped[slot] = 0;
     this.used++;
     return slot;
   }
@@ -149,6 +152,16 @@ export class ValueCache {
 
   rateOf(slot: number): number {
     return this.rates[slot]!;
+  }
+
+  /** The source skipped `n` of its slots (skip-not-burst: they are not made up). */
+  addSkipped(slot: number, n: number): void {
+    this.skipped[slot] += n;
+  }
+
+  /** Slots the source skipped since the slot was made: what an item fed by it missed. */
+  skippedOf(slot: number): number {
+    return this.skipped[slot]!;
   }
 
   // ---- writing (the poll groups; memory variables) -------------------------------------------
@@ -310,6 +323,7 @@ export class ValueCache {
       this.status = extend(this.status, new Uint32Array(n));
       this.sourceTs = extend(this.sourceTs, new Float64Array(n));
       this.rates = extend(this.rates, new Float64Array(n));
+      this.skipped = extend(this.skipped, new Uint32Array(n));
     }
     this.capacity = slot + 1;
     return slot;

@@ -145,4 +145,40 @@ describe("a gateway with the bench namespace", { timeout: 30_000 }, () => {
     expect(diag.map((d) => d.statusCode.name)).toEqual(["Good", "Good"]);
     await sub.terminate();
   });
+
+  it("shows the event-loop delay, GC pauses, late slots and poll groups in the diagnostics namespace", async () => {
+    // The namespace refreshes once a second: wait for a refresh that saw the bench devices poll.
+    const read = async (names: string[]) =>
+      (await session.read(names.map((n) => ({ nodeId: `ns=${diagNs};s=${n}`, attributeId: UaAttributeIds.Value })))).map((d) => d.value.value as unknown);
+    const deadline = Date.now() + 10_000;
+    while (((await read(["Sampling.PollGroups"]))[0] as string[] | null)?.length !== 2) {
+      if (Date.now() > deadline) throw new Error("timed out waiting for the poll groups to show");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const [p99, max, gcs, stalls, recent, groups, skipped, items] = await read([
+      "Sampling.EventLoopDelayP99",
+      "Sampling.EventLoopDelayMax",
+      "Sampling.GcPauses",
+      "Sampling.Stalls",
+      "Sampling.RecentStalls",
+      "Sampling.PollGroups",
+      "Subscriptions.SkippedSamples",
+      "Subscriptions.ItemsMissingSamples",
+    ]);
+    // node-opcua gives UInt64 as [high, low].
+    const u64 = (v: unknown) => (v as [number, number])[0] * 2 ** 32 + (v as [number, number])[1];
+    expect(typeof p99).toBe("number");
+    expect(p99 as number).toBeGreaterThan(0);
+    expect(max as number).toBeGreaterThanOrEqual(p99 as number);
+    // A gateway that started, made its certificate-less endpoints and polled for a second collected garbage.
+    expect(u64(gcs)).toBeGreaterThan(0);
+    // Each stall counted is one listed, up to the last 32.
+    expect(((recent as string[] | null) ?? []).length).toBe(Math.min(32, u64(stalls)));
+    for (const line of (recent as string[] | null) ?? []) expect(line).toMatch(/ ran \d+\.\d ms late; the loop was busy with /);
+    // Counters and Values, both polled every 10 ms (the fastest sampling interval granted).
+    expect((groups as string[]).map((g) => g.split(":")[0])).toEqual(["Counters @10 ms", "Values @10 ms"]);
+    expect((groups as string[])[0]).toMatch(/^Counters @10 ms: \d+ slots run, \d+ skipped late, \d+ skipped busy, 0 backing off$/);
+    // Every item missing samples is counted, and what they missed adds up to at least one each.
+    expect(u64(skipped)).toBeGreaterThanOrEqual(items as number);
+  });
 });
