@@ -19,6 +19,9 @@ export interface DispatcherLog {
   warn(message: string): void;
 }
 
+/** Requests between two looks at the sampling deadlines: ~20 µs of small Reads, one clock read. */
+const YIELD_EVERY = 16;
+
 export class Dispatcher implements ChannelHandler {
   private readonly table = new Map<number, ServiceDefinition>();
   private readonly reader: BinaryReader;
@@ -34,7 +37,22 @@ export class Dispatcher implements ChannelHandler {
     for (const s of services) this.table.set(s.requestEncodingId, s);
   }
 
+  /**
+   * Called every YIELD_EVERY requests (the loop governor: sampling slots that came due run
+   * between two requests, not after the whole socket read that carries hundreds of them).
+   */
+  yieldPoint: (() => void) | undefined;
+  private handled = 0;
+
   onRequest(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
+    this.handle(channel, requestId, body, start, end);
+    if (++this.handled >= YIELD_EVERY) {
+      this.handled = 0;
+      this.yieldPoint?.();
+    }
+  }
+
+  private handle(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
     const r = this.reader.setBuffer(body, start, end);
     let service: ServiceDefinition | undefined;
     let request: { requestHeader: RequestHeader };

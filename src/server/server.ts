@@ -15,6 +15,7 @@ import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { loopTrace } from "../sampling/loop-trace.js";
+import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import { SessionNodes } from "../diagnostics/session-nodes.js";
@@ -247,6 +248,8 @@ export class FieldgateServer implements ServerCore {
       maxArrayLength: l.maxArrayLength,
     };
     const dispatcher = new Dispatcher(this, SERVICES, decodingLimits, log);
+    const governor = new LoopGovernor(this.scheduler, loopTrace);
+    dispatcher.yieldPoint = () => governor.between();
     const sec = config.security;
     this.offers = endpointOffers(
       this.securePolicyNames().map((n) => POLICY_ALGORITHMS[n]),
@@ -262,7 +265,7 @@ export class FieldgateServer implements ServerCore {
       serverUri: config.server.applicationUri,
       policies: this.policies,
       handshakes: this.handshakes,
-      timer: loopTrace,
+      timer: governor,
     });
   }
 

@@ -41,12 +41,16 @@ export interface ConnectionContext {
   readonly timer?: TaskTimer;
 }
 
-/** What the transport reports of the time it holds the event loop (src/sampling/loop-trace.ts). */
+/**
+ * What the transport tells the rest of the process about the time it holds the event loop
+ * (the server's loop governor: src/server/loop-governor.ts).
+ */
 export interface TaskTimer {
-  /** The label of a socket read of requests: names the service of the last one. */
-  readLabel(): string;
-  /** A task with `label` ran from `start` (performance.now()) until now. */
-  end(label: string, start: number): void;
+  /**
+   * One socket read of requests was processed from `start` (performance.now()) until now: the
+   * governor times it and runs the sampling slots that came due meanwhile.
+   */
+  afterRead(start: number): void;
 }
 
 export const enum ConnectionState {
@@ -432,7 +436,7 @@ function onSocketData(this: Socket, data: Buffer): void {
   // One socket read can carry hundreds of requests: its processing is one task on the loop.
   const start = performance.now();
   c.onData(data);
-  timer.end(timer.readLabel(), start);
+  timer.afterRead(start);
 }
 
 function onSocketDrain(this: Socket): void {
