@@ -21,10 +21,9 @@ import {
   type Checker,
   type Infer,
 } from "./schema.js";
-import { historySchema } from "../history/config.js";
+import { historySchema } from "./history-config.js";
 import { northboundSchema } from "../northbound/config.js";
-import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
-import { ROLES } from "../server/roles.js";
+import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
 export const SUPPORTED_SECURITY_POLICIES = ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"] as const;
