@@ -32,6 +32,7 @@ import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
 import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { compileTag } from "../devices/tag-codec.js";
 import type { ValueCache } from "../values/value-cache.js";
+import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
 import { NodeClassMask, type NodeReference, type NodeSummary, type ValueSource } from "./node-manager.js";
@@ -282,16 +283,26 @@ export class DeviceNamespace implements RuntimeNodes {
 
   /**
    * Creates the device's nodes, or brings existing ones in line with `config` (reload). `slots`
-   * are the tags' value cache slots, in the order of config.tags.
+   * are the tags' value cache slots, in the order of config.tags. A device of more than
+   * TAGS_PER_SLICE tags is synced in slices, a turn of the event loop between them (a promise).
    */
-  syncDevice(config: DeviceConfig, slots: readonly number[]): void {
+  syncDevice(config: DeviceConfig, slots: readonly number[]): void | Promise<void> {
+    const big = config.tags.length > TAGS_PER_SLICE || (this.devices.get(config.name)?.tags.length ?? 0) > TAGS_PER_SLICE;
+    return runSteps(this.syncSteps(config, slots), !big, `nodes of ${config.name} (a slice)`);
+  }
+
+  /** syncDevice's work, pausing (yield) after every TAGS_PER_SLICE tags added. */
+  private *syncSteps(config: DeviceConfig, slots: readonly number[]): Generator<void, void, void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     let nodes = this.devices.get(config.name);
     if (!nodes) {
       nodes = this.addDeviceNodes(config);
       added.push(nodes.object);
-      config.tags.forEach((t, i) => added.push(this.addTag(nodes!, t, slots[i]!, i).nodeId));
+      for (let i = 0; i < config.tags.length; i++) {
+        if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
+        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
+      }
       if (added.length > 0) this.onModelChange?.({ added, removed });
       return;
     }
@@ -302,34 +313,67 @@ export class DeviceNamespace implements RuntimeNodes {
     for (const v of nodes.tags) old.set(v.config.name, v);
     nodes.config = config;
     nodes.writeRoleMask = roleMask(config.writeRoles);
-    nodes.tags.length = 0;
+    // First which nodes stay and which go (removed in one pass: see MemoryNamespace.removeNodes),
+    // then the tags in map order, the replaced ones added again with their NodeIds.
+    const kept: (TagVariable | undefined)[] = new Array(config.tags.length);
+    const doomed: TagVariable[] = [];
     for (let i = 0; i < config.tags.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
       const t = config.tags[i]!;
       const existing = old.get(t.name);
+      if (!existing) continue;
+      old.delete(t.name);
+      if (sameNode(existing, before, t, config)) kept[i] = existing;
+      else doomed.push(existing);
+    }
+    for (const gone of old.values()) doomed.push(gone);
+    for (let i = 0; i < doomed.length; i += TAGS_PER_SLICE) {
+      yield;
+      const part = doomed.slice(i, i + TAGS_PER_SLICE);
+      for (const v of part) this.unfeed(v);
+      for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
+    }
+    nodes.tags.length = 0;
+    for (let i = 0; i < config.tags.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
+      const t = config.tags[i]!;
+      const existing = kept[i];
       if (existing) {
-        old.delete(t.name);
-        if (sameNode(existing, before, t, config)) {
-          // The tag's address or scaling may have moved: the node shows the new config.
-          existing.config = t;
-          existing.slot = slots[i]!;
-          existing.index = i;
-          nodes.tags.push(existing);
-          continue;
-        }
-        removed.push(...this.removeTag(existing));
+        // The tag's address or scaling may have moved: the node shows the new config.
+        existing.config = t;
+        existing.slot = slots[i]!;
+        existing.index = i;
+        nodes.tags.push(existing);
+        continue;
       }
       added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
     }
-    for (const gone of old.values()) removed.push(...this.removeTag(gone));
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
   }
 
-  removeDevice(name: string): void {
+  /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */
+  removeDevice(name: string): void | Promise<void> {
     const nodes = this.devices.get(name);
     if (!nodes) return;
     this.devices.delete(name);
-    for (const v of nodes.tags) this.unfeed(v);
-    const removed = this.ns.removeNode(nodes.object);
+    return runSteps(this.removeSteps(name, nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
+  }
+
+  private *removeSteps(name: string, nodes: DeviceNodes): Generator<void, void, void> {
+    const removed: NodeId[] = [];
+    const tags = nodes.tags;
+    if (tags.length > TAGS_PER_SLICE) {
+      for (let i = 0; i < tags.length; i += TAGS_PER_SLICE) {
+        if (i > 0) yield;
+        const part = tags.slice(i, i + TAGS_PER_SLICE);
+        for (const v of part) this.unfeed(v);
+        for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
+      }
+      yield;
+    } else {
+      for (const v of tags) this.unfeed(v);
+    }
+    for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
     this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
   }
@@ -443,11 +487,6 @@ export class DeviceNamespace implements RuntimeNodes {
       this.values.subscribe(slot, variable.feed);
     }
     return variable;
-  }
-
-  private removeTag(v: TagVariable): NodeId[] {
-    this.unfeed(v);
-    return this.ns.removeNode(v.nodeId);
   }
 
   private unfeed(v: TagVariable): void {

@@ -21,9 +21,9 @@ import {
   type Checker,
   type Infer,
 } from "./schema.js";
-import { historySchema } from "../history/config.js";
-import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
-import { ROLES } from "../server/roles.js";
+import { historySchema } from "./history-config.js";
+import { northboundSchema } from "../northbound/config.js";
+import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
 export const SUPPORTED_SECURITY_POLICIES = ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"] as const;
@@ -359,6 +359,7 @@ export const gatewaySchema = object(
     limits,
     transport,
     history: historySchema,
+    northbound: optional(northboundSchema),
   },
   {
     description: "fieldgate gateway configuration.",
@@ -389,4 +390,5 @@ export type UsersConfig = GatewayConfig["users"];
 export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
+export type NorthboundSectionConfig = GatewayConfig["northbound"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

@@ -32,6 +32,8 @@ export interface DevicePollerOptions {
   readonly values: ValueCache;
   /** The value cache slot of each tag, in the order of config.tags. */
   readonly slots: readonly number[];
+  /** The tags already made (a runtime that made them in slices), in the order of config.tags. */
+  readonly tags?: readonly PolledTag[];
   /** The driver's protocol limits (the device's own settings may lower them). */
   readonly driverLimits?: DriverLimits;
   /** Where the lateness of every poll slot goes (poll jitter). */
@@ -90,7 +92,7 @@ export class DevicePoller implements PollTarget, TagWriter {
       maxGap: c.maxGap,
     };
     const slots = options.slots;
-    this.tags = c.tags.map((t, i) => new PolledTag(t, c, slots[i]!));
+    this.tags = options.tags ?? c.tags.map((t, i) => new PolledTag(t, c, slots[i]!));
     const byRate = new Map<number, PolledTag[]>();
     for (let i = 0; i < c.tags.length; i++) {
       const rate = c.tags[i]!.rate;

@@ -12,16 +12,21 @@ import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { DevicePoller } from "./device-poller.js";
-import type { TaskTimer } from "./poll-group.js";
+import { PolledTag, type TaskTimer } from "./poll-group.js";
+import { nextTurn, TAGS_PER_SLICE } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes {
-  /** Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of config.tags. */
-  syncDevice(config: DeviceConfig, slots: readonly number[]): void;
-  removeDevice(name: string): void;
+  /**
+   * Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of
+   * config.tags. A device of many tags may be synced in slices (then a promise).
+   */
+  syncDevice(config: DeviceConfig, slots: readonly number[]): void | Promise<void>;
+  /** Removes the device's nodes (in slices for a device of many tags: then a promise). */
+  removeDevice(name: string): void | Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
   bind(poller: DevicePoller): void;
 }
@@ -61,6 +66,13 @@ interface Running {
 interface Link {
   readonly driver: Driver;
   users: number;
+}
+
+/** A device's link as apply works it out: its driver, key and merged options. */
+interface DeviceLink {
+  readonly driver: RegisteredDriver;
+  readonly key: string;
+  readonly options: unknown;
 }
 
 const SILENT: RuntimeLog = { info: () => undefined, warn: () => undefined };
@@ -137,17 +149,18 @@ export class DeviceRuntime {
     /** Slots of stopped devices: released unless a started device took them again. */
     const dropped: number[] = [];
 
-    for (const [name, r] of this.running) {
+    for (const [name, r] of [...this.running]) {
       const d = next.get(name);
       const link = links.get(name);
-      if (d && link && link.key === r.linkKey && sameConfig(d, r.config) && sameConfig(link.options, r.options)) {
+      if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config))) {
         report.unchanged.push(name);
         continue;
       }
       this.stopDevice(r);
       for (const t of r.poller.tags) dropped.push(t.slot);
       if (!d) {
-        this.o.nodes.removeDevice(name);
+        const removing = this.o.nodes.removeDevice(name);
+        if (removing !== undefined) await removing;
         report.removed.push(name);
       } else {
         report.changed.push(name);
@@ -156,30 +169,69 @@ export class DeviceRuntime {
     for (const d of wanted) {
       if (this.running.has(d.name)) continue;
       if (!report.changed.includes(d.name)) report.added.push(d.name);
-      this.startDevice(d, links.get(d.name)!);
+      const started = this.startDevice(d, links.get(d.name)!);
+      if (started !== undefined) await started;
+      if (this.stopped) throw new Error("device runtime stopped");
     }
     if (dropped.length > 0) {
       const live = new Set<number>();
       for (const r of this.running.values()) for (const t of r.poller.tags) live.add(t.slot);
-      for (const slot of dropped) if (!live.has(slot)) this.o.values.release(slot);
+      for (let i = 0; i < dropped.length; i++) {
+        if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+        const slot = dropped[i]!;
+        if (!live.has(slot)) this.o.values.release(slot);
+      }
     }
     await this.closeUnused();
     return report;
   }
 
-  private startDevice(config: DeviceConfig, link: { driver: RegisteredDriver; key: string; options: unknown }): void {
+  /**
+   * Starts one device: its tags' cache slots, nodes and poller. A device of more than
+   * TAGS_PER_SLICE tags is started in slices with a turn of the event loop between them (a
+   * promise); a smaller one is started before this returns.
+   */
+  private startDevice(config: DeviceConfig, link: DeviceLink): void | Promise<void> {
+    const n = config.tags.length;
+    const slots: number[] = new Array(n);
+    const tags: PolledTag[] = new Array(n);
+    if (n <= TAGS_PER_SLICE) {
+      this.acquireSlots(config, slots, 0, n);
+      const synced = this.o.nodes.syncDevice(config, slots);
+      this.makeTags(config, slots, tags, 0, n);
+      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, tags));
+      this.runDevice(config, link, slots, tags);
+      return;
+    }
+    return (async () => {
+      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+        if (i > 0) await nextTurn();
+        this.acquireSlots(config, slots, i, Math.min(n, i + TAGS_PER_SLICE));
+      }
+      await this.o.nodes.syncDevice(config, slots);
+      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+        await nextTurn();
+        this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
+      }
+      if (!this.stopped) this.runDevice(config, link, slots, tags);
+    })();
+  }
+
+  private acquireSlots(config: DeviceConfig, slots: number[], from: number, to: number): void {
     const values = this.o.values;
-    const slots = config.tags.map((t) =>
-      values.acquire(tagSlotKey(config.name, t.name), {
-        builtinType: compileTag(t, config.byteOrder).builtinType,
-        rate: t.rate,
-        device: config.name,
-        tag: t.name,
-      }),
-    );
-    this.o.nodes.syncDevice(config, slots);
+    for (let i = from; i < to; i++) {
+      const t = config.tags[i]!;
+      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate, device: config.name, tag: t.name });
+    }
+  }
+
+  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, to: number): void {
+    for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, config, slots[i]!);
+  }
+
+  private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
     const driver = this.acquireLink(link.key, link.driver, link.options);
-    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values, slots, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
+    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values: this.o.values, slots, tags, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
     poller.start(this.o.scheduler);
@@ -213,7 +265,7 @@ export class DeviceRuntime {
   }
 
   /** The link of every wanted device: its driver, its key, and the options merged over the devices that share it. */
-  private linksOf(devices: readonly DeviceConfig[], map: DeviceMap): Map<string, { driver: RegisteredDriver; key: string; options: unknown }> {
+  private linksOf(devices: readonly DeviceConfig[], map: DeviceMap): Map<string, DeviceLink> {
     const byKey = new Map<string, { driver: RegisteredDriver; devices: DeviceConfig[] }>();
     const keyOf = new Map<string, string>();
     for (const d of devices) {
@@ -226,13 +278,31 @@ export class DeviceRuntime {
     }
     const options = new Map<string, unknown>();
     for (const [key, g] of byKey) options.set(key, g.driver.linkOptions(g.devices, map));
-    const out = new Map<string, { driver: RegisteredDriver; key: string; options: unknown }>();
+    const out = new Map<string, DeviceLink>();
     for (const d of devices) {
       const key = keyOf.get(d.name)!;
       out.set(d.name, { driver: byKey.get(key)!.driver, key, options: options.get(key) });
     }
     return out;
   }
+}
+
+/**
+ * sameConfig of two devices, their tags compared TAGS_PER_SLICE at a time with a turn of the
+ * event loop between (16,384 tags take ~17 ms); a device of fewer tags at once.
+ */
+function sameDevice(a: DeviceConfig, b: DeviceConfig): boolean | Promise<boolean> {
+  const { tags: ta, ...ra } = a;
+  const { tags: tb, ...rb } = b;
+  if (ta.length !== tb.length || !sameConfig(ra, rb)) return false;
+  if (ta.length <= TAGS_PER_SLICE) return sameConfig(ta, tb);
+  return (async () => {
+    for (let i = 0; i < ta.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+      if (!sameConfig(ta[i], tb[i])) return false;
+    }
+    return true;
+  })();
 }
 
 /**

@@ -1,5 +1,5 @@
 // What the session and subscription services tell diagnostics and auditing, hooked around their
-// handlers (server/service-table.ts withHooks) so the services themselves stay as they are:
+// handlers (services/service-table.ts withHooks) so the services themselves stay as they are:
 // - CreateSession / ActivateSession: what the client said (SessionDiagnostics), refused sessions
 //   (RejectedSessionCount, SecurityRejectedSessionCount), their audit events (Part 5 §6.4.9,
 //   §6.4.10: a refused login is an AuditActivateSessionEvent with Status false);
@@ -28,7 +28,7 @@ import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { readAttributes } from "../services/attribute.js";
 import type { RepublishResponseOut } from "../subscriptions/notification-encoder.js";
-import { withHooks, type ServiceContext, type ServiceDefinition } from "../server/service-table.js";
+import { withHooks, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
 import type { Session } from "../server/session.js";
 
 function actor(session: Session | undefined, auditEntryId: string | undefined): { sessionId?: Session["sessionId"]; userId: string; auditEntryId: string } {

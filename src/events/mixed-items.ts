@@ -26,7 +26,8 @@ function checkCount(n: number, max: number): void {
 }
 
 /** Puts the results of the two shares back in request order. */
-function merge<T>(n: number, isEvent: readonly boolean[], events: readonly T[], data: readonly T[]): T[] {
+function merge<T>(n: number, isEvent: readonly boolean[], events: readonly T[], data: readonly T[] | Promise<readonly T[]>): T[] | Promise<T[]> {
+  if (data instanceof Promise) return data.then((d) => merge(n, isEvent, events, d) as T[]);
   const out = new Array<T>(n);
   let e = 0;
   let d = 0;
@@ -41,8 +42,8 @@ export function createMixed(
   subscriptionId: number,
   timestamps: TimestampsToReturn,
   requests: readonly MonitoredItemCreateRequest[],
-  data: (subset: readonly MonitoredItemCreateRequest[]) => MonitoredItemCreateResult[],
-): MonitoredItemCreateResult[] {
+  data: (subset: readonly MonitoredItemCreateRequest[]) => MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]>,
+): MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]> {
   let any = false;
   for (const r of requests) if (isEventRequest(r)) any = true;
   if (!any) return data(requests);
@@ -81,7 +82,7 @@ export function modifyMixed(
   sub.resetLifetime();
   const eventResults = events.modify(sub, requests.filter((_, i) => s.isEvent[i]));
   const dataRequests = requests.filter((_, i) => !s.isEvent[i]);
-  return merge(requests.length, s.isEvent, eventResults, dataRequests.length > 0 ? data(dataRequests) : []);
+  return merge(requests.length, s.isEvent, eventResults, dataRequests.length > 0 ? data(dataRequests) : []) as MonitoredItemModifyResult[];
 }
 
 /** An operation on ids (SetMonitoringMode, DeleteMonitoredItems): event items one by one, the rest by `data`. */
@@ -92,8 +93,8 @@ function byIds(
   subscriptionId: number,
   ids: readonly number[],
   onEvent: (sub: Subscription, item: EventItem) => number,
-  data: (subset: readonly number[]) => number[],
-): number[] {
+  data: (subset: readonly number[]) => number[] | Promise<number[]>,
+): number[] | Promise<number[]> {
   const sub = engine.subscriptionOf(session, subscriptionId);
   const s = split(events, sub, ids, (id) => id);
   if (s === undefined) return data(ids);
@@ -113,7 +114,7 @@ export function setModeMixed(
   ids: readonly number[],
   data: (subset: readonly number[]) => number[],
 ): number[] {
-  return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.setMode(sub, mode, item), data);
+  return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.setMode(sub, mode, item), data) as number[];
 }
 
 export function deleteMixed(
@@ -122,7 +123,7 @@ export function deleteMixed(
   session: SubscriptionSession,
   subscriptionId: number,
   ids: readonly number[],
-  data: (subset: readonly number[]) => number[],
-): number[] {
+  data: (subset: readonly number[]) => number[] | Promise<number[]>,
+): number[] | Promise<number[]> {
   return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.delete(sub, item), data);
 }

@@ -50,6 +50,8 @@ export class LoopTrace {
   private readonly taskMs = new Float64Array(TASKS);
   private taskNext = 0;
   private readonly stalls: Stall[] = [];
+  /** The longest run of each task label seen (labels are few: one per task kind). */
+  private readonly longest = new Map<string, number>();
   private running = 0;
 
   /** Starts the event-loop delay probe and the GC observer (idempotent; counted). */
@@ -104,6 +106,12 @@ export class LoopTrace {
       this.longestTaskMs = ms;
       this.longestTask = label;
     }
+    if (ms > (this.longest.get(label) ?? 0)) this.longest.set(label, ms);
+  }
+
+  /** The longest run of every task label of at least 0.5 ms, ms, longest first. */
+  longestByTask(): [string, number][] {
+    return [...this.longest].sort((a, b) => b[1] - a[1]);
   }
 
   /** A slot ran `lateMs` late (its due time was `lateMs` before now): name what held the loop. */
@@ -139,6 +147,7 @@ export class LoopTrace {
     this.stallCount = 0;
     this.taskMs.fill(0);
     this.stalls.length = 0;
+    this.longest.clear();
   }
 
   private gc(e: PerformanceEntry): void {

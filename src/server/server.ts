@@ -1,6 +1,5 @@
 // The server object: wires config → address space (namespace 0, the test namespace) → services
 // → transport. It owns the start and the orderly stop; each part knows only its neighbours.
-import { readFileSync } from "node:fs";
 import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
 import { createTestNamespace } from "../testing/test-namespace.js";
@@ -31,11 +30,11 @@ import { Pki } from "../security/pki.js";
 import { POLICY_ALGORITHMS, SecurePolicy, type SecurePolicyName } from "../security/policies.js";
 import { SecurityPolicyNone, type SecurityPolicy } from "../security/security-policy.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
-import { repoRoot } from "../ua/generator/schema.js";
+import { packageVersion } from "../package-info.js";
 import { Dispatcher } from "./dispatcher.js";
 import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
 import type { ServiceLimits } from "./limits.js";
-import type { ServerCore } from "./server-core.js";
+import type { ServerCore } from "../services/server-core.js";
 import { SessionManager, type Session, type SessionCloseReason } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
@@ -49,6 +48,7 @@ import { MAX_SELECT_CLAUSES, MAX_WHERE_ELEMENTS } from "../events/event-filter.j
 import { registerServerMethods } from "./server-methods.js";
 import { Alarms } from "../alarms/alarms.js";
 import { DeviceAlarms } from "../alarms/device-alarms.js";
+import { Northbound } from "../northbound/northbound.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -59,15 +59,6 @@ const consoleLog: ServerLog = {
   info: (m) => console.log(`fieldgate: ${m}`),
   warn: (m) => console.warn(`fieldgate: ${m}`),
 };
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(`${repoRoot()}/package.json`, "utf8")) as { version?: string };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
 
 function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Partial<TransportLimits> {
   return {
@@ -138,6 +129,8 @@ export class FieldgateServer implements ServerCore {
   deviceMap: DeviceMap | undefined;
   private readonly benchMap: DeviceMap | undefined;
   readonly diagnostics: DiagnosticsNamespace;
+  /** The Sparkplug B edge node of `northbound.sparkplug` (nothing runs without the section). */
+  readonly northbound: Northbound;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
   /** The policy/mode pairs of the endpoints (None first when offered). */
@@ -241,6 +234,14 @@ export class FieldgateServer implements ServerCore {
       pollLateness: this.deviceRuntime.pollLateness,
       history: this.history.writer,
     });
+    this.northbound = new Northbound({
+      values: this.values,
+      devices: this.devices,
+      runtime: this.deviceRuntime,
+      deviceMap: () => this.deviceMap,
+      dataDir: config.dataDir,
+      log,
+    });
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
@@ -328,6 +329,7 @@ export class FieldgateServer implements ServerCore {
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.events.flushModelChanges();
+    await this.northbound.apply(this.config.northbound);
     this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
   }
@@ -354,6 +356,7 @@ export class FieldgateServer implements ServerCore {
     this.logApply(report);
     // One GeneralModelChangeEvent for the whole reload (Part 5 §6.4.33).
     this.events.flushModelChanges();
+    this.northbound.devicesChanged();
     return { ok: true, issues: [], report };
   }
 
@@ -364,6 +367,8 @@ export class FieldgateServer implements ServerCore {
    */
   reloadConfig(next: GatewayConfig): { readonly restartNeeded: readonly string[]; readonly users?: UserReloadReport } {
     const restartNeeded = changesNeedingRestart(this.config, next);
+    // The northbound section applies at once (an edge node with the new settings replaces the old).
+    this.northbound.apply(next.northbound).catch((err: unknown) => this.log.warn(`reload: northbound: ${err instanceof Error ? err.message : String(err)}`));
     if (restartNeeded.length > 0) this.log.warn(`reload: ${restartNeeded.join(", ")} changed in the gateway config: takes effect at the next restart`);
     if (restartNeeded.includes("security")) {
       this.log.warn("reload: users not reloaded either: they go with the security section at the next restart");
@@ -415,6 +420,8 @@ export class FieldgateServer implements ServerCore {
     this.handshakes.clear();
     this.system.stop();
     await this.transport.close();
+    // Before the devices: the edge node's NDEATH goes out, and its store takes the last changes.
+    await this.northbound.stop();
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();

@@ -17,7 +17,7 @@ import {
   transferSubscriptions,
 } from "../services/subscription.js";
 import { browse, browseNext, registerNodes, translateBrowsePathsToNodeIds, unregisterNodes } from "../services/view.js";
-import type { ServiceDefinition } from "./service-table.js";
+import type { ServiceDefinition } from "../services/service-table.js";
 import {
   hookActivateSession,
   hookCloseSession,

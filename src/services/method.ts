@@ -25,7 +25,7 @@ import {
   type CallRequest,
   type CallResponse,
 } from "../ua/generated/types.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "./service-table.js";
 import { checkOperationCount } from "./view.js";
 
 const EMPTY_VARIANTS: readonly Variant[] = Object.freeze([]);

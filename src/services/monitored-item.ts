@@ -17,6 +17,7 @@ import {
   encodeSetTriggeringResponse,
   type CreateMonitoredItemsRequest,
   type CreateMonitoredItemsResponse,
+  type MonitoredItemCreateResult as CreateMonitoredItemsResult,
   type DeleteMonitoredItemsRequest,
   type DeleteMonitoredItemsResponse,
   type ModifyMonitoredItemsRequest,
@@ -26,9 +27,15 @@ import {
   type SetTriggeringRequest,
   type SetTriggeringResponse,
 } from "../ua/generated/types.js";
-import { createMonitoredItems as create, deleteMonitoredItems as remove, modifyMonitoredItems as modify, setMonitoringMode as setMode, setTriggering as trigger } from "../subscriptions/items.js";
+import {
+  createMonitoredItemsInSlices as create,
+  deleteMonitoredItemsInSlices as remove,
+  modifyMonitoredItems as modify,
+  setMonitoringMode as setMode,
+  setTriggering as trigger,
+} from "../subscriptions/items.js";
 import { createMixed, deleteMixed, modifyMixed, setModeMixed } from "../events/mixed-items.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, CreateMonitoredItemsResponse>({
   name: "CreateMonitoredItems",
@@ -37,11 +44,12 @@ export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, C
   requires: SessionRequirement.Activated,
   decode: decodeCreateMonitoredItemsRequest,
   encode: encodeCreateMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse {
+  handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse | Promise<CreateMonitoredItemsResponse> {
     const results = createMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? [], (subset) =>
       create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
     );
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+    const respond = (r: CreateMonitoredItemsResult[]): CreateMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
+    return results instanceof Promise ? results.then(respond) : respond(results);
   },
 });
 
@@ -101,10 +109,11 @@ export const deleteMonitoredItems = defineService<DeleteMonitoredItemsRequest, D
   requires: SessionRequirement.Activated,
   decode: decodeDeleteMonitoredItemsRequest,
   encode: encodeDeleteMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse {
+  handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse | Promise<DeleteMonitoredItemsResponse> {
     const results = deleteMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? [], (subset) =>
       remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, subset),
     );
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+    const respond = (r: number[]): DeleteMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
+    return results instanceof Promise ? results.then(respond) : respond(results);
   },
 });

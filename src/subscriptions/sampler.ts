@@ -16,6 +16,7 @@ import { applyRange, parseNumericRange } from "../ua/numeric-range.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { SlotSubscriber } from "../values/value-sink.js";
 import type { MonitoredItem } from "./monitored-item.js";
+import { loopTrace } from "../sampling/loop-trace.js";
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });
 const VALUE = AttributeIds.Value;
@@ -226,6 +227,9 @@ export class Sampler {
   /** Sampling passes run (all groups). */
   passes = 0;
   private fedItems = 0;
+  private resampledThisTurn = 0;
+  private readonly resampleQueue = new Set<SlotWatch>();
+  private turnArmed = false;
 
   constructor(registry: NamespaceRegistry, scheduler: DeadlineScheduler, clock: Clock) {
     this.registry = registry;
@@ -335,15 +339,55 @@ export class Sampler {
     this.groups.clear();
     for (const [values, bySlot] of this.watches) for (const w of bySlot.values()) values.unsubscribe(w.source.slot, w);
     this.watches.clear();
+    this.resampleQueue.clear();
     this.fedItems = 0;
   }
 
   /**
    * The slot's source changed (its rate, after a reload) or went away (the tag was removed):
-   * its items are bound again, to the slot the node has now (or to read(), which answers
-   * BadNodeIdUnknown for a node that is gone), and fed or sampled as their intervals say.
+   * its items are bound again (resampleNow). A reload of 16,384 tags changes as many slots at
+   * once: the first RESAMPLE_PER_TURN of a turn of the event loop are done at once, the rest
+   * in later turns, as many per turn (meanwhile their items keep getting the slot's values).
    */
   resample(watch: SlotWatch): void {
+    if (this.resampledThisTurn < RESAMPLE_PER_TURN) {
+      this.resampledThisTurn++;
+      this.resampleNow(watch);
+    } else {
+      this.resampleQueue.add(watch);
+    }
+    if (!this.turnArmed) {
+      this.turnArmed = true;
+      setImmediate(nextResampleTurn, this);
+    }
+  }
+
+  /** @internal a new turn: the count starts again and queued watches are resampled. */
+  resampleTurn(): void {
+    this.turnArmed = false;
+    this.resampledThisTurn = 0;
+    const queue = this.resampleQueue;
+    if (queue.size === 0) return;
+    const start = performance.now();
+    for (const watch of queue) {
+      if (this.resampledThisTurn >= RESAMPLE_PER_TURN) break;
+      queue.delete(watch);
+      this.resampledThisTurn++;
+      // A watch whose items all went meanwhile has nothing to do.
+      if (this.watches.get(watch.source.values)?.get(watch.source.slot) === watch) this.resampleNow(watch);
+    }
+    loopTrace.end("monitored items re-bound after a reload (a slice)", start);
+    if (!this.turnArmed) {
+      this.turnArmed = true;
+      setImmediate(nextResampleTurn, this);
+    }
+  }
+
+  /**
+   * Binds the watch's items again, to the slot their node has now (or to read(), which answers
+   * BadNodeIdUnknown for a node that is gone), fed or sampled as their intervals say.
+   */
+  private resampleNow(watch: SlotWatch): void {
     const items = [...watch.items];
     for (const item of items) this.stop(item);
     this.dropWatch(watch);
@@ -381,6 +425,12 @@ export class Sampler {
 }
 
 const NONE: MonitoredItem[] = [];
+/** Slot watches re-bound per turn of the event loop (a few µs each). */
+const RESAMPLE_PER_TURN = 256;
+
+function nextResampleTurn(sampler: Sampler): void {
+  sampler.resampleTurn();
+}
 
 function remove<T>(list: T[], x: T): void {
   const i = list.indexOf(x);

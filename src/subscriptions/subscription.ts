@@ -33,8 +33,21 @@ export interface SubscriptionHost {
   /** Messages kept for Republish per subscription. */
   readonly retransmissionLimit: number;
   wallNow(): number;
+  /**
+   * When the message being built must be closed (performance.now() ms): a message of many
+   * notifications goes out in parts, one per turn of the event loop (the rest follows with
+   * moreNotifications), so that no Publish holds the loop past the slice. Infinity: no limit.
+   */
+  sliceDeadline(): number;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
+}
+
+/** Notifications encoded between two looks at the slice deadline. */
+const SLICE_CHECK = 512;
+
+function continuePublish(sub: Subscription): void {
+  sub.continuePublishing();
 }
 
 export interface SubscriptionStats extends ItemStats {
@@ -87,6 +100,10 @@ export class Subscription implements ItemOwner, SampleTask {
   /** Part 4 §5.13.1.2 "MessageSent": the first cycle always answers (notifications or a keep-alive). */
   messageSent = false;
   late = false;
+  /** The rest of its notifications follows in the next turn of the event loop (see publish). */
+  continuing = false;
+  /** Requests making its items in slices (see hold). */
+  private holds = 0;
   closed = false;
   /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
   sequenceNumber = 1;
@@ -138,6 +155,20 @@ export class Subscription implements ItemOwner, SampleTask {
     return this.pendingHead < this.pendingCount || (this.events !== undefined && this.events.hasNotifications);
   }
 
+  /** Notifications it may send now: none while a request that makes its items is under way. */
+  private get reportable(): boolean {
+    return this.holds === 0 && this.hasNotifications;
+  }
+
+  /** A CreateMonitoredItems in slices begins: nothing is reported until it ends (release). */
+  hold(): void {
+    this.holds++;
+  }
+
+  release(): void {
+    if (this.holds > 0) this.holds--;
+  }
+
   // ---- publishing cycle ---------------------------------------------------------------------
 
   sample(): void {
@@ -148,8 +179,8 @@ export class Subscription implements ItemOwner, SampleTask {
       this.host.expire(this);
       return;
     }
-    if (this.late) return;
-    let due = !this.messageSent || (this.publishingEnabled && this.hasNotifications);
+    if (this.late || this.continuing) return;
+    let due = !this.messageSent || (this.publishingEnabled && this.reportable);
     if (!due) due = --this.keepAliveCounter <= 0;
     if (!due) return;
     if (hasRequest) this.publish(owner!.take());
@@ -169,7 +200,8 @@ export class Subscription implements ItemOwner, SampleTask {
 
   /**
    * Answers `req` with the next NotificationMessage, or a keep-alive when there is nothing to
-   * send; while notifications remain and requests wait, answers those too (moreNotifications).
+   * send. While notifications remain (moreNotifications), the next message is built in the next
+   * turn of the event loop with the next waiting request, or the subscription becomes late.
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
@@ -178,23 +210,31 @@ export class Subscription implements ItemOwner, SampleTask {
     this.messageSent = true;
     this.keepAliveCounter = this.maxKeepAliveCount;
     this.lifetimeCounter = this.lifetimeCount;
-    for (;;) {
-      const message = this.publishingEnabled && this.hasNotifications ? this.buildMessage(req.maxBytes) : undefined;
-      if (message === undefined) {
-        this.stats.keepAlives++;
-        owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
-        return;
-      }
-      const more = this.hasNotifications;
-      owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
-      if (!more) return;
-      if (!owner.hasRequest()) {
-        this.becomeLate();
-        return;
-      }
-      req = owner.take();
-      this.publishRequests++;
+    const message = this.publishingEnabled && this.reportable ? this.buildMessage(req.maxBytes) : undefined;
+    if (message === undefined) {
+      this.stats.keepAlives++;
+      owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
+      return;
     }
+    const more = this.reportable;
+    owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
+    if (!more) return;
+    if (!owner.hasRequest()) {
+      this.becomeLate();
+      return;
+    }
+    // The sampling deadlines come first: they may run before the rest is built.
+    this.continuing = true;
+    setImmediate(continuePublish, this);
+  }
+
+  /** @internal the next part of a message that did not fit one slice. */
+  continuePublishing(): void {
+    this.continuing = false;
+    if (this.closed || this.owner === undefined) return;
+    if (!this.reportable) return;
+    if (this.owner.hasRequest()) this.publish(this.owner.take());
+    else this.becomeLate();
   }
 
   private nextSequenceNumber(): number {
@@ -214,6 +254,8 @@ export class Subscription implements ItemOwner, SampleTask {
     const pending = this.pending;
     const count = this.pendingCount;
     let head = this.pendingHead;
+    const deadline = this.host.sliceDeadline();
+    let check = SLICE_CHECK;
     while (head < count && budget > 0 && w.pos < maxBytes) {
       const item = pending[head]!;
       if (!item.reportable) {
@@ -229,6 +271,10 @@ export class Subscription implements ItemOwner, SampleTask {
         item.shift();
         nw.items++;
         budget--;
+        if (--check === 0) {
+          check = SLICE_CHECK;
+          if (performance.now() > deadline) budget = 0;
+        }
       }
       if (item.count > 0) break;
       item.inNotifyList = false;

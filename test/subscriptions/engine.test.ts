@@ -3,11 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinType, numericNodeId, type ExtensionObject } from "../../src/ua/builtins.js";
 import { DataChangeTrigger, DeadbandType, MonitoringMode, TimestampsToReturn } from "../../src/ua/generated/enums.js";
-import { ObjectIds } from "../../src/ua/generated/node-ids.js";
+import { AttributeIds, ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { DataChangeNotification } from "../../src/ua/generated/types.js";
 import { OVERFLOW_INFO_BITS } from "../../src/subscriptions/notification-encoder.js";
-import { deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
+import { createMonitoredItemsInSlices, deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
 import { COUNTER, Fixture, changes, decodeMessage, isKeepAlive, statusChange } from "./fixture.js";
 
 const OVERFLOW = OVERFLOW_INFO_BITS;
@@ -82,6 +82,62 @@ describe("publishing cycle", () => {
       [9, 0, 0],
       [9, 4, 0],
     ]);
+  });
+
+  it("builds a message of many notifications in slices, one per turn of the event loop, in order", async () => {
+    // A slice of 0 ms: each message closes at its first look at the clock (after 512).
+    const f = new Fixture({}, 10, 0);
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    for (let k = 1; k <= 2000; k++) {
+      f.variable(`n${k}`, { feedInterval: 50, value: k });
+      f.monitor(s, id, f.nodeId(`n${k}`), { samplingInterval: 50, clientHandle: k });
+    }
+    for (let i = 0; i < 4; i++) f.publish(s);
+    // The publishing cycle at 100 ms answers one request; the next part waits for the next turn.
+    f.clock.advance(100);
+    // (Answers land in the fixture's list in a microtask.)
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(f.answers.length).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    expect(f.answers.length).toBe(2);
+    // One part per turn: two more turns for the last two.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const got = f.take();
+    expect(got.map((a) => changes(a.response!.notificationMessage).length)).toEqual([512, 512, 512, 464]);
+    expect(got.map((a) => a.response!.moreNotifications)).toEqual([true, true, true, false]);
+    expect(got.flatMap((a) => changes(a.response!.notificationMessage).map((c) => c[0]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    expect(got.map((a) => a.response!.notificationMessage.sequenceNumber)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("makes 1000 items of one CreateMonitoredItems in slices, reporting none of them before all are made", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 1 });
+    for (let k = 1; k <= 1000; k++) f.variable(`c${k}`, { feedInterval: 50, value: k });
+    const requests = Array.from({ length: 1000 }, (_, i) => ({
+      itemToMonitor: { nodeId: f.nodeId(`c${i + 1}`), attributeId: AttributeIds.Value },
+      monitoringMode: MonitoringMode.Reporting,
+      requestedParameters: { clientHandle: i + 1, samplingInterval: 50, queueSize: 1, discardOldest: true },
+    }));
+    const pending = createMonitoredItemsInSlices(f.engine, s, id, TimestampsToReturn.Both, requests);
+    expect(pending).toBeInstanceOf(Promise);
+    // The first slice is made at once; a publishing cycle before the last one reports nothing.
+    expect(f.engine.subscriptions.get(id)!.items.size).toBe(256);
+    f.publish(s);
+    f.clock.advance(100);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(isKeepAlive(f.take()[0]?.response)).toBe(true);
+    const results = await pending;
+    expect(results.map((r) => r.statusCode)).toEqual(new Array(1000).fill(StatusCodes.Good));
+    expect(new Set(results.map((r) => r.monitoredItemId)).size).toBe(1000);
+    f.publish(s);
+    await f.advance(100);
+    const [a] = f.take();
+    expect(changes(a!.response!.notificationMessage).map((c) => c[0])).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
   });
 
   it("splits notifications by maxNotificationsPerPublish and says moreNotifications", async () => {

@@ -55,7 +55,8 @@ export class Fixture {
   readonly channel: { isOpen: boolean } = { isOpen: true };
   readonly answers: Answer[] = [];
 
-  constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10) {
+  /** `publishSliceMs`: the engine's slice for building a Publish (default: no limit, so messages are exact). */
+  constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10, publishSliceMs = Infinity) {
     new Ns0Manager(this.registry, {
       applicationUri: "urn:test",
       buildInfo: { productUri: "urn:test", manufacturerName: "t", productName: "t", softwareVersion: "0", buildNumber: "0", buildDate: 0 },
@@ -73,6 +74,7 @@ export class Fixture {
       scheduler: this.scheduler,
       clock: this.clock,
       limits: { minPublishingInterval: 10, minSamplingInterval: 10, ...limits },
+      publishSliceMs,
     });
   }
 
