@@ -23,6 +23,7 @@ import {
 } from "./schema.js";
 import { historySchema } from "./history-config.js";
 import { northboundSchema } from "../northbound/config.js";
+import { updateSchema } from "../update/config.js";
 import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
@@ -360,6 +361,7 @@ export const gatewaySchema = object(
     transport,
     history: historySchema,
     northbound: optional(northboundSchema),
+    update: updateSchema,
   },
   {
     description: "fieldgate gateway configuration.",
@@ -391,4 +393,5 @@ export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
 export type NorthboundSectionConfig = GatewayConfig["northbound"];
+export type UpdateSection = GatewayConfig["update"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];
