@@ -41,6 +41,11 @@ export function placement(options: CommonOptions, notes: string[]): Pick<BenchCo
   return { serverCpu: cpus[0], load: { inline, cpu: inline ? undefined : cpus[1] } };
 }
 
+/** The directory of a `fieldgate@DIR` target, or undefined for another name. */
+export function otherCheckout(name: string): string | undefined {
+  return name.startsWith("fieldgate@") && name.length > "fieldgate@".length ? resolve(name.slice("fieldgate@".length)) : undefined;
+}
+
 export function makeTarget(name: string, root: string, options: CommonOptions): ServerTarget {
   switch (name) {
     case "fieldgate":
@@ -50,8 +55,15 @@ export function makeTarget(name: string, root: string, options: CommonOptions): 
       return new EchoTarget(root);
     case NODE_OPCUA_PEER:
       return new NodeOpcuaTarget(root);
-    default:
-      throw new Error(`unknown target "${name}": fieldgate, echo or ${NODE_OPCUA_PEER}`);
+    default: {
+      // Another checkout, built, against this one in the same run (a change against main).
+      const other = otherCheckout(name);
+      if (other !== undefined) {
+        if (!existsSync(fieldgateCli(other))) throw new Error(`${fieldgateCli(other)} is missing: build that checkout first`);
+        return new FieldgateTarget({ root: other, name, config: options.config ? resolve(options.config) : undefined });
+      }
+      throw new Error(`unknown target "${name}": fieldgate, fieldgate@DIR, echo or ${NODE_OPCUA_PEER}`);
+    }
   }
 }
 

@@ -14,6 +14,8 @@ export interface FieldgateTargetOptions {
   dataDir?: string;
   /** Extra node flags for the server (e.g. --max-semi-space-size). */
   nodeFlags?: readonly string[];
+  /** The name in the report (default "fieldgate"; `fieldgate@DIR` for another checkout). */
+  name?: string;
 }
 
 export function fieldgateCli(root: string): string {
@@ -26,9 +28,11 @@ export function defaultFieldgateConfig(root: string): string | undefined {
 }
 
 export class FieldgateTarget implements ServerTarget {
-  readonly name = "fieldgate";
+  readonly name: string;
 
-  constructor(private readonly options: FieldgateTargetOptions) {}
+  constructor(private readonly options: FieldgateTargetOptions) {
+    this.name = options.name ?? "fieldgate";
+  }
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
