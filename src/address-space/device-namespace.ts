@@ -72,6 +72,13 @@ const DIAGNOSTICS = [
 
 type DiagnosticName = (typeof DIAGNOSTICS)[number][0];
 
+/** A tag as its alarms see it: its variable, its config and its value cache slot. */
+export interface TagView {
+  readonly nodeId: NodeId;
+  readonly config: TagConfig;
+  readonly slot: number;
+}
+
 /** One device's nodes, and what its tag variables share. */
 interface DeviceNodes {
   readonly object: NodeId;
@@ -245,6 +252,8 @@ export class DeviceNamespace implements RuntimeNodes {
   onDeviceState: ((device: DevicePoller) => void) | undefined;
   /** Called when a device leaves the map. */
   onDeviceRemoved: ((name: string) => void) | undefined;
+  /** Called after a device's tags were made or brought in line with a (re)loaded map: tag alarms follow them (src/alarms). */
+  onTagsSynced: ((device: string, object: NodeId, tags: readonly TagView[]) => void) | undefined;
   /** Where samples of `history: true` tags go; set before the first device is added. */
   history: HistorySink | undefined;
   private readonly devices = new Map<string, DeviceNodes>();
@@ -303,6 +312,7 @@ export class DeviceNamespace implements RuntimeNodes {
         if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
         added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
       }
+      this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
       return;
     }
@@ -348,6 +358,7 @@ export class DeviceNamespace implements RuntimeNodes {
       }
       added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
     }
+    this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
   }
 

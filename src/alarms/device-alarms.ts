@@ -6,6 +6,8 @@
 // and the Server (the notifiers of event-bus.ts). Severity: 500 while the device is being
 // retried, 700 once it is demoted (polled now and then only), 100 when communication is back.
 //
+// Tag limit alarms are in limit-alarms.ts.
+//
 // Following the poller costs a Map lookup and a comparison per report of a state change (a
 // failed attempt, an answer after failures); an event is built only when the state differs and
 // someone listens.
@@ -15,6 +17,7 @@ import { stringNodeId, numericNodeId } from "../ua/builtins.js";
 import { ObjectIds, ObjectTypeIds } from "../ua/generated/node-ids.js";
 import type { Alarms } from "./alarms.js";
 import type { AlarmCondition } from "./condition.js";
+import { TagLimitAlarms } from "./limit-alarms.js";
 
 export const COMMUNICATION_FAILURE = "CommunicationFailure";
 const SEVERITY_FAILING = 500;
@@ -28,13 +31,17 @@ interface Tracked {
 
 export class DeviceAlarms {
   private readonly devices = new Map<string, Tracked>();
+  /** The limit alarms of the tags that have `alarms:` in the device map. */
+  readonly limits: TagLimitAlarms;
 
   constructor(
     private readonly alarms: Alarms,
     private readonly ns: DeviceNamespace,
   ) {
+    this.limits = new TagLimitAlarms(alarms, ns.values, ns.namespaceIndex, ns.devicesFolder);
     ns.onDeviceState = (p) => this.follow(p);
     ns.onDeviceRemoved = (name) => this.removed(name);
+    ns.onTagsSynced = (device, object, tags) => this.limits.sync(device, object, tags);
   }
 
   /** The communication-failure condition of a device, once its poller has reported. */
@@ -85,6 +92,7 @@ export class DeviceAlarms {
   }
 
   private removed(name: string): void {
+    this.limits.deviceRemoved(name);
     const t = this.devices.get(name);
     if (t === undefined) return;
     this.devices.delete(name);
