@@ -1,7 +1,7 @@
 // The BufferPool's hard bound, and connections that stall on an empty pool and resume.
 import { afterEach, describe, expect, it } from "vitest";
 import { BufferPool, type PoolWaiter } from "../../src/transport/buffer-pool.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, msg, testRequest } from "./raw-client.js";
 import { delay, startServer } from "./test-server.js";
 

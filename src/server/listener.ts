@@ -1,18 +1,19 @@
 // The opc.tcp listener: accepts connections, keeps the registry of live channels under the
 // `maxChannels` cap, opens reverse connections (Part 6 §7.1.2.6 ReverseHello), and closes it all.
-// It sits in transport/ but builds SecureChannels (security/), the one place where the layers meet.
+// It lives in server/, not transport/: it builds SecureChannels (security/) on the connections
+// that transport/ frames, and the layers below it import neither.
 import net from "node:net";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { UaStatusError } from "../ua/errors.js";
 import { SecureChannel, type ChannelContext, type ChannelHandler } from "../security/secure-channel.js";
 import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../security/security-policy.js";
 import type { HandshakeLimiter } from "../security/handshake-limiter.js";
-import { BufferPool } from "./buffer-pool.js";
-import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
-import type { TaskTimer } from "./tcp-connection.js";
-import type { PendingBudget } from "./message-assembler.js";
-import { ConnectionState } from "./tcp-connection.js";
-import { MAX_URL_LENGTH } from "./ua-tcp.js";
+import { BufferPool } from "../transport/buffer-pool.js";
+import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "../transport/limits.js";
+import type { TaskTimer } from "../transport/tcp-connection.js";
+import type { PendingBudget } from "../transport/message-assembler.js";
+import { ConnectionState } from "../transport/tcp-connection.js";
+import { MAX_URL_LENGTH } from "../transport/ua-tcp.js";
 
 export interface UaTcpServerOptions {
   host: string;
