@@ -1,7 +1,7 @@
 // The parts of the soak run (bench/soak.ts): the simulated plant whose devices vanish and come
 // back, the gateway process with its diagnostics report, and the node-opcua clients that
 // subscribe, read and write while counting what they see.
-import { GATEWAY_NODE_FLAGS } from "../src/runtime-flags.js";
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../src/runtime-flags.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -137,7 +137,7 @@ export class Gateway {
     const cli = join(repoRoot(), "dist", "src", "cli.js");
     // With the flags of the installed `fieldgate` command's shebang: the soak measures what runs.
     this.child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, "run", "--config", configFile], {
-      env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
+      env: { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));

@@ -1,7 +1,7 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { writeBenchConfig } from "./fieldgate-config.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
 
@@ -59,7 +59,7 @@ export class FieldgateTarget implements ServerTarget {
         args,
         cwd: root,
         // The gateway's own heap and GC report (src/server/diagnostics-report.ts).
-        env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
+        env: { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" },
         diagnostics: true,
         listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,
       },
