@@ -56,7 +56,9 @@ export function commonFrom(values: {
   peer?: string;
   rounds?: string;
 }): CommonOptions {
-  if (values.peer !== undefined && values.peer !== "node-opcua") throw new Error(`--peer: only node-opcua is known, got "${values.peer}"`);
+  if (values.peer !== undefined && values.peer !== "node-opcua" && !/^fieldgate@./.test(values.peer)) {
+    throw new Error(`--peer: node-opcua or fieldgate@DIR (another built checkout), got "${values.peer}"`);
+  }
   return {
     peer: values.peer,
     rounds: positive("rounds", values.rounds, values.peer !== undefined ? 3 : 1),
@@ -74,6 +76,7 @@ export const COMMON_USAGE = `  --target NAME       server under test, repeatable
                       UA-TCP responder: the ceiling of the client and Node's I/O), node-opcua
   --peer node-opcua   also run every case against a node-opcua server with the same nodes,
                       alternating rounds A B A B; prints medians and fieldgate / node-opcua
+  --peer fieldgate@DIR  the same against another built checkout of fieldgate (e.g. main)
   --rounds N          rounds (default 1, or 3 with --peer)
   --json FILE         also write the report as JSON
   --config FILE       gateway.yaml for fieldgate (default config/gateway.yaml)

@@ -72,6 +72,13 @@ const DIAGNOSTICS = [
 
 type DiagnosticName = (typeof DIAGNOSTICS)[number][0];
 
+/** A tag as its alarms see it: its variable, its config and its value cache slot. */
+export interface TagView {
+  readonly nodeId: NodeId;
+  readonly config: TagConfig;
+  readonly slot: number;
+}
+
 /** One device's nodes, and what its tag variables share. */
 interface DeviceNodes {
   readonly object: NodeId;
@@ -104,6 +111,12 @@ const BASE_DATA_VARIABLE = frozenId(VariableTypeIds.BaseDataVariableType);
 const ANALOG_ITEM = frozenId(VariableTypeIds.AnalogItemType);
 const BASE_ANALOG = frozenId(VariableTypeIds.BaseAnalogType);
 const HAS_COMPONENT = frozenId(ReferenceTypeIds.HasComponent);
+/**
+ * EventNotifier SubscribeToEvents (Part 3 §8.59): the Devices folder and each device report the
+ * events of their devices (src/events/event-bus.ts). The notifier hierarchy is not shown as
+ * HasNotifier references: a browser would list every device twice under Devices.
+ */
+const SUBSCRIBE_TO_EVENTS = 1;
 const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
 
 /**
@@ -235,6 +248,12 @@ export class DeviceNamespace implements RuntimeNodes {
   readonly values: ValueCache;
   /** Called after nodes were added or removed (reload); the events layer turns it into a GeneralModelChangeEvent. */
   onModelChange: ((change: ModelChange) => void) | undefined;
+  /** Called when a device's poller reports a change of its state: the device's alarm follows it (src/alarms). */
+  onDeviceState: ((device: DevicePoller) => void) | undefined;
+  /** Called when a device leaves the map. */
+  onDeviceRemoved: ((name: string) => void) | undefined;
+  /** Called after a device's tags were made or brought in line with a (re)loaded map: tag alarms follow them (src/alarms). */
+  onTagsSynced: ((device: string, object: NodeId, tags: readonly TagView[]) => void) | undefined;
   /** Where samples of `history: true` tags go; set before the first device is added. */
   history: HistorySink | undefined;
   private readonly devices = new Map<string, DeviceNodes>();
@@ -254,6 +273,7 @@ export class DeviceNamespace implements RuntimeNodes {
       browseName: folder?.browseName ?? "Devices",
       description: folder?.description ?? "The devices of the device map, one object each.",
       parent: numericNodeId(ObjectIds.ObjectsFolder),
+      eventNotifier: SUBSCRIBE_TO_EVENTS,
     }).nodeId;
   }
 
@@ -292,6 +312,7 @@ export class DeviceNamespace implements RuntimeNodes {
         if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
         added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
       }
+      this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
       return;
     }
@@ -344,6 +365,7 @@ export class DeviceNamespace implements RuntimeNodes {
         added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
       }
     }
+    this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
   }
 
@@ -357,10 +379,10 @@ export class DeviceNamespace implements RuntimeNodes {
     const nodes = this.devices.get(name);
     if (!nodes) return;
     this.devices.delete(name);
-    return runSteps(this.removeSteps(nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
+    return runSteps(this.removeSteps(name, nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
   }
 
-  private *removeSteps(nodes: DeviceNodes): Generator<void, void, void> {
+  private *removeSteps(name: string, nodes: DeviceNodes): Generator<void, void, void> {
     const removed: NodeId[] = [];
     const tags = nodes.tags;
     if (tags.length > TAGS_PER_SLICE) {
@@ -375,6 +397,7 @@ export class DeviceNamespace implements RuntimeNodes {
       for (const v of tags) this.unfeed(v);
     }
     for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
+    this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
   }
 
@@ -394,6 +417,7 @@ export class DeviceNamespace implements RuntimeNodes {
   showDiagnostics(p: DevicePoller, stateChanged = true): void {
     const nodes = this.devices.get(p.name);
     if (!nodes) return;
+    if (stateChanged) this.onDeviceState?.(p);
     const now = p.wallNow();
     if (!stateChanged && now - nodes.shownAt < DIAGNOSTICS_INTERVAL) return;
     nodes.shownAt = now;
@@ -422,7 +446,9 @@ export class DeviceNamespace implements RuntimeNodes {
       browseName: config.name,
       description: config.description,
       parent: this.devicesFolder,
+      eventNotifier: SUBSCRIBE_TO_EVENTS,
     }).nodeId;
+
     const folder = ns.addObject({
       nodeId: `${config.name}/Diagnostics`,
       browseName: "Diagnostics",

@@ -607,7 +607,7 @@ function typeMatches(expected: number, actual: BuiltinType): boolean {
 }
 
 /** ValueRank (Part 3 §5.6.2): -3 scalar or 1-D, -2 any, -1 scalar, 0 one or more dimensions, n exactly n. */
-function rankMatches(valueRank: number, value: Variant): boolean {
+export function rankMatches(valueRank: number, value: Variant): boolean {
   const dims =
     value.arrayType === VariantArrayType.Scalar ? 0 : value.arrayType === VariantArrayType.Array ? 1 : (value.dimensions?.length ?? 0);
   switch (valueRank) {

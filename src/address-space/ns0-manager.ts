@@ -28,7 +28,7 @@ import type {
   RequestContext,
 } from "./node-manager.js";
 import { ns0Table, type Ns0Table } from "./ns0-table.js";
-import { hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
+import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
 
 /**
  * ServerCapabilities (Part 5 §6.3.2) and its OperationLimits (Part 5 §6.3.11). Keys are the
@@ -63,6 +63,8 @@ export interface ServerCapabilityValues {
   maxNodesPerTranslateBrowsePathsToNodeIds?: number;
   maxNodesPerNodeManagement?: number;
   maxMonitoredItemsPerCall?: number;
+  maxSelectClauseParameters?: number;
+  maxWhereClauseParameters?: number;
 }
 
 export interface Ns0Options {
@@ -77,10 +79,15 @@ export interface Ns0Options {
   readonly serviceLevel?: number;
   readonly redundancySupport?: RedundancySupport;
   readonly capabilities?: ServerCapabilityValues;
+  /** Server.Auditing (Part 5 §6.3.1): the server raises AuditEvents. Default false. */
+  readonly auditing?: boolean;
 }
 
-/** Computes a live value at read time; `now` is the request's time. */
-export type ValueSource = (now: DateTime) => DataValue;
+/** Computes a live value at read time; `now` is the request's time, `role` the caller's. */
+export type ValueSource = (now: DateTime, role: RequestContext["role"]) => DataValue;
+
+/** Takes a client's write of a Variable's value (the few writable ns0 nodes, e.g. EnabledFlag). */
+export type Ns0WriteHandler = (value: Variant) => number;
 
 /** Called after setValue; the subscription layer hooks in here. */
 export type ValueChangeListener = (nodeId: NodeId, value: DataValue) => void;
@@ -119,10 +126,15 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   readonly namespaceIndex = 0;
   /** Optional hook called after every setValue. */
   onValueChange: ValueChangeListener | undefined;
+  /** Whether a Method can be called, by whom (Part 3 §5.7 Executable, UserExecutable): the server's method table. */
+  methodAccess: ((methodId: NodeId, role: RequestContext["role"]) => { executable: boolean; userExecutable: boolean }) | undefined;
 
   private readonly table: Ns0Table = ns0Table();
   private readonly nodes: (UaNode | undefined)[];
   private readonly sources: (ValueSource | undefined)[];
+  private readonly writers = new Map<number, { readonly roles: readonly RequestContext["role"][]; readonly write: Ns0WriteHandler }>();
+  /** References a node has beyond the table's (the sessions under SessionsDiagnosticsSummary, src/diagnostics). */
+  extraReferences: ((nodeId: NodeId) => readonly NodeReference[] | undefined) | undefined;
   private readonly startTime: DateTime;
   private readonly buildInfo: BuildInfo;
   private state: ServerState = ServerState.Running;
@@ -148,27 +160,48 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
 
   read(ctx: RequestContext, items: readonly AttributeRead[], results: DataValue[], indices?: readonly number[]): void {
     if (indices) {
-      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx.now, items[indices[k]]);
+      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx, items[indices[k]]);
     } else {
-      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx.now, items[i]);
+      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx, items[i]);
     }
   }
 
-  /** Namespace 0 is read-only to clients (Part 4 §5.10.4: BadNotWritable). */
-  write(_ctx: RequestContext, items: readonly AttributeWrite[], results: number[], indices?: readonly number[]): void {
+  /**
+   * Namespace 0 is read-only to clients (Part 4 §5.10.4: BadNotWritable) but for the Values the
+   * server gave a write handler (setWriteHandler), which the roles it names may write.
+   */
+  write(ctx: RequestContext, items: readonly AttributeWrite[], results: number[], indices?: readonly number[]): void {
     const n = indices ? indices.length : items.length;
     for (let k = 0; k < n; k++) {
       const i = indices ? indices[k] : k;
-      const p = this.table.positionOf(items[i].nodeId);
+      const item = items[i];
+      const p = this.table.positionOf(item.nodeId);
+      const writer = p < 0 ? undefined : this.writers.get(p);
       if (p < 0) results[i] = StatusCodes.BadNodeIdUnknown;
-      else if (!hasAttribute(this.table.nodeClassAt(p), items[i].attributeId)) results[i] = StatusCodes.BadAttributeIdInvalid;
-      else results[i] = StatusCodes.BadNotWritable;
+      else if (!hasAttribute(this.table.nodeClassAt(p), item.attributeId)) results[i] = StatusCodes.BadAttributeIdInvalid;
+      else if (writer === undefined || item.attributeId !== AttributeIds.Value) results[i] = StatusCodes.BadNotWritable;
+      else if (!writer.roles.includes(ctx.role)) results[i] = StatusCodes.BadUserAccessDenied;
+      else if (item.indexRange !== undefined && item.indexRange !== "") results[i] = StatusCodes.BadWriteNotSupported;
+      else if (item.value.statusCode !== undefined || item.value.sourceTimestamp !== undefined || item.value.serverTimestamp !== undefined) results[i] = StatusCodes.BadWriteNotSupported;
+      else results[i] = item.value.value === undefined ? StatusCodes.BadTypeMismatch : writer.write(item.value.value);
     }
   }
 
   references(nodeId: NodeId): readonly NodeReference[] | undefined {
     const p = this.table.positionOf(nodeId);
-    return p < 0 ? undefined : this.nodeAt(p).references;
+    if (p < 0) return undefined;
+    const own = this.nodeAt(p).references;
+    const extra = this.extraReferences?.(nodeId);
+    return extra === undefined || extra.length === 0 ? own : [...own, ...extra];
+  }
+
+  /** Makes an ns0 Variable's Value writable by `roles` through `write` (AccessLevel gains CurrentWrite). */
+  setWriteHandler(nodeId: NodeId, roles: readonly RequestContext["role"][], write: Ns0WriteHandler): void {
+    const p = this.mustFind(nodeId);
+    const node = this.nodeAt(p);
+    if (node.nodeClass !== 2) throw new UaStatusError(StatusCodes.BadNodeClassInvalid, "setWriteHandler on a non-Variable");
+    node.accessLevel = (node.accessLevel ?? 1) | AccessLevel.CurrentWrite;
+    this.writers.set(p, { roles, write });
   }
 
   summary(nodeId: NodeId): NodeSummary | undefined {
@@ -226,14 +259,23 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  private readOne(now: DateTime, item: AttributeRead): DataValue {
+  private readOne(ctx: RequestContext, item: AttributeRead): DataValue {
     const p = this.table.positionOf(item.nodeId);
     if (p < 0) return UNKNOWN_NODE;
     const node = this.nodeAt(p);
-    if (item.attributeId !== AttributeIds.Value) return readNonValueAttribute(node, item.attributeId, node.accessLevel ?? 1);
+    if (item.attributeId !== AttributeIds.Value) {
+      if (node.nodeClass === 4 && (item.attributeId === AttributeIds.Executable || item.attributeId === AttributeIds.UserExecutable)) {
+        const access = this.methodAccess?.(node.nodeId, ctx.role);
+        const on = item.attributeId === AttributeIds.Executable ? access?.executable : access?.userExecutable;
+        return scalarValue(BuiltinType.Boolean, on === true);
+      }
+      const level = node.accessLevel ?? 1;
+      const writer = this.writers.get(p);
+      return readNonValueAttribute(node, item.attributeId, writer !== undefined && !writer.roles.includes(ctx.role) ? level & ~AccessLevel.CurrentWrite : level);
+    }
     if ((node.nodeClass & VARIABLE_OR_TYPE) === 0) return INVALID_ATTRIBUTE;
     const source = this.sources[p];
-    if (source !== undefined) return source(now);
+    if (source !== undefined) return source(ctx.now, ctx.role);
     return node.value ?? NULL_VALUE;
   }
 
@@ -280,7 +322,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     this.put(VariableIds.Server_ServerStatus_BuildInfo_BuildNumber, scalarValue(BuiltinType.String, b.buildNumber, t0));
     this.put(VariableIds.Server_ServerStatus_BuildInfo_BuildDate, scalarValue(BuiltinType.DateTime, b.buildDate, t0));
     this.put(VariableIds.Server_ServiceLevel, scalarValue(BuiltinType.Byte, o.serviceLevel ?? 255, t0));
-    this.put(VariableIds.Server_Auditing, scalarValue(BuiltinType.Boolean, false, t0));
+    this.put(VariableIds.Server_Auditing, scalarValue(BuiltinType.Boolean, o.auditing === true, t0));
     this.put(VariableIds.Server_ServerRedundancy_RedundancySupport, scalarValue(BuiltinType.Int32, o.redundancySupport ?? RedundancySupport.None, t0));
     this.put(VariableIds.Server_ServerDiagnostics_EnabledFlag, scalarValue(BuiltinType.Boolean, false, t0));
     this.put(VariableIds.Server_ServerCapabilities_SoftwareCertificates, { value: arrayOf(BuiltinType.ExtensionObject, []), sourceTimestamp: t0 });
@@ -346,7 +388,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     const body: Record<string, number> = {};
     for (const [id, field] of SUMMARY_FIELDS) {
       const p = this.table.position(id);
-      const dv = this.sources[p]?.(now) ?? this.nodeAt(p).value;
+      const dv = this.sources[p]?.(now, "viewer") ?? this.nodeAt(p).value;
       body[field] = typeof dv?.value?.value === "number" ? dv.value.value : 0;
     }
     const eo: ExtensionObject = {

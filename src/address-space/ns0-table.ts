@@ -147,6 +147,9 @@ export class Ns0Table {
       if (inv) node.inverseName = toText(inv);
     }
     if (nodeClass === 1) node.eventNotifier = (flags >> 8) & 0xff;
+    // Part 3 §5.7: whether a Method can be called is the server's to say (Ns0Manager asks its
+    // method table); the table alone knows of no implementation.
+    if (nodeClass === 4) node.executable = false;
     if (nodeClass === 2) {
       node.accessLevel = (flags >> 8) & 0xff;
       node.historizing = false;
@@ -201,6 +204,21 @@ export class Ns0Table {
         return { dataType: BuiltinType.Boolean, arrayType: VariantArrayType.Scalar, value: row[2] === 1 };
       case 4:
         return { dataType: BuiltinType.Int32, arrayType: VariantArrayType.Scalar, value: row[2] };
+      case 5: {
+        // Argument (Part 3 §8.6): the InputArguments / OutputArguments of a Method.
+        const typeId = numericNodeId(ObjectIds.Argument_Encoding_DefaultBinary);
+        const items = (row[2] as Array<[string, number, number, number[], LText]>).map(
+          ([name, dataType, valueRank, arrayDimensions, description]): ExtensionObject => ({
+            typeId,
+            body: { name, dataType: this.nodeIds[this.position(dataType)] ?? numericNodeId(dataType), valueRank, arrayDimensions, description: toText(description) },
+          }),
+        );
+        return array(BuiltinType.ExtensionObject, items);
+      }
+      case 6:
+        return { dataType: BuiltinType.LocalizedText, arrayType: VariantArrayType.Scalar, value: toText(row[2] as LText) };
+      case 7:
+        return { dataType: BuiltinType.UInt32, arrayType: VariantArrayType.Scalar, value: row[2] };
       default:
         return undefined;
     }

@@ -207,6 +207,36 @@ const bus = object(
   { description: "A serial line (RS-485/RS-232) shared by the Modbus RTU devices on it: one request at a time." },
 );
 
+/** The limits of a tag's limit alarm, highest first (Part 9 §5.8.18 LimitAlarmType). */
+const LIMIT_KEYS = ["highHigh", "high", "low", "lowLow"] as const;
+
+const limitAlarms = object(
+  {
+    highHigh: optional(number({ description: "Above this the alarm is in HighHigh (severity 800)." })),
+    high: optional(number({ description: "Above this (and not above highHigh) the alarm is in High (severity 500)." })),
+    low: optional(number({ description: "Below this (and not below lowLow) the alarm is in Low (severity 500)." })),
+    lowLow: optional(number({ description: "Below this the alarm is in LowLow (severity 800)." })),
+  },
+  {
+    description: "A limit alarm on the engineering value (an ExclusiveLimitAlarmType condition ns=1;s=<device>.<tag>/LimitAlarm): give one limit or more.",
+    check: checkLimits,
+  },
+);
+
+function checkLimits(a: { readonly [K in (typeof LIMIT_KEYS)[number]]?: number }, c: Checker): void {
+  const given = LIMIT_KEYS.filter((k) => a[k] !== undefined);
+  if (given.length === 0) {
+    c.report([], `expected at least one of ${LIMIT_KEYS.join(", ")}`);
+    return;
+  }
+  // Exclusive limits are ordered: highHigh > high > low > lowLow (each pair that is given).
+  for (let i = 1; i < given.length; i++) {
+    const above = given[i - 1]!;
+    const below = given[i]!;
+    if (!(a[above]! > a[below]!)) c.report(below, `expected ${below} below ${above} (${a[above]}), got ${a[below]}`);
+  }
+}
+
 const tagShape = {
   name: string({ description: "Tag name; the variable is ns=1;s=<device>.<name>.", pattern: NAME, patternText: NAME_TEXT }),
   address,
@@ -222,6 +252,7 @@ const tagShape = {
   rate: optional(rate("Poll rate; default the device's. Tags of one device and rate form one poll group.")),
   access: enumOf(["read", "readwrite"] as const, { description: "readwrite lets clients write the tag (coils and holding registers).", default: "read" }),
   history: boolean({ description: "Keep this tag's samples in the history database.", default: false }),
+  alarms: optional(limitAlarms),
   description: optional(string({ description: "Shown to clients as the variable's Description." })),
 };
 /** A tag as written; validation resolves its rate (TagConfig). */
@@ -332,7 +363,7 @@ function checkTag(t: WrittenTag, c: Checker): void {
   }
   const numeric = type !== "bool" && type !== "bit" && type !== "string";
   if (!numeric) {
-    for (const key of ["unit", "range"] as const) if (t[key] !== undefined) c.report(key, `${key} applies to numeric tags, this one is ${type}`);
+    for (const key of ["unit", "range", "alarms"] as const) if (t[key] !== undefined) c.report(key, `${key} applies to numeric tags, this one is ${type}`);
     if (isScaled(t)) c.report(c.given("scale") ? "scale" : "offset", `scaling applies to numeric tags, this one is ${type}`);
   }
   if (t.scale === 0) c.report("scale", "expected a scale other than 0 (every raw value would read 0 + offset)");

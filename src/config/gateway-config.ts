@@ -228,6 +228,7 @@ const limits = object(
     maxNodesPerBrowse: count("Most nodes in one Browse request.", 1000, 100_000),
     maxNodesPerTranslateBrowsePathsToNodeIds: count("Most browse paths in one TranslateBrowsePathsToNodeIds request.", 1000, 100_000),
     maxNodesPerRegisterNodes: count("Most nodes in one RegisterNodes request.", 1000, 100_000),
+    maxNodesPerMethodCall: count("Most methods in one Call request.", 100, 10_000),
     maxBrowsePathElements: count("Most elements in one browse path.", 64, 1000),
     maxReferencesPerNode: count("Most references returned for one node before a continuation point.", 1000, 100_000),
     maxStringLength: size({

@@ -281,9 +281,15 @@ export class Pki implements PolicyPki {
    */
   verifyCertificate(chain: Buffer, options: VerifyOptions = {}): number {
     const status = this.check(chain, options);
-    if (status !== StatusCodes.Good) this.logRefusal(chain, status, options);
+    if (status !== StatusCodes.Good) {
+      this.logRefusal(chain, status, options);
+      this.onRefused?.(chain, status);
+    }
     return status;
   }
+
+  /** Told of every refused certificate (the server's audit events, Part 5 §6.4.18). */
+  onRefused: ((chain: Buffer, status: number) => void) | undefined = undefined;
 
   /**
    * Names the refused certificate (subject, thumbprint, applicationUri) and what to do about it:

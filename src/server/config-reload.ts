@@ -66,7 +66,7 @@ export function reloadUsers(directory: UserDirectory, sessions: SessionManager, 
     }
   }
   for (const session of toClose) {
-    sessions.close(session);
+    sessions.close(session, "revoked");
     sessionsClosed++;
   }
   return { added, removed, changed, sessionsClosed, sessionsRerolled };

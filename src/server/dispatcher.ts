@@ -88,19 +88,29 @@ export class Dispatcher implements ChannelHandler {
       session!.lastActivity = now;
     }
     const ctx: ServiceContext = { server: this.core, channel, requestId, session, now };
+    // Part 5 §12.11: per-session service counts while diagnostics are enabled (EnabledFlag).
+    const counted = session !== undefined && this.core.serverDiagnostics.enabled ? session : undefined;
     let result: ResponseBase | Promise<ResponseBase>;
     try {
       result = service.handle(ctx, request);
     } catch (err) {
+      if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, false, statusOf(err));
       this.failed(channel, requestId, handle, service, err);
       return;
     }
     if (result instanceof Promise) {
       result.then(
-        (res) => this.send(channel, requestId, handle, service!, res),
-        (err: unknown) => this.failed(channel, requestId, handle, service!, err),
+        (res) => {
+          if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, true, 0);
+          this.send(channel, requestId, handle, service!, res);
+        },
+        (err: unknown) => {
+          if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, false, statusOf(err));
+          this.failed(channel, requestId, handle, service!, err);
+        },
       );
     } else {
+      if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, true, 0);
       this.send(channel, requestId, handle, service, result);
     }
   }
@@ -124,6 +134,8 @@ export class Dispatcher implements ChannelHandler {
   }
 
   private fault(channel: SecureChannel, requestId: number, requestHandle: number, status: number): void {
+    // Part 5 §12.9 RejectedRequestsCount / SecurityRejectedRequestsCount.
+    this.core.serverDiagnostics.requestRejected(status);
     const fault: ServiceFault = {
       responseHeader: { timestamp: Date.now(), requestHandle, serviceResult: status, serviceDiagnostics: {} },
     };

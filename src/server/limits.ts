@@ -11,6 +11,8 @@ export interface ServiceLimits {
   maxNodesPerBrowse: number;
   maxNodesPerTranslateBrowsePathsToNodeIds: number;
   maxNodesPerRegisterNodes: number;
+  /** OperationLimits.MaxNodesPerMethodCall (Part 5 §6.3.11): methods in one Call request. */
+  maxNodesPerMethodCall: number;
   maxBrowsePathElements: number;
   maxReferencesPerNode: number;
   maxStringLength: number;
@@ -28,6 +30,7 @@ export const DEFAULT_SERVICE_LIMITS: Readonly<ServiceLimits> = Object.freeze({
   maxNodesPerBrowse: 1_000,
   maxNodesPerTranslateBrowsePathsToNodeIds: 1_000,
   maxNodesPerRegisterNodes: 1_000,
+  maxNodesPerMethodCall: 100,
   maxBrowsePathElements: 64,
   maxReferencesPerNode: 1_000,
   maxStringLength: 1 << 20,

@@ -15,7 +15,9 @@ import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { LoopGovernor } from "./loop-governor.js";
-import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } from "../subscriptions/diagnostics.js";
+import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
+import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
+import { SessionNodes } from "../diagnostics/session-nodes.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
@@ -33,13 +35,19 @@ import { Dispatcher } from "./dispatcher.js";
 import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
 import type { ServiceLimits } from "./limits.js";
 import type { ServerCore } from "../services/server-core.js";
-import { SessionManager } from "./session.js";
+import { SessionManager, type Session, type SessionCloseReason } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
 import { clockSynchronized } from "./systemd-notify.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
+import { MethodTable } from "../address-space/methods.js";
+import { ServerEvents } from "../events/server-events.js";
+import { MAX_SELECT_CLAUSES, MAX_WHERE_ELEMENTS } from "../events/event-filter.js";
+import { registerServerMethods } from "./server-methods.js";
+import { Alarms } from "../alarms/alarms.js";
+import { DeviceAlarms } from "../alarms/device-alarms.js";
 import { Northbound } from "../northbound/northbound.js";
 import { leveled, Logger, type ServerLog } from "./log.js";
 import { deviceStateLogger } from "./device-log.js";
@@ -101,6 +109,16 @@ export class FieldgateServer implements ServerCore {
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
+  /** The Methods the Call service runs (Part 4 §5.11). */
+  readonly methods: MethodTable;
+  /** Event monitored items, the server's own events and its audit events. */
+  readonly events: ServerEvents;
+  /** The conditions (Part 9) and their methods; deviceAlarms keeps one per device. */
+  readonly alarms: Alarms;
+  readonly deviceAlarms: DeviceAlarms;
+  /** Base Info Diagnostics (Server/ServerDiagnostics) and the sessions' diagnostics objects. */
+  readonly serverDiagnostics: ServerDiagnostics;
+  readonly sessionNodes: SessionNodes;
   /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
   /** urn:fieldgate:bench at ns=1, with `server.benchNamespace: N` (then there is no device map). */
@@ -142,7 +160,10 @@ export class FieldgateServer implements ServerCore {
       maxSessions: l.maxSessions,
       minSessionTimeout: l.minSessionTimeout,
       maxSessionTimeout: l.maxSessionTimeout,
-      onSessionClosed: (session) => this.subscriptions.sessionClosed(session),
+      onSessionClosed: (session, reason) => {
+        this.subscriptions.sessionClosed(session);
+        this.sessionEnded(session, reason);
+      },
     });
     this.ns0 = new Ns0Manager(this.registry, {
       applicationUri: config.server.applicationUri,
@@ -154,8 +175,17 @@ export class FieldgateServer implements ServerCore {
         buildNumber: packageVersion(),
         buildDate: Date.now(),
       },
-      capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints, minSupportedSampleRate: l.minSamplingInterval },
+      capabilities: {
+        ...l,
+        maxBrowseContinuationPoints: l.maxBrowseContinuationPoints,
+        minSupportedSampleRate: l.minSamplingInterval,
+        maxSelectClauseParameters: MAX_SELECT_CLAUSES,
+        maxWhereClauseParameters: MAX_WHERE_ELEMENTS,
+      },
+      auditing: true,
     });
+    this.methods = new MethodTable(this.registry);
+    this.ns0.methodAccess = (id, role) => this.methods.access(id, role);
     // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
     // The bench namespace's devices are polled like a map's: the counters at the fastest
     // sampling interval granted, so that items sampling at it are fed by every poll.
@@ -178,12 +208,23 @@ export class FieldgateServer implements ServerCore {
       onStateChange: deviceStateLogger(leveled(log)),
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
+    this.events = new ServerEvents({ registry: this.registry, subscriptions: this.subscriptions, serverUri: config.server.applicationUri });
+    registerServerMethods(this.methods, this.registry, this.subscriptions, this.events.items);
+    this.devices.onModelChange = (change) => this.events.noteModelChange(change);
+    this.alarms = new Alarms(this.events, this.subscriptions, this.registry);
+    this.alarms.registerMethods(this.methods);
+    this.deviceAlarms = new DeviceAlarms(this.alarms, this.bench ?? this.devices);
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock, {
       trace: loopTrace,
       pollGroups: () => pollGroupReports(this.deviceRuntime),
     });
-    feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
+    this.serverDiagnostics = new ServerDiagnostics(this.sessions, this.subscriptions, this.events.items);
+    this.serverDiagnostics.publish(this.ns0);
+    // After every other namespace: the indices clients already know stay where they were.
+    this.sessionNodes = new SessionNodes(this.registry, this.sessions, this.serverDiagnostics);
+    this.sessions.sessionNamespace = this.sessionNodes.namespaceIndex;
+    this.ns0.extraReferences = (nodeId) => this.sessionNodes.summaryReferences(nodeId);
     // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
     // that may be wrong; run by hand or by tests the host's clock is trusted.
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
@@ -288,6 +329,7 @@ export class FieldgateServer implements ServerCore {
       trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
     });
     this.pki = pki;
+    pki.onRefused = (certificate, status) => this.events.audit.certificateRefused(certificate, status);
     const modes = new Set(this.offers.filter((o) => o.securityMode !== MessageSecurityMode.None).map((o) => o.securityMode));
     for (const n of names) this.policies.set(POLICY_ALGORITHMS[n].uri, new SecurePolicy(POLICY_ALGORITHMS[n], modes, pki));
   }
@@ -302,8 +344,10 @@ export class FieldgateServer implements ServerCore {
     this.system.start(this.scheduler);
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
+    this.events.flushModelChanges();
     await this.northbound.apply(this.config.northbound);
     this.listening = true;
+    this.events.systemStatus(ServerState.Running, "The server started.");
   }
 
   /**
@@ -326,6 +370,8 @@ export class FieldgateServer implements ServerCore {
     this.deviceMap = result.value;
     const report = await this.deviceRuntime.apply(result.value);
     this.logApply(report);
+    // One GeneralModelChangeEvent for the whole reload (Part 5 §6.4.33).
+    this.events.flushModelChanges();
     this.northbound.devicesChanged();
     return { ok: true, issues: [], report };
   }
@@ -356,6 +402,15 @@ export class FieldgateServer implements ServerCore {
     return { restartNeeded, users };
   }
 
+  /** Part 5 §12.9 SessionTimeoutCount / SessionAbortCount, and the session's audit event (§6.4.7). */
+  private sessionEnded(session: Session, reason: SessionCloseReason): void {
+    const d = this.serverDiagnostics;
+    if (reason === "timeout") d.sessionTimeouts++;
+    else if (reason === "evicted" || reason === "revoked") d.sessionAborts++;
+    if (reason === "closed" || reason === "shutdown") return; // CloseSession audits itself; a stop is the server's
+    this.events.audit.sessionEnded({ sessionId: session.sessionId, userId: session.userId, auditEntryId: "" }, reason === "timeout" ? "timeout" : "terminated");
+  }
+
   private logApply(r: ApplyReport): void {
     const parts = [
       r.added.length ? `added ${r.added.join(", ")}` : "",
@@ -371,6 +426,10 @@ export class FieldgateServer implements ServerCore {
     if (!this.listening) return;
     this.listening = false;
     this.ns0.setServerState(ServerState.Shutdown);
+    // Part 5 §6.4.31: clients waiting with a Publish request hear of the shutdown before their
+    // sessions close; one turn of the loop lets those responses out.
+    this.events.systemStatus(ServerState.Shutdown, "The server is shutting down.");
+    if (this.events.deliverNow(this.subscriptions) > 0) await new Promise((resolve) => setImmediate(resolve));
     this.sessions.closeAll();
     this.subscriptions.stop();
     this.diagnostics.stop();

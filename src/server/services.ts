@@ -1,8 +1,11 @@
 // The service table: every service the server answers. Anything else is BadServiceUnsupported.
+// Session services, Write and some subscription services are hooked for diagnostics and audit
+// events (src/diagnostics/service-hooks.ts); Read, Browse and Publish run as they are.
 import { read, write } from "../services/attribute.js";
 import { findServers, getEndpoints } from "../services/discovery.js";
 import { createMonitoredItems, deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../services/monitored-item.js";
 import { historyRead } from "../services/history.js";
+import { call } from "../services/method.js";
 import { activateSession, cancel, closeSession, createSession } from "../services/session.js";
 import {
   createSubscription,
@@ -15,13 +18,24 @@ import {
 } from "../services/subscription.js";
 import { browse, browseNext, registerNodes, translateBrowsePathsToNodeIds, unregisterNodes } from "../services/view.js";
 import type { ServiceDefinition } from "../services/service-table.js";
+import {
+  hookActivateSession,
+  hookCloseSession,
+  hookCreateSession,
+  hookCreateSubscription,
+  hookModifySubscription,
+  hookRepublish,
+  hookSetPublishingMode,
+  hookTransferSubscriptions,
+  hookWrite,
+} from "../diagnostics/service-hooks.js";
 
 export const SERVICES: readonly ServiceDefinition[] = [
   getEndpoints,
   findServers,
-  createSession,
-  activateSession,
-  closeSession,
+  hookCreateSession(createSession),
+  hookActivateSession(activateSession),
+  hookCloseSession(closeSession),
   cancel,
   browse,
   browseNext,
@@ -29,18 +43,19 @@ export const SERVICES: readonly ServiceDefinition[] = [
   registerNodes,
   unregisterNodes,
   read,
-  write,
-  createSubscription,
-  modifySubscription,
-  setPublishingMode,
+  hookWrite(write),
+  hookCreateSubscription(createSubscription),
+  hookModifySubscription(modifySubscription),
+  hookSetPublishingMode(setPublishingMode),
   deleteSubscriptions,
-  transferSubscriptions,
+  hookTransferSubscriptions(transferSubscriptions),
   publish,
-  republish,
+  hookRepublish(republish),
   createMonitoredItems,
   modifyMonitoredItems,
   setMonitoringMode,
   setTriggering,
   deleteMonitoredItems,
   historyRead,
+  call,
 ];

@@ -30,9 +30,10 @@ export class Session {
   /** HistoryRead continuation points by their base64 id (services/history.ts owns the values). */
   readonly historyContinuations = new Map<string, unknown>();
 
-  constructor(channel: SecureChannel, name: string, timeout: number, now: number) {
+  constructor(channel: SecureChannel, name: string, timeout: number, now: number, namespace = 0) {
     // Session ids are public (they appear in diagnostics); the authentication token is the secret.
-    this.sessionId = { namespace: 0, idType: IdType.Numeric, value: 0x10000 + nextSessionNumber++ };
+    // Part 4 §5.6.2: the SessionId is the NodeId of the session's diagnostics object.
+    this.sessionId = { namespace, idType: IdType.Numeric, value: 0x10000 + nextSessionNumber++ };
     this.authenticationToken = { namespace: 0, idType: IdType.Opaque, value: randomBytes(32) };
     this.tokenKey = nodeIdKey(this.authenticationToken);
     this.channel = channel;
@@ -56,13 +57,21 @@ export interface SessionManagerOptions {
   /** How often timeouts are checked; defaults to 1 s. */
   sweepInterval?: number;
   /** Called after a session is removed (closed, timed out or shut down). */
-  onSessionClosed?: (session: Session) => void;
+  onSessionClosed?: (session: Session, reason: SessionCloseReason) => void;
 }
+
+/**
+ * Why a session ended: the client closed it, it timed out, the server made room for a new one
+ * (evicted), its user lost its rights (revoked, users reload), or the server stopped.
+ */
+export type SessionCloseReason = "closed" | "timeout" | "evicted" | "revoked" | "shutdown";
 
 export class SessionManager {
   private readonly byToken = new Map<string | number, Session>();
   private readonly options: SessionManagerOptions;
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** Namespace of new SessionIds: the one that shows the sessions' diagnostics objects (src/diagnostics). */
+  sessionNamespace = 0;
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
@@ -94,9 +103,9 @@ export class SessionManager {
     if (this.byToken.size >= this.options.maxSessions) {
       const idle = this.oldestNotActivated();
       if (idle === undefined) return undefined;
-      this.close(idle);
+      this.close(idle, "evicted");
     }
-    const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now);
+    const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now, this.sessionNamespace);
     this.byToken.set(session.tokenKey, session);
     channel.sessionCount++;
     return session;
@@ -120,25 +129,25 @@ export class SessionManager {
     channel.sessionCount++;
   }
 
-  close(session: Session): void {
+  close(session: Session, reason: SessionCloseReason = "closed"): void {
     if (session.closed) return;
     session.closed = true;
     this.byToken.delete(session.tokenKey);
     session.channel.sessionCount--;
     session.browseContinuations.clear();
     session.historyContinuations.clear();
-    this.options.onSessionClosed?.(session);
+    this.options.onSessionClosed?.(session, reason);
   }
 
   /** Closes sessions whose timeout passed without a request (Part 4 §5.6.2). */
   expire(now: number): void {
     for (const session of this.byToken.values()) {
-      if (now - session.lastActivity > session.timeout) this.close(session);
+      if (now - session.lastActivity > session.timeout) this.close(session, "timeout");
     }
   }
 
   closeAll(): void {
-    for (const session of [...this.byToken.values()]) this.close(session);
+    for (const session of [...this.byToken.values()]) this.close(session, "shutdown");
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
   }

@@ -1,5 +1,8 @@
 // MonitoredItem service set (Part 4 §5.12): CreateMonitoredItems, ModifyMonitoredItems,
-// SetMonitoringMode, SetTriggering, DeleteMonitoredItems, done by src/subscriptions/items.ts.
+// SetMonitoringMode, SetTriggering, DeleteMonitoredItems, done by src/subscriptions/items.ts for
+// data items and by src/events/event-items.ts for items on the EventNotifier attribute. A request
+// without event items goes to items.ts as it is; a mixed one is split and its results merged
+// back in request order (mixed-items.ts).
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import {
   decodeCreateMonitoredItemsRequest,
@@ -31,6 +34,7 @@ import {
   setMonitoringMode as setMode,
   setTriggering as trigger,
 } from "../subscriptions/items.js";
+import { createMixed, deleteMixed, modifyMixed, setModeMixed } from "../events/mixed-items.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, CreateMonitoredItemsResponse>({
@@ -41,7 +45,9 @@ export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, C
   decode: decodeCreateMonitoredItemsRequest,
   encode: encodeCreateMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse | Promise<CreateMonitoredItemsResponse> {
-    const results = create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? []);
+    const results = createMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? [], (subset) =>
+      create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
+    );
     const respond = (r: CreateMonitoredItemsResult[]): CreateMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
     return results instanceof Promise ? results.then(respond) : respond(results);
   },
@@ -55,7 +61,9 @@ export const modifyMonitoredItems = defineService<ModifyMonitoredItemsRequest, M
   decode: decodeModifyMonitoredItemsRequest,
   encode: encodeModifyMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: ModifyMonitoredItemsRequest): ModifyMonitoredItemsResponse {
-    const results = modify(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToModify ?? []);
+    const results = modifyMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToModify ?? [], (subset) =>
+      modify(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
@@ -68,7 +76,9 @@ export const setMonitoringMode = defineService<SetMonitoringModeRequest, SetMoni
   decode: decodeSetMonitoringModeRequest,
   encode: encodeSetMonitoringModeResponse,
   handle(ctx: ServiceContext, req: SetMonitoringModeRequest): SetMonitoringModeResponse {
-    const results = setMode(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, req.monitoredItemIds ?? []);
+    const results = setModeMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, req.monitoredItemIds ?? [], (subset) =>
+      setMode(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoringMode, subset),
+    );
     return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
@@ -100,7 +110,9 @@ export const deleteMonitoredItems = defineService<DeleteMonitoredItemsRequest, D
   decode: decodeDeleteMonitoredItemsRequest,
   encode: encodeDeleteMonitoredItemsResponse,
   handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse | Promise<DeleteMonitoredItemsResponse> {
-    const results = remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? []);
+    const results = deleteMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? [], (subset) =>
+      remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, subset),
+    );
     const respond = (r: number[]): DeleteMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
     return results instanceof Promise ? results.then(respond) : respond(results);
   },

@@ -1,6 +1,9 @@
 // What services see of the server: configuration, the address space and the session table.
 // An interface, so that services do not import the server object that wires them.
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { MethodTable } from "../address-space/methods.js";
+import type { ServerEvents } from "../events/server-events.js";
+import type { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { HistoryBackend } from "../history/history.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
@@ -16,6 +19,12 @@ export interface ServerCore {
   readonly sessions: SessionManager;
   /** Subscriptions, monitored items and Publish (Part 4 §5.12, §5.13). */
   readonly subscriptions: SubscriptionEngine;
+  /** The Methods the Call service can run (Part 4 §5.11). */
+  readonly methods: MethodTable;
+  /** Event monitored items, the events the server raises and its audit events (src/events). */
+  readonly events: ServerEvents;
+  /** Base Info Diagnostics: the summary's counters, per-session and per-subscription records (src/diagnostics). */
+  readonly serverDiagnostics: ServerDiagnostics;
   readonly application: ApplicationDescription;
   readonly allowAnonymous: boolean;
   /** History (SQLite) for HistoryRead; undefined when the gateway keeps none. */

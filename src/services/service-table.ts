@@ -5,6 +5,8 @@ import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { SecureChannel } from "../security/secure-channel.js";
 import type { RequestHeader, ResponseHeader } from "../ua/generated/types.js";
 import type { Session } from "../server/session.js";
+import { statusOf } from "../ua/errors.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { ServerCore } from "./server-core.js";
 
 export const enum SessionRequirement {
@@ -52,6 +54,48 @@ export function responseHeader(ctx: ServiceContext, requestHeader: RequestHeader
     requestHandle: requestHeader.requestHandle,
     serviceResult,
     serviceDiagnostics: {},
+  };
+}
+
+/**
+ * What a hooked service does around its handler (services.ts): `after` sees the response, or the
+ * StatusCode of the ServiceFault it ended in, once the handler is done; `before` may hand it a value.
+ */
+export interface ServiceHooks<Req extends RequestBase, Res extends ResponseBase, T = undefined> {
+  before?(ctx: ServiceContext, request: Req): T;
+  after(ctx: ServiceContext, request: Req, response: Res | undefined, status: number, state: T): void;
+}
+
+/** The service with `hooks` around its handler; the handler's result and faults are passed on unchanged. */
+export function withHooks<Req extends RequestBase, Res extends ResponseBase, T>(def: ServiceDefinition, hooks: ServiceHooks<Req, Res, T>): ServiceDefinition {
+  const handle = def.handle;
+  return {
+    ...def,
+    handle(ctx, request) {
+      const req = request as Req;
+      const state = hooks.before?.(ctx, req) as T;
+      let result: ResponseBase | Promise<ResponseBase>;
+      try {
+        result = handle(ctx, request);
+      } catch (err) {
+        hooks.after(ctx, req, undefined, statusOf(err), state);
+        throw err;
+      }
+      if (!(result instanceof Promise)) {
+        hooks.after(ctx, req, result as Res, StatusCodes.Good, state);
+        return result;
+      }
+      return result.then(
+        (res) => {
+          hooks.after(ctx, req, res as Res, StatusCodes.Good, state);
+          return res;
+        },
+        (err: unknown) => {
+          hooks.after(ctx, req, undefined, statusOf(err), state);
+          throw err;
+        },
+      );
+    },
   };
 }
 

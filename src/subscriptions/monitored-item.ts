@@ -18,6 +18,8 @@ export interface ItemOwner {
   /** The item has queued notifications to report (called once until they are taken). */
   notify(item: MonitoredItem): void;
   readonly stats: ItemStats;
+  /** The owner's own count of notifications dropped by full queues (SubscriptionDiagnostics.MonitoringQueueOverflowCount). */
+  queueOverflows: number;
 }
 
 export interface ItemStats {
@@ -200,14 +202,17 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
       // A queue of one always holds the newest value, without the Overflow bit.
       index = this.head;
       this.owner.stats.queueOverflows++;
+      this.owner.queueOverflows++;
     } else if (this.discardOldest) {
       index = this.head;
       this.head = (this.head + 1) % size;
       this.slot(this.head).overflow = true;
       this.owner.stats.queueOverflows++;
+      this.owner.queueOverflows++;
     } else {
       index = (this.head + size - 1) % size;
       this.owner.stats.queueOverflows++;
+      this.owner.queueOverflows++;
       const s = this.slot(index);
       s.overflow = true;
       return s;

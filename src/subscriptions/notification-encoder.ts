@@ -279,6 +279,11 @@ export class NotificationWriter {
     this.parts++;
   }
 
+  /** Another NotificationData was written after the data changes (an EventNotificationList, src/events). */
+  addPart(): void {
+    this.parts++;
+  }
+
   get notificationCount(): number {
     return this.parts;
   }

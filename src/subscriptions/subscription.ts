@@ -58,6 +58,18 @@ export interface SubscriptionStats extends ItemStats {
   latePublishes: number;
 }
 
+/**
+ * The event monitored items of a subscription (src/events/event-item.ts), set once it has one:
+ * a publishing cycle asks whether they queued anything, and a message writes their
+ * EventNotificationList after the data changes.
+ */
+export interface SubscriptionEventsHook {
+  readonly hasNotifications: boolean;
+  /** Writes up to `budget` queued events into the message being built; returns how many. */
+  write(nw: NotificationWriter, budget: number, maxBytes: number): number;
+  close(): void;
+}
+
 interface Retained {
   readonly sequenceNumber: number;
   readonly message: Buffer;
@@ -80,6 +92,8 @@ export class Subscription implements ItemOwner, SampleTask {
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
   readonly label: string;
+  /** Its event items (src/events), once it has any. */
+  events: SubscriptionEventsHook | undefined = undefined;
 
   keepAliveCounter: number;
   lifetimeCounter: number;
@@ -93,6 +107,12 @@ export class Subscription implements ItemOwner, SampleTask {
   closed = false;
   /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
   sequenceNumber = 1;
+  // Its own counts, for SubscriptionDiagnostics (Part 5 §12.15; src/diagnostics).
+  dataChangeNotifications = 0;
+  publishRequests = 0;
+  lateCount = 0;
+  discardedMessages = 0;
+  queueOverflows = 0;
 
   /**
    * Items with notifications to report: pending[pendingHead..pendingCount). The array keeps its
@@ -132,12 +152,12 @@ export class Subscription implements ItemOwner, SampleTask {
   }
 
   get hasNotifications(): boolean {
-    return this.pendingHead < this.pendingCount;
+    return this.pendingHead < this.pendingCount || (this.events !== undefined && this.events.hasNotifications);
   }
 
   /** Notifications it may send now: none while a request that makes its items is under way. */
   private get reportable(): boolean {
-    return this.holds === 0 && this.pendingHead < this.pendingCount;
+    return this.holds === 0 && this.hasNotifications;
   }
 
   /** A CreateMonitoredItems in slices begins: nothing is reported until it ends (release). */
@@ -174,6 +194,7 @@ export class Subscription implements ItemOwner, SampleTask {
   private becomeLate(): void {
     this.late = true;
     this.stats.latePublishes++;
+    this.lateCount++;
     this.owner?.addLate(this);
   }
 
@@ -184,6 +205,7 @@ export class Subscription implements ItemOwner, SampleTask {
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
+    this.publishRequests++;
     this.late = false;
     this.messageSent = true;
     this.keepAliveCounter = this.maxKeepAliveCount;
@@ -260,6 +282,7 @@ export class Subscription implements ItemOwner, SampleTask {
     }
     const written = nw.items;
     nw.endDataChanges();
+    const events = this.events !== undefined && budget > 0 && w.pos < maxBytes ? this.events.write(nw, budget, maxBytes) : 0;
     // Taken entries are cleared so that deleted items are not kept alive by the list.
     pending.fill(undefined, this.pendingHead, head);
     if (head >= count) {
@@ -274,11 +297,12 @@ export class Subscription implements ItemOwner, SampleTask {
     } else {
       this.pendingHead = head;
     }
-    if (written === 0) return undefined;
+    if (written + events === 0) return undefined;
     const message = nw.finish();
     this.retain(this.nextSequenceNumber(), message);
     this.stats.notificationMessages++;
     this.stats.notifications += written;
+    this.dataChangeNotifications += written;
     return message;
   }
 
@@ -295,7 +319,15 @@ export class Subscription implements ItemOwner, SampleTask {
   private retain(sequenceNumber: number, message: Buffer): void {
     this.retained.push({ sequenceNumber, message });
     // Bounded: the oldest unacknowledged message goes first.
-    while (this.retained.length > this.host.retransmissionLimit) this.retained.shift();
+    while (this.retained.length > this.host.retransmissionLimit) {
+      this.retained.shift();
+      this.discardedMessages++;
+    }
+  }
+
+  /** Messages kept for Republish, not yet acknowledged. */
+  get unacknowledgedCount(): number {
+    return this.retained.length;
   }
 
   availableSequenceNumbers(): number[] {
@@ -329,6 +361,7 @@ export class Subscription implements ItemOwner, SampleTask {
 
   close(): void {
     this.closed = true;
+    this.events?.close();
     this.pending.length = 0;
     this.pendingHead = 0;
     this.pendingCount = 0;

@@ -228,6 +228,21 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
     ["6:47 devices[0].tags[0].range: expected [low, high] with low < high, got [100, 0]"],
   ],
   [
+    "limit alarm limits out of order",
+    `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    tags:\n      - { name: a, address: holding:0, alarms: { highHigh: 90, high: 95, low: 10, lowLow: 10 } }\n`,
+    ["6:70 devices[0].tags[0].alarms.high: expected high below highHigh (90), got 95", "6:91 devices[0].tags[0].alarms.lowLow: expected lowLow below low (10), got 10"],
+  ],
+  [
+    "limit alarm without limits, and on a bool",
+    `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    tags:\n      - { name: a, address: holding:0, alarms: {} }\n      - { name: b, address: coil:0, alarms: { high: 1 } }\n`,
+    ["6:48 devices[0].tags[0].alarms: expected at least one of highHigh, high, low, lowLow", "7:45 devices[0].tags[1].alarms: alarms applies to numeric tags, this one is bool"],
+  ],
+  [
+    "limit alarm key misspelt",
+    `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    tags:\n      - { name: a, address: holding:0, alarms: { hihg: 90 } }\n`,
+    ['6:50 devices[0].tags[0].alarms.hihg: unknown key; did you mean "high"?'],
+  ],
+  [
     "unknown unit",
     `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    tags:\n      - { name: a, address: holding:0, unit: degC }\n`,
     ["6:46 devices[0].tags[0].unit: expected a UNECE unit such as \"°C\", \"bar\", \"kW\", \"m³/h\", \"%\" (or its code, e.g. CEL), got \"degC\"; not in the UNECE unit table; did you mean \"°C\"?"],
@@ -321,7 +336,7 @@ describe("config/devices.schema.json", () => {
     const device = schema.properties.devices!.items!.properties!;
     const tag = device.tags!.items!.properties!;
     for (const key of ["name", "driver", "host", "port", "bus", "unitId", "timeout", "tags"]) expect(device[key]?.description, key).toBeTruthy();
-    for (const key of ["name", "address", "type", "byteOrder", "scale", "offset", "unit", "range", "rate", "access", "history"]) {
+    for (const key of ["name", "address", "type", "byteOrder", "scale", "offset", "unit", "range", "rate", "access", "history", "alarms"]) {
       expect(tag[key]?.description, key).toBeTruthy();
     }
     expect(tag.access?.default).toBe("read");

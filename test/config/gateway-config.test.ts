@@ -86,6 +86,7 @@ describe("defaults", () => {
       maxNodesPerBrowse: 1000,
       maxNodesPerTranslateBrowsePathsToNodeIds: 1000,
       maxNodesPerRegisterNodes: 1000,
+      maxNodesPerMethodCall: 100,
       maxBrowsePathElements: 64,
       maxReferencesPerNode: 1000,
       maxStringLength: 1024 * 1024,

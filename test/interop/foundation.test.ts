@@ -243,11 +243,11 @@ describe("node-opcua-client against fieldgate", () => {
   });
 
   it("answers an unsupported service with BadServiceUnsupported", async () => {
-    // AddNodes is not offered by a gateway.
+    // QueryFirst (Part 4 §5.9) is not offered by a gateway.
     const err = await session
-      .call({ objectId: "i=2253", methodId: "i=11492", inputArguments: [] })
+      .queryFirst({ nodeTypes: [], filter: { elements: [] }, maxDataSetsToReturn: 1, maxReferencesToReturn: 1 } as never)
       .then(
-        (r) => r.statusCode,
+        (r: { responseHeader: { serviceResult: unknown } }) => r.responseHeader.serviceResult,
         (e: Error) => e.message,
       );
     expect(String(err)).toMatch(/BadServiceUnsupported/);

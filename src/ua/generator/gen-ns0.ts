@@ -1,9 +1,10 @@
 // Opc.Ua.NodeSet2.xml -> src/ua/generated/ns0.ts: the reduced, read-only namespace 0.
 //
 // What is kept (DESIGN: "a reduced namespace 0 ... types that clients resolve, the Server object"):
-// - every ReferenceType, DataType, ObjectType and VariableType node, but not the
-//   InstanceDeclarations below ObjectTypes/VariableTypes (ServerType's components etc.): clients
-//   resolve type hierarchies, they do not need the declarations of a type they never instantiate;
+// - every ReferenceType, DataType, ObjectType and VariableType node, but the InstanceDeclarations
+//   below them only for the types in DECLARATION_TYPES (the events, conditions and diagnostics the
+//   server shows; ServerType's components etc. are left out): clients resolve type hierarchies,
+//   they do not need the declarations of a type they never see an instance of;
 // - the EnumStrings / EnumValues / OptionSetValues properties of DataTypes (Part 3 §5.8.3, clients
 //   read them to show enumerations) and each DataType's "Default Binary" encoding object
 //   (Part 3 §5.8.4, HasEncoding);
@@ -122,6 +123,9 @@ const HasSubtype = 45;
 const HasProperty = 46;
 const HasEncoding = 38;
 const Organizes = 35;
+const HasComponent = 47;
+const HasModellingRule = 37;
+const MANDATORY = 78;
 
 const FOLDERS = [84, 85, 86, 87, 88, 89, 90, 91, 3048, 17708];
 const MODELLING_RULES = [78, 80, 83, 11508, 11510];
@@ -145,6 +149,13 @@ const SERVER_CHILDREN = [
   2274, 2294, // ServerDiagnostics, EnabledFlag
   2275, 2276, 2277, 2278, 2279, 3705, 2281, 2282, 2284, 2285, 2286, 2287, 2288, // ServerDiagnosticsSummary
   2296, 3709, // ServerRedundancy, RedundancySupport
+  // Base Info Diagnostics (Part 5 §6.3.3): the arrays and the sessions' summary beside the summary.
+  2289, 2290, 3706, 3707, 3708,
+  // MaxSelectClauseParameters, MaxWhereClauseParameters (Part 5 §6.3.2): the EventFilter limits.
+  24099, 24100,
+  // Part 5 §9.1, §9.3, §9.4: GetMonitoredItems, ResendData, SetSubscriptionDurable with their
+  // arguments; RequestServerStateChange (§9.5), which fieldgate does not run (Executable false).
+  11492, 11493, 11494, 12873, 12874, 12749, 12750, 12751, 12886, 12887,
   // HistoryServerCapabilities (Part 11 §5.4.2): every property, the AggregateFunctions folder.
   11192, 11193, 11242, 11273, 11274, 11196, 11197, 11198, 11199, 11200, 11281, 11282, 11283, 11502, 11275, 11201, 19091,
   // DefaultHAConfiguration (Part 11 §5.7.3) with AggregateConfiguration, AggregateFunctions,
@@ -163,6 +174,46 @@ const ADDED_REFS: Array<[number, number, number]> = [
   ...AGGREGATE_FOLDERS.flatMap((f) => AGGREGATES.map((a): [number, number, number] => [f, Organizes, a])),
 ];
 const DATATYPE_PROPERTIES = new Set(["EnumStrings", "EnumValues", "OptionSetValues"]);
+
+/**
+ * Types whose InstanceDeclarations are kept, with how many levels below the type (Infinity: all):
+ * the EventTypes fieldgate raises (a client builds its select clauses from their fields, Part 4
+ * §7.22.3), the Condition and Alarm types of its communication-failure alarm (Part 9 §5.5, §5.7,
+ * §5.8) with their state variables, and the diagnostics types of Part 5 §6.3.3 - §6.3.9 whose
+ * instances the server shows. Embedded 2017 (Part 7) asks that the types a server uses be exposed
+ * with their components. Below each type: Mandatory declarations, the Optional ones in
+ * OPTIONAL_DECLARATIONS (fieldgate fills them), and the type-level nodes without a ModellingRule
+ * (TrueState/FalseState of a TwoStateVariable, ConditionType's ConditionRefresh methods).
+ */
+const DECLARATION_TYPES: ReadonlyArray<readonly [number, number]> = [
+  // BaseEventType, AuditEventType and the audit events of sessions, channels, certificates,
+  // writes and method calls (Part 5 §6.4.3 - §6.4.27).
+  [2041, Infinity], [2052, Infinity], [2058, Infinity], [2059, Infinity], [2060, Infinity], [2069, Infinity],
+  [2071, Infinity], [2075, Infinity], [2080, Infinity], [2100, Infinity], [2127, Infinity],
+  // SystemStatusChangeEventType, GeneralModelChangeEventType (Part 5 §6.4.31, §6.4.33).
+  [11446, Infinity], [2133, Infinity],
+  // ConditionType, AcknowledgeableConditionType, AlarmConditionType, OffNormalAlarmType,
+  // LimitAlarmType, ExclusiveLimitAlarmType and its state machine (Part 9 §5.5.2, §5.7.2,
+  // §5.8.2, §5.8.23, §5.8.18, §5.8.19).
+  [2782, Infinity], [2881, Infinity], [2915, Infinity], [10637, Infinity], [2955, Infinity], [9341, Infinity], [9318, Infinity],
+  // The variable types of condition states: TwoStateVariableType, ConditionVariableType,
+  // StateVariableType, FiniteStateVariableType (Part 9 §5.3, Part 5 §B.4).
+  [8995, Infinity], [9002, Infinity], [2755, Infinity], [2760, Infinity],
+  // Diagnostics structures (Part 5 §7.6 - §7.13) and the object per session (Part 5 §6.3.6).
+  [2150, Infinity], [2165, Infinity], [2172, Infinity], [2197, Infinity], [2244, Infinity], [2029, 1], [2026, 1], [2020, 1],
+];
+/** Optional InstanceDeclarations fieldgate fills in the events it raises. */
+const OPTIONAL_DECLARATIONS = new Set([
+  17615, // AuditSecurityEventType StatusCodeId
+  9016, // ConditionType EnabledState/TransitionTime
+  9098, // AcknowledgeableConditionType AckedState/TransitionTime
+  9102, 9107, // ConfirmedState, its TransitionTime
+  9113, // Confirm
+  9165, // AlarmConditionType ActiveState/TransitionTime
+  9000, // TwoStateVariableType TransitionTime
+  11110, 11111, // TwoStateVariableType TrueState, FalseState
+  11124, 11125, 11126, 11127, // LimitAlarmType HighHighLimit, HighLimit, LowLimit, LowLowLimit
+]);
 
 function numericId(text: string, aliases: Map<string, string>): number {
   const s = (aliases.get(text.trim()) ?? text).trim();
@@ -220,7 +271,24 @@ function selectNodes(nodes: Map<number, RawNode>): Set<number> {
     }
   }
   for (const id of [...FOLDERS, ...MODELLING_RULES, ...AGGREGATES, ...SERVER_CHILDREN]) add(id);
+  for (const [typeId, depth] of DECLARATION_TYPES) keepDeclarations(nodes, typeId, depth, keep);
   return keep;
+}
+
+/** Adds the InstanceDeclarations below `parentId` (see DECLARATION_TYPES) to `keep`. */
+function keepDeclarations(nodes: Map<number, RawNode>, parentId: number, depth: number, keep: Set<number>): void {
+  if (depth <= 0) return;
+  const parent = nodes.get(parentId);
+  if (!parent) throw new Error(`i=${parentId} is not in the NodeSet`);
+  for (const r of parent.refs) {
+    if (!r.forward || (r.type !== HasComponent && r.type !== HasProperty)) continue;
+    const child = nodes.get(r.target);
+    if (!child || child.nodeClass > 4) continue;
+    const rule = child.refs.find((c) => c.forward && c.type === HasModellingRule)?.target;
+    if (rule !== undefined && rule !== MANDATORY && !OPTIONAL_DECLARATIONS.has(child.id)) continue;
+    keep.add(child.id);
+    keepDeclarations(nodes, child.id, depth - 1, keep);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,8 +309,19 @@ const V_ENUMVALUES = 1;
 const V_STRING = 2;
 const V_BOOLEAN = 3;
 const V_INT32 = 4;
+const V_ARGUMENTS = 5;
+const V_LTEXT = 6;
+const V_UINT32 = 7;
 
-function convertValue(node: RawNode): unknown[] | undefined {
+/** Argument (Part 3 §8.6): [name, dataType, valueRank, arrayDimensions, description]. */
+function convertArgument(node: RawNode, arg: XmlElement, aliases: Map<string, string>): unknown[] {
+  const dataType = child(child(arg, "DataType") ?? arg, "Identifier")?.text;
+  if (dataType === undefined) throw new Error(`i=${node.id}: Argument without a DataType`);
+  const dims = (child(arg, "ArrayDimensions")?.children ?? []).map((d) => Number(d.text));
+  return [child(arg, "Name")?.text ?? "", numericId(dataType, aliases), Number(child(arg, "ValueRank")?.text ?? -1), dims, ltext(child(arg, "Description"))];
+}
+
+function convertValue(node: RawNode, aliases: Map<string, string>): unknown[] | undefined {
   const v = child(node.el, "Value");
   if (!v) return undefined;
   const body = v.children[0];
@@ -252,13 +331,23 @@ function convertValue(node: RawNode): unknown[] | undefined {
       return [V_LTEXT_ARRAY, body.children.map(ltext)];
     case "ListOfExtensionObject": {
       const out: unknown[] = [];
+      let kind = -1;
       for (const eo of body.children) {
-        const ev = child(child(eo, "Body") ?? eo, "EnumValueType");
-        if (!ev) throw new Error(`i=${node.id}: only EnumValueType ExtensionObjects are supported`);
-        out.push([Number(child(ev, "Value")?.text ?? 0), ltext(child(ev, "DisplayName")), ltext(child(ev, "Description"))]);
+        const content = child(eo, "Body") ?? eo;
+        const ev = child(content, "EnumValueType");
+        const arg = child(content, "Argument");
+        const k = ev ? V_ENUMVALUES : arg ? V_ARGUMENTS : -1;
+        if (k < 0 || (kind >= 0 && k !== kind)) throw new Error(`i=${node.id}: only EnumValueType or Argument ExtensionObjects are supported`);
+        kind = k;
+        if (ev) out.push([Number(child(ev, "Value")?.text ?? 0), ltext(child(ev, "DisplayName")), ltext(child(ev, "Description"))]);
+        else out.push(convertArgument(node, arg!, aliases));
       }
-      return [V_ENUMVALUES, out];
+      return [kind < 0 ? V_ENUMVALUES : kind, out];
     }
+    case "LocalizedText":
+      return [V_LTEXT, ltext(body)];
+    case "UInt32":
+      return [V_UINT32, Number(body.text)];
     case "String":
       return [V_STRING, body.text];
     case "Boolean":
@@ -392,7 +481,7 @@ export function generateNs0(): GeneratedFile[] {
       const dataType = a.DataType ? numericId(a.DataType, aliases) : 24;
       const dims = a.ArrayDimensions ? a.ArrayDimensions.split(",").map(Number) : [];
       variables.push([i, dataType, Number(a.ValueRank ?? -1), Number(a.MinimumSamplingInterval ?? 0), dims]);
-      const v = convertValue(n);
+      const v = convertValue(n, aliases);
       if (v) values.push([i, ...v]);
     }
     if (n.nodeClass === 64) {
@@ -429,7 +518,7 @@ export function generateNs0(): GeneratedFile[] {
     `export const ns0InverseNames: readonly unknown[] = ${j(inverseNames)};`,
     "/** [position, dataType, valueRank, minimumSamplingInterval, arrayDimensions] of Variables and VariableTypes. */",
     `export const ns0Variables: ReadonlyArray<readonly [number, number, number, number, number[]]> = ${j(variables)};`,
-    "/** [position, kind, payload]: 0 LocalizedText[], 1 EnumValueType[], 2 String, 3 Boolean, 4 Int32. */",
+    "/** [position, kind, payload]: 0 LocalizedText[], 1 EnumValueType[], 2 String, 3 Boolean, 4 Int32, 5 Argument[] as [name, dataType, valueRank, dims, description], 6 LocalizedText, 7 UInt32. */",
     `export const ns0Values: ReadonlyArray<readonly unknown[]> = ${j(values)};`,
     "/** [position, 0, [[name, value]]] enumerations; [position, 1, structureType, encodingId, baseType, [[name, dataType, valueRank, isOptional, dims?]]] structures. */",
     `export const ns0Definitions: ReadonlyArray<readonly unknown[]> = ${j(definitions)};`,

@@ -1,0 +1,130 @@
+// The events the server raises about itself (Part 5 §6.4): SystemStatusChangeEvent when it
+// starts and stops (§6.4.31), GeneralModelChangeEvent when a device-map reload adds, removes or
+// replaces nodes (Part 3 §9.32, Part 5 §6.4.33), and the AuditEvents of the Auditing facet
+// (Part 5 §6.4.3 - §6.4.27; audit.ts builds them). Each source asks whether anyone listens
+// before it builds an event: without event monitored items the server spends nothing here.
+import type { ModelChange } from "../address-space/device-namespace.js";
+import { BuiltinType, VariantArrayType, numericNodeId, type NodeId } from "../ua/builtins.js";
+import type { ServerState } from "../ua/generated/enums.js";
+import { ObjectIds, ObjectTypeIds } from "../ua/generated/node-ids.js";
+import type { ExtensionObject } from "../ua/builtins.js";
+import { nodeIdKey } from "../ua/node-id.js";
+import type { SubscriptionEngine } from "../subscriptions/engine.js";
+import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import { AuditEvents } from "./audit.js";
+import { EventBus } from "./event-bus.js";
+import { EventItems } from "./event-items.js";
+import { scalar, UaEvent } from "./event.js";
+
+export const SERVER_OBJECT: NodeId = Object.freeze(numericNodeId(ObjectIds.Server));
+const SERVER_ONLY: readonly NodeId[] = Object.freeze([SERVER_OBJECT]);
+
+/** ModelChangeStructureDataType verbs (Part 3 §9.32.4). */
+export const enum ModelChangeVerb {
+  NodeAdded = 1,
+  NodeDeleted = 2,
+  ReferenceAdded = 4,
+  ReferenceDeleted = 8,
+  DataTypeChanged = 16,
+}
+
+export interface ServerEventsOptions {
+  readonly registry: NamespaceRegistry;
+  readonly subscriptions: SubscriptionEngine;
+  /** The server's ApplicationUri (AuditEventType.ServerId). */
+  readonly serverUri: string;
+}
+
+export class ServerEvents {
+  readonly bus = new EventBus();
+  readonly items: EventItems;
+  readonly audit: AuditEvents;
+  private readonly registry: NamespaceRegistry;
+  /** Node changes of the reload under way, by node: the verbs OR-ed (a replaced tag is deleted and added). */
+  private readonly changes = new Map<string | number, { affected: NodeId; affectedType: NodeId | undefined; verb: number }>();
+
+  constructor(o: ServerEventsOptions) {
+    this.registry = o.registry;
+    this.items = new EventItems(o.subscriptions, o.registry, this.bus);
+    this.audit = new AuditEvents(this.bus, o.serverUri);
+  }
+
+  /** Hands an event to the items on its notifiers (the Server is always one). */
+  raise(event: UaEvent, notifiers: readonly NodeId[] = SERVER_ONLY): void {
+    this.bus.raise(event, notifiers);
+  }
+
+  wants(notifiers: readonly NodeId[] = SERVER_ONLY): boolean {
+    return this.bus.wants(notifiers);
+  }
+
+  /**
+   * Answers waiting Publish requests of subscriptions with events queued, now instead of at their
+   * next publishing cycle (shutdown). Returns how many were answered.
+   */
+  deliverNow(engine: SubscriptionEngine): number {
+    let n = 0;
+    for (const sub of engine.subscriptions.values()) {
+      const owner = sub.owner;
+      if (sub.events === undefined || !sub.events.hasNotifications || owner === undefined || !owner.hasRequest()) continue;
+      sub.publish(owner.take());
+      n++;
+    }
+    return n;
+  }
+
+  /** Part 5 §6.4.31: the server's state changed (Running at start, Shutdown at stop). */
+  systemStatus(state: ServerState, message: string): void {
+    if (!this.wants()) return;
+    const e = new UaEvent(ObjectTypeIds.SystemStatusChangeEventType, { sourceNode: SERVER_OBJECT, sourceName: "Server", message, severity: 500 });
+    e.set("SystemState", scalar(BuiltinType.Int32, state));
+    this.raise(e);
+  }
+
+  /**
+   * DeviceNamespace.onModelChange: nodes added and removed by one device's sync. Collected until
+   * the reload is done (flushModelChanges), so that one event names every change of it.
+   */
+  noteModelChange(change: ModelChange): void {
+    if (!this.wants()) return;
+    for (const id of change.removed) this.note(id, undefined, ModelChangeVerb.NodeDeleted);
+    for (const id of change.added) this.note(id, this.typeOf(id), ModelChangeVerb.NodeAdded);
+  }
+
+  private note(affected: NodeId, affectedType: NodeId | undefined, verb: number): void {
+    const key = nodeIdKey(affected);
+    const c = this.changes.get(key);
+    if (c === undefined) this.changes.set(key, { affected, affectedType, verb });
+    else {
+      c.verb |= verb;
+      c.affectedType ??= affectedType;
+    }
+  }
+
+  private typeOf(id: NodeId): NodeId | undefined {
+    return this.registry.managerFor(id)?.summary(id)?.typeDefinition;
+  }
+
+  /**
+   * Raises one GeneralModelChangeEvent (Part 5 §6.4.33) with the changes collected since the
+   * last flush: NodeAdded, NodeDeleted, or both for a node replaced under the same NodeId.
+   */
+  flushModelChanges(): void {
+    if (this.changes.size === 0) return;
+    const list: ExtensionObject[] = [];
+    const typeId = numericNodeId(ObjectIds.ModelChangeStructureDataType_Encoding_DefaultBinary);
+    for (const c of this.changes.values()) {
+      list.push({ typeId, body: { affected: c.affected, affectedType: c.affectedType ?? numericNodeId(0), verb: c.verb } });
+    }
+    this.changes.clear();
+    const e = new UaEvent(ObjectTypeIds.GeneralModelChangeEventType, {
+      sourceNode: SERVER_OBJECT,
+      sourceName: "Server",
+      message: `The address space changed: ${list.length} node(s) added or removed.`,
+      severity: 100,
+    });
+    e.set("Changes", { dataType: BuiltinType.ExtensionObject, arrayType: VariantArrayType.Array, value: list });
+    this.raise(e);
+  }
+
+}
