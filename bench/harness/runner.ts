@@ -42,6 +42,12 @@ export function placement(options: CommonOptions, notes: string[]): Pick<BenchCo
 }
 
 export function makeTarget(name: string, root: string, options: CommonOptions): ServerTarget {
+  if (name.startsWith("fieldgate@")) {
+    // Another checkout built beside this one (a scratch clone of main, say): both in one run.
+    const other = resolve(name.slice("fieldgate@".length));
+    if (!existsSync(fieldgateCli(other))) throw new Error(`${fieldgateCli(other)} is missing: build that checkout first (npm ci && npm run build there)`);
+    return new FieldgateTarget({ root: other, name, config: options.config ? resolve(options.config) : undefined });
+  }
   switch (name) {
     case "fieldgate":
       if (!existsSync(fieldgateCli(root))) throw new Error(`${fieldgateCli(root)} is missing: npm run bench builds it; after a failed build, fix that first`);
@@ -51,7 +57,7 @@ export function makeTarget(name: string, root: string, options: CommonOptions): 
     case NODE_OPCUA_PEER:
       return new NodeOpcuaTarget(root);
     default:
-      throw new Error(`unknown target "${name}": fieldgate, echo or ${NODE_OPCUA_PEER}`);
+      throw new Error(`unknown target "${name}": fieldgate, fieldgate@DIR, echo or ${NODE_OPCUA_PEER}`);
   }
 }
 

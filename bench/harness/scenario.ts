@@ -70,7 +70,8 @@ export function commonFrom(values: {
 
 /** Usage lines of the common options, for every scenario's --help. */
 export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), echo (a canned
-                      UA-TCP responder: the ceiling of the client and Node's I/O), node-opcua
+                      UA-TCP responder: the ceiling of the client and Node's I/O), node-opcua,
+                      fieldgate@DIR (the build in another checkout, e.g. a clone of main)
   --peer node-opcua   also run every case against a node-opcua server with the same nodes,
                       alternating rounds A B A B; prints medians and fieldgate / node-opcua
   --rounds N          rounds (default 1, or 3 with --peer)

@@ -13,6 +13,8 @@ export interface FieldgateTargetOptions {
   dataDir?: string;
   /** Extra node flags for the server (e.g. --max-semi-space-size). */
   nodeFlags?: readonly string[];
+  /** The target's name in reports (default fieldgate; `fieldgate@DIR` for another checkout). */
+  name?: string;
 }
 
 export function fieldgateCli(root: string): string {
@@ -25,9 +27,11 @@ export function defaultFieldgateConfig(root: string): string | undefined {
 }
 
 export class FieldgateTarget implements ServerTarget {
-  readonly name = "fieldgate";
+  readonly name: string;
 
-  constructor(private readonly options: FieldgateTargetOptions) {}
+  constructor(private readonly options: FieldgateTargetOptions) {
+    this.name = options.name ?? "fieldgate";
+  }
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
