@@ -56,7 +56,8 @@ export class FieldgateTarget implements ServerTarget {
         args,
         cwd: root,
         // The gateway's own heap and GC report (src/server/diagnostics-report.ts).
-        env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1" },
+        // And glibc's mmap threshold, as src/cli.ts's shebang and npm start set it.
+        env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1", MALLOC_MMAP_THRESHOLD_: "65536" },
         diagnostics: true,
         listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,
       },
