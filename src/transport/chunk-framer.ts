@@ -13,6 +13,21 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { BufferPool, PoolHolder, PoolWaiter } from "./buffer-pool.js";
 import { ChunkType, HEADER_SIZE, MessageType, messageTypeName, minMessageSize, readMessageType } from "./ua-tcp.js";
 
+/** ArrayBuffer.prototype.transfer (ES2024; in Node 20 with --harmony-rab-gsab-transfer, as the gateway runs). */
+const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer, length?: number) => ArrayBuffer }).transfer;
+
+/**
+ * Frees a socket read that has been handled in full now, rather than at some later GC: under a
+ * flood, reads come by the hundred megabytes and would otherwise wait as garbage for V8 to count
+ * enough of them (tens of megabytes) before it collects. Only a read that owns its whole memory
+ * (as Node's socket reads do) is freed; every consumer of the bytes copies what it keeps (the
+ * chunks handed on are "valid only during the call"), and a view kept against that rule sees an
+ * empty buffer rather than memory reused for something else.
+ */
+export function freeRead(b: Buffer): void {
+  if (transfer !== undefined && b.byteOffset === 0 && b.length === b.buffer.byteLength && b.length > 0) transfer.call(b.buffer as ArrayBuffer, 0);
+}
+
 /** The connection a framer works for. */
 export interface FramerOwner extends PoolWaiter, PoolHolder {
   /** Whether another chunk may be processed now (backpressure, a suspended handshake, closing). */
@@ -69,7 +84,8 @@ export class ChunkFramer {
       const data = queue[0];
       const pos = this.parse(data, this.queuePos);
       if (pos >= data.length) {
-        queue.shift();
+        // Nothing of it is needed any more (a chunk that spanned it was copied out).
+        if (queue.shift() === data) freeRead(data);
         this.queuePos = 0;
       } else {
         this.queuePos = pos;
@@ -110,6 +126,7 @@ export class ChunkFramer {
     }
     this.hdrLen = 0;
     this.incompleteSince = 0;
+    for (const b of this.queue) freeRead(b);
     this.queue.length = 0;
     this.queuePos = 0;
     this.waitingBuffer = false;

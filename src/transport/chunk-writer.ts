@@ -8,6 +8,9 @@
 // abort chunk (Part 6 §6.7.3), one that fails before leaves nothing behind and the caller may
 // answer otherwise (a ServiceFault).
 //
+// A primitive needs its bytes contiguous (`ensure(n)`): one that finds fewer left in a chunk
+// starts the next, so an intermediate chunk may end up to 15 bytes (a Guid) short of full.
+//
 // Chunks are laid out back to back in a pool buffer, those of one message and of the next, until
 // the buffer is full or the connection flushes (once it has handled the input it has): one
 // socket write carries many small responses, as a stream would, and a buffer holds what was
@@ -47,7 +50,7 @@ export interface ChunkOutput {
   sendBuffer(buf: Buffer, length: number, responses: number): void;
 }
 
-/** A chunk starts in what is left of a buffer only if its body gets at least this much. */
+/** A chunk starts in what is left of a buffer only if its body gets at least this much (or a quarter of a whole chunk's). */
 const MIN_CHUNK_BODY = 1024;
 const EMPTY = Buffer.alloc(0);
 const encoder = new TextEncoder();
@@ -248,7 +251,7 @@ export class ChunkWriter extends BinaryWriter {
   }
 
   /** Starts a chunk at `fill` in the current buffer, or in a new one when too little is left. */
-  private startChunk(minBody = MIN_CHUNK_BODY): void {
+  private startChunk(minBody = Math.min(MIN_CHUNK_BODY, this.fullBody >> 2)): void {
     const sealer = this.sealer!;
     let body = this.cur === null ? 0 : sealer.maxBodyIn(this.cur.length - this.fill);
     if (body < minBody) {
@@ -271,7 +274,7 @@ export class ChunkWriter extends BinaryWriter {
     if (this.chunkStart > 0 && this.sealed === 0 && this.heldBuf.length === 0 && this.pos - this.chunkStart - this.bodyOffset < this.fullBody) {
       // The message outgrows the room earlier messages left in this buffer: its first chunk moves
       // once to the start of a fresh buffer (at most one chunk's bytes, once per message), so that
-      // every intermediate chunk is full and how a message is cut does not depend on what came
+      // its intermediate chunks are full and how a message is cut does not depend on what came
       // before it. The bytes of earlier messages go on as they are.
       this.relocate();
       return;

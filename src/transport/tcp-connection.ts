@@ -16,12 +16,12 @@ import { BinaryWriter } from "../ua/binary-writer.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
 import type { BufferPool, PoolHolder } from "./buffer-pool.js";
-import { ChunkFramer, type FramerOwner } from "./chunk-framer.js";
+import { ChunkFramer, freeRead, type FramerOwner } from "./chunk-framer.js";
 import { ChunkWriter, type ChunkOutput } from "./chunk-writer.js";
 import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
 import type { ReassemblyBuffer } from "./message-assembler.js";
 import { SendQueue } from "./send-queue.js";
-import { currentTurn, TURN_BYTES } from "./turns.js";
+import { TurnShare, type TurnOwner } from "./turns.js";
 import { HEADER_SIZE, PROTOCOL_VERSION, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
 
 /** What the secure channel layer implements. */
@@ -49,8 +49,10 @@ export interface ConnectionContext {
 /** Control messages are written synchronously, one at a time: one writer for all connections. */
 const controlWriter = new BinaryWriter(Buffer.alloc(0), 0);
 const EMPTY = Buffer.alloc(0);
-/** After an ERR, what the peer may still send before the socket is destroyed without waiting for the linger. */
+/** After an ERR, what the peer may still send (read and dropped) before the socket is no longer read. */
 const CLOSE_DISCARD_LIMIT = 256 * 1024;
+/** Socket reads kept for the next turn before the socket is paused: one read. */
+const KEPT_READS_MAX = 64 * 1024;
 
 export const enum ConnectionState {
   AwaitingHello = 0,
@@ -64,7 +66,7 @@ interface SocketWithConnection extends Socket {
   [kConnection]: TcpConnection;
 }
 
-export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
+export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, TurnOwner {
   readonly socket: Socket;
   readonly remoteAddress: string;
   state = ConnectionState.AwaitingHello;
@@ -119,11 +121,8 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
   private bpPaused = false;
   /** Reading stopped because the socket is full (counted once per stop in backpressurePauses). */
   private drainPaused = false;
-  // This connection's share of the event loop (turns.ts): input bytes handled in turn `turnId`,
-  // and whether it waits for the next turn.
-  private turnId = -1;
-  private turnUsed = 0;
-  private turnWaiting = false;
+  /** This connection's share of the event loop (turns.ts). */
+  private readonly turn = new TurnShare(this);
 
   // The one timer: HEL deadline, chunk deadline, the sink's deadlines, linger after close.
   private timer: NodeJS.Timeout | null = null;
@@ -178,10 +177,15 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
   /** @internal socket 'data' */
   onData(data: Buffer): void {
     if (this.state >= ConnectionState.Closing) {
-      // Read on and dropped, so that the peer's FIN comes through and nothing piles up in the
-      // socket; a peer that keeps sending after an ERR (a flood) is cut off after a little.
+      // Read on and dropped, so that the peer's FIN comes through; a peer that keeps sending
+      // after an ERR (a flood) is not read any more after a little, and is cut off at the linger
+      // deadline (destroying now could have the reset overtake the ERR).
       this.discarded += data.length;
-      if (this.discarded > CLOSE_DISCARD_LIMIT && this.closeStatus !== StatusCodes.Good) this.socket.destroy();
+      freeRead(data);
+      if (this.discarded > CLOSE_DISCARD_LIMIT && this.closeStatus !== StatusCodes.Good && !this.readPaused) {
+        this.socket.pause();
+        this.readPaused = true;
+      }
       return;
     }
     this.rx.push(data);
@@ -196,7 +200,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
       for (;;) {
         this.rx.run();
         // Answers to input that waits for the next turn go out with that turn's: fewer, fuller writes.
-        if (!(this.turnWaiting && this.rx.pending)) this.out.flush();
+        if (!(this.turn.waiting && this.rx.pending)) this.out.flush();
         this.flush();
         if (!(this.rx.pending && this.canRead())) break;
       }
@@ -223,7 +227,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
       return false;
     }
     this.drainPaused = false;
-    if (this.turnUsed >= TURN_BYTES && !this.turnLeft()) return false;
+    if (!this.turn.left()) return false;
     // A count of responses says little when each is megabytes: bound the bytes as well. Only
     // the socket taking them lowers this ('drain', write callbacks), and `pump` asks again then.
     if (this.queuedBytes > this.limits.maxQueuedResponseBytes) return false;
@@ -245,7 +249,8 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
     const closing = this.state >= ConnectionState.Closing;
     // Input left for the next turn (turns.ts) need not stop the socket: only a backlog of more
     // than a turn's worth does (pausing and resuming costs a round through the stream machinery).
-    const backlog = this.rx.pending && (!this.turnWaiting || this.rx.keptBytes > TURN_BYTES);
+    // And none while the budget is spent: socket reads already in are charged as they come.
+    const backlog = this.rx.pending && (!this.turn.waiting || this.rx.keptBytes > KEPT_READS_MAX || this.pool.exhausted);
     const blocked =
       !closing &&
       (backlog ||
@@ -270,29 +275,11 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
    * themselves are counted here, a message put together from chunks by the secure channel.
    */
   spend(bytes: number): void {
-    if (this.turnId !== currentTurn()) this.turnLeft();
-    this.turnUsed += bytes;
+    this.turn.spend(bytes);
   }
 
-  /** True when this turn has room for more of this connection's input; else the next turn is asked for. */
-  private turnLeft(): boolean {
-    const turn = currentTurn();
-    if (turn !== this.turnId) {
-      // A big message's cost is carried over: TURN_BYTES come off per turn gone by.
-      this.turnUsed = Math.max(0, this.turnUsed - (this.turnId < 0 ? Infinity : (turn - this.turnId) * TURN_BYTES));
-      this.turnId = turn;
-    }
-    if (this.turnUsed < TURN_BYTES) return true;
-    if (!this.turnWaiting) {
-      this.turnWaiting = true;
-      setImmediate(onNextTurn, this);
-    }
-    return false;
-  }
-
-  /** @internal The next turn of the loop: input that waited for it goes on. */
+  /** @internal TurnOwner: the next turn of the loop; input that waited for it goes on. */
   nextTurn(): void {
-    this.turnWaiting = false;
     this.pump();
   }
 
@@ -528,7 +515,12 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
 
   /** Ends the connection at once. */
   destroy(): void {
-    this.socket.destroy();
+    // What the stream holds for a paused socket would stay with this object as long as anyone
+    // keeps it (a session keeps its closed channel until it times out): read out, dropped.
+    const s = this.socket;
+    if (s.destroyed) return;
+    while (s.read() !== null);
+    s.destroy();
   }
 
   /** @internal socket 'close' */
@@ -571,7 +563,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
       const reason = `the peer took no response bytes for ${Math.round(now - this.stalledSince)} ms`;
       if (this.state < ConnectionState.Closing) this.close(StatusCodes.BadTimeout, reason);
       // ERR cannot reach a peer that does not read: no linger.
-      this.socket.destroy();
+      this.destroy();
     }
   }
 
@@ -595,7 +587,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput {
     const now = performance.now();
     if (this.state >= ConnectionState.Closing) {
       if (now >= this.lingerDeadline) {
-        this.socket.destroy();
+        this.destroy();
         return;
       }
     } else if (now >= this.helloDeadline) {
@@ -630,10 +622,6 @@ function onSocketError(this: Socket): void {
 
 function onSocketClose(this: Socket): void {
   connectionOf(this).onSocketClose();
-}
-
-function onNextTurn(c: TcpConnection): void {
-  c.nextTurn();
 }
 
 function onConnectionTimer(c: TcpConnection): void {

@@ -28,3 +28,54 @@ export function currentTurn(): number {
   }
   return turn;
 }
+
+/** Who a TurnShare works for: called at the next turn when it had to wait for one. */
+export interface TurnOwner {
+  nextTurn(): void;
+}
+
+/** One connection's share of the event loop: input bytes handled in the current turn. */
+export class TurnShare {
+  /** Waiting for the next turn (an immediate is scheduled). */
+  waiting = false;
+  private turnId = -1;
+  private used = 0;
+
+  constructor(private readonly owner: TurnOwner) {}
+
+  /** Counts `bytes` of work in this turn. */
+  spend(bytes: number): void {
+    if (this.turnId !== currentTurn()) this.refresh();
+    this.used += bytes;
+  }
+
+  /** True while this turn has room; else the owner's `nextTurn` is scheduled and false returned. */
+  left(): boolean {
+    if (this.used < TURN_BYTES) return true;
+    this.refresh();
+    if (this.used < TURN_BYTES) return true;
+    if (!this.waiting) {
+      this.waiting = true;
+      setImmediate(onNextTurn, this);
+    }
+    return false;
+  }
+
+  /** @internal */
+  turnCame(): void {
+    this.waiting = false;
+    this.owner.nextTurn();
+  }
+
+  private refresh(): void {
+    const turn = currentTurn();
+    if (turn === this.turnId) return;
+    // A big message's cost is carried over: TURN_BYTES come off per turn gone by.
+    this.used = this.turnId < 0 ? 0 : Math.max(0, this.used - (turn - this.turnId) * TURN_BYTES);
+    this.turnId = turn;
+  }
+}
+
+function onNextTurn(share: TurnShare): void {
+  share.turnCame();
+}
