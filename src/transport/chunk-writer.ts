@@ -18,7 +18,9 @@
 //
 // Positions to fill in later (a length that follows the bytes it counts) go through
 // `mark()`/`patchInt32()`: while a mark is open, chunks are kept unsealed (their room is kept
-// for the signature), then sealed and handed on in order once it is patched. Strings, byte
+// for the signature), then sealed and handed on in order once it is patched. `copyFrom(mark)`
+// copies out what was written since an open mark (a NotificationMessage that the retransmission
+// queue must keep as it was sent), `unmark()` closes a mark that patches nothing. Strings, byte
 // strings and raw bytes longer than a chunk are split across chunks here.
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { UaStatusError } from "../ua/errors.js";
@@ -204,6 +206,26 @@ export class ChunkWriter extends BinaryWriter {
       while (this.heldBase[i] > mark) i--;
       this.heldBuf[i].writeInt32LE(v, this.heldStart[i] + this.bodyOffset + mark - this.heldBase[i]);
     }
+    if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
+  }
+
+  override copyFrom(mark: number): Buffer {
+    const out = Buffer.allocUnsafe(this.offset() - mark);
+    let at = 0;
+    for (let i = 0; i < this.heldBuf.length; i++) {
+      const bodyStart = this.heldStart[i] + this.bodyOffset;
+      const base = this.heldBase[i];
+      const end = base + this.heldEnd[i] - bodyStart;
+      if (end <= mark) continue;
+      const from = bodyStart + Math.max(0, mark - base);
+      at += this.heldBuf[i].copy(out, at, from, this.heldEnd[i]);
+    }
+    const bodyStart = this.chunkStart + this.bodyOffset;
+    this.buffer.copy(out, at, bodyStart + Math.max(0, mark - this.base), this.pos);
+    return out;
+  }
+
+  override unmark(): void {
     if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
   }
 

@@ -96,10 +96,18 @@ export class BinaryWriter {
     return this.pos;
   }
 
-  /** Writes Int32 `v` at a position `mark()` returned, where 4 bytes were written meanwhile. */
+  /** Writes Int32 `v` at a position `mark()` returned, where 4 bytes were written meanwhile; the mark is done with. */
   patchInt32(mark: number, v: number): void {
     this.buffer.writeInt32LE(v, mark);
   }
+
+  /** A copy of what was written since `mark` (the mark stays open). */
+  copyFrom(mark: number): Buffer {
+    return Buffer.from(this.buffer.subarray(mark, this.pos));
+  }
+
+  /** A mark that was only needed for `copyFrom` is done with. */
+  unmark(): void {}
 
   /** The bytes written so far, as a view of the writer's buffer (valid until the next write). */
   view(start = 0): Buffer {

@@ -153,6 +153,33 @@ describe("ChunkWriter", () => {
     expect(body.readUInt32LE(4 + 4 * 99)).toBe(99);
   });
 
+  it("copies out what was written since an open mark, across chunks (a message the retransmission queue keeps)", () => {
+    const sealer = new FakeSealer(64);
+    const out = new FakeOutput(64, 100);
+    const w = new ChunkWriter(out);
+    w.begin(sealer, 1 << 20, 0, 64);
+    w.writeUInt32(0xabcdef);
+    const start = w.mark();
+    const lengthAt = w.mark();
+    w.writeInt32(0);
+    for (let i = 0; i < 60; i++) w.writeUInt16(i);
+    w.patchInt32(lengthAt, 120);
+    const kept = w.copyFrom(start);
+    w.unmark();
+    w.end(true);
+    w.flush();
+    const body = Buffer.concat(out.chunks().map((c) => c.body));
+    expect(kept).toEqual(body.subarray(4));
+    expect(kept.readInt32LE(0)).toBe(120);
+    expect(kept.length).toBe(124);
+    // The base writer does the same over its one buffer.
+    const p = new BinaryWriter();
+    p.writeUInt32(1);
+    const m = p.mark();
+    p.writeString("abc");
+    expect(p.copyFrom(m)).toEqual(Buffer.from([3, 0, 0, 0, 0x61, 0x62, 0x63]));
+  });
+
   it("splits long strings (multi-byte characters whole), byte strings and raw bytes across chunks with one copy", () => {
     const sealer = new FakeSealer(100);
     const out = new FakeOutput(100, 1000);
