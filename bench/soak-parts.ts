@@ -1,6 +1,7 @@
 // The parts of the soak run (bench/soak.ts): the simulated plant whose devices vanish and come
 // back, the gateway process with its diagnostics report, and the node-opcua clients that
 // subscribe, read and write while counting what they see.
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../src/runtime-flags.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -134,9 +135,9 @@ export class Gateway {
 
   constructor(configFile: string) {
     const cli = join(repoRoot(), "dist", "src", "cli.js");
-    // With the flags and environment of the installed `fieldgate` command's shebang: the soak measures what runs.
-    this.child = spawn(process.execPath, ["--optimize-for-size", "--no-concurrent-recompilation", "--harmony-rab-gsab-transfer", cli, "run", "--config", configFile], {
-      env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1", MALLOC_MMAP_THRESHOLD_: "65536" },
+    // With the environment and flags of the installed `fieldgate` command's shebang: the soak measures what runs.
+    this.child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, "run", "--config", configFile], {
+      env: { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));

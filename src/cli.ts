@@ -1,22 +1,6 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --optimize-for-size --no-concurrent-recompilation --harmony-rab-gsab-transfer
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer
 // `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
-// --optimize-for-size: V8's mode for small devices. Measured with 10,000 device tags: 211 -> 100 MB
-// resident after 25 s (V8 otherwise grows its heap freely on a machine with much RAM), for ~7 %
-// more CPU per Read. --no-concurrent-recompilation: optimizing compiles run on the main thread,
-// not on helper threads whose malloc arenas keep their memory: 10,000 tags ~5 MB less resident,
-// and on the one core the bench pins the server to, 1.57 instead of 1.8 µs of CPU per Read.
-// MALLOC_MMAP_THRESHOLD_=65536 (glibc): allocations of 64 KiB and more, socket reads and the
-// transport's buffer slabs among them, get pages of their own that go back to the system when
-// freed; in the shared heap they leave holes that keep memory resident after a burst (glibc also
-// raises its own threshold past any size once freed, so that slabs end up in the heap as well).
-// Measured with the bench's hostile scenario (50 chunk flooders, 20 slow readers, 20 s): RSS 60 s
-// after the attack +48 MB above the baseline without it, +30 MB at 128 KiB, +6 MB at 64 KiB; Read
-// rates unchanged (bench read 10x100, 10x1000). --harmony-rab-gsab-transfer: ArrayBuffer's
-// transfer() (ES2024, standard from Node 21 on, where this flag must go), with which the transport
-// frees each socket read once handled (transport/chunk-framer.ts freeRead) instead of leaving it
-// as garbage until V8 has counted tens of megabytes of it: a gateway with a 4 MiB budget under a
-// chunk flood of 100 MB peaked 6-7 MB above its RSS before the flood with it, 8-35 MB without.
-// `npm start`, the bench's fieldgate target and the soak start node with the same flags.
+// The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";

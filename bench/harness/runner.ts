@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { NodeOpcuaTarget, NODE_OPCUA_PEER } from "../peers/node-opcua.js";
 import { EchoTarget } from "../targets/echo.js";
-import { FieldgateTarget, fieldgateCli } from "../targets/fieldgate.js";
+import { FieldgateTarget, fieldgateCli, shippedRuntime } from "../targets/fieldgate.js";
 import { summarize, type CaseSummary } from "./compare.js";
 import { allowedCpus, findTaskset } from "./proc.js";
 import type { CaseResult } from "./report.js";
@@ -46,7 +46,7 @@ export function makeTarget(name: string, root: string, options: CommonOptions): 
     // Another checkout built beside this one (a scratch clone of main, say): both in one run.
     const other = resolve(name.slice("fieldgate@".length));
     if (!existsSync(fieldgateCli(other))) throw new Error(`${fieldgateCli(other)} is missing: build that checkout first (npm ci && npm run build there)`);
-    return new FieldgateTarget({ root: other, name, config: options.config ? resolve(options.config) : undefined });
+    return new FieldgateTarget({ root: other, name, config: options.config ? resolve(options.config) : undefined, ...shippedRuntime(other) });
   }
   switch (name) {
     case "fieldgate":

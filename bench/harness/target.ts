@@ -1,6 +1,7 @@
 // A server under test: something the harness starts in a child process, pinned to one core,
 // and waits for until it says where it listens. fieldgate is the first target; the node-opcua
 // peer of issue 7 (bench/peers/) is another implementation of the same interface.
+import { appendFileSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { parseDiagnosticsLine, type DiagnosticsSnapshot } from "../../src/server/diagnostics-report.js";
 import { pinnedCommand } from "./proc.js";
@@ -164,6 +165,8 @@ export function spawnServer(spec: SpawnSpec, options: TargetStartOptions): Promi
       void server.stop();
       reject(new Error(`${spec.target} did not print its listening line within ${timeoutMs} ms\n${server.outputTail()}`));
     }, timeoutMs);
+    // FIELDGATE_BENCH_SERVER_LOG=FILE keeps every line the server writes (e.g. with --trace-gc).
+    const keep = process.env.FIELDGATE_BENCH_SERVER_LOG;
     const lines = (stream: NodeJS.ReadableStream, watch: boolean): void => {
       let pending = "";
       stream.setEncoding("utf8");
@@ -174,6 +177,7 @@ export function spawnServer(spec: SpawnSpec, options: TargetStartOptions): Promi
           const line = pending.slice(0, nl).replace(/\r$/, "");
           pending = pending.slice(nl + 1);
           server.remember(line);
+          if (keep) appendFileSync(keep, `${line}\n`);
           if (!watch || settled) continue;
           const m = spec.listening.exec(line);
           if (!m) continue;

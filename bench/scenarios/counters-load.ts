@@ -24,7 +24,7 @@ import {
   type ResponseHeader,
   type SubscriptionAcknowledgement,
 } from "../../src/ua/generated/types.js";
-import { counterId } from "../../src/address-space/bench-namespace.js";
+import { counterId } from "../../src/testing/bench-namespace.js";
 import type { UaClientChannel } from "../client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
 import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
@@ -71,7 +71,15 @@ export interface CountersLoadResult {
   /** The server's sampling lateness over the window (its diagnostics histogram), ms; NaN without one. */
   latenessP50Ms: number;
   latenessP99Ms: number;
+  latenessP999Ms: number;
   latenessSlots: number;
+  /** What the server's stall tracer saw (fieldgate only): late slots of the window with their causes. */
+  stalls: string[];
+  /** The server's GC pause p99 and max since start, and its event-loop delay p99 and max, ms. */
+  gcPauseP99Ms: number;
+  gcPauseMaxMs: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
 }
 
 const DATA_CHANGE = ObjectIds.DataChangeNotification_Encoding_DefaultBinary;
@@ -257,6 +265,27 @@ async function subscribe(ch: UaClientChannel, nodes: readonly NodeId[], p: Count
   return created.subscriptionId;
 }
 
+/**
+ * What fieldgate's stall tracer shows (its diagnostics namespace): the late slots that ran in
+ * [from, to] with their causes, GC pauses and event-loop delay; empty and NaN elsewhere.
+ */
+async function traceOf(ch: UaClientChannel, from: number, to: number): Promise<Pick<CountersLoadResult, "stalls" | "gcPauseP99Ms" | "gcPauseMaxMs" | "loopDelayP99Ms" | "loopDelayMaxMs">> {
+  const none = { stalls: [], gcPauseP99Ms: NaN, gcPauseMaxMs: NaN, loopDelayP99Ms: NaN, loopDelayMaxMs: NaN };
+  try {
+    const names = ["RecentStalls", "GcPauseP99", "GcPauseMax", "EventLoopDelayP99", "EventLoopDelayMax"];
+    const nodes = await resolveNodes(ch, names.map((n) => `${DIAG}${n}`));
+    const values = await readValues(ch, nodes.map((n) => valueReadOf(n)));
+    const stalls = ((values[0]?.value?.value as string[] | null) ?? []).filter((line) => {
+      const at = Date.parse(line.slice(0, line.indexOf(": ")));
+      return at >= from && at <= to;
+    });
+    const n = (i: number) => (typeof values[i]?.value?.value === "number" ? (values[i]!.value!.value as number) : NaN);
+    return { stalls, gcPauseP99Ms: n(1), gcPauseMaxMs: n(2), loopDelayP99Ms: n(3), loopDelayMaxMs: n(4) };
+  } catch {
+    return none;
+  }
+}
+
 /** The server's lateness histogram (fieldgate's diagnostics namespace), or undefined elsewhere. */
 async function latenessHistogram(ch: UaClientChannel): Promise<{ buckets: number[]; width: number } | undefined> {
   try {
@@ -314,6 +343,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     await sleep(p.publishingIntervalMs + 200);
     tally.recording = false;
     const h1 = await latenessHistogram(ch);
+    const trace = await traceOf(ch, tally.windowStart, tally.windowEnd);
     running = false;
     // Waiting requests end with the session (CloseSession answers them); no need to wait them out.
     await Promise.race([Promise.all(loops), sleep(200)]);
@@ -335,12 +365,14 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     }
     let latenessP50Ms = NaN;
     let latenessP99Ms = NaN;
+    let latenessP999Ms = NaN;
     let latenessSlots = 0;
     if (h0 !== undefined && h1 !== undefined) {
       const delta = h1.buckets.map((n, i) => n - (h0.buckets[i] ?? 0));
       latenessSlots = delta.reduce((a, b) => a + b, 0);
       latenessP50Ms = quantile(delta, h1.width, 0.5);
       latenessP99Ms = quantile(delta, h1.width, 0.99);
+      latenessP999Ms = quantile(delta, h1.width, 0.999);
     }
     const windowSeconds = (t1 - t0) / 1000;
     return {
@@ -362,7 +394,9 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       keepAlives: tally.keepAlives,
       latenessP50Ms,
       latenessP99Ms,
+      latenessP999Ms,
       latenessSlots,
+      ...trace,
     };
   } finally {
     await closeAll(channels);

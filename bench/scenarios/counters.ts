@@ -14,6 +14,7 @@ import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import type { ServerTarget } from "../harness/target.js";
 import type { CountersLoadParams, CountersLoadResult } from "./counters-load.js";
+import type { ReadLoadParams, ReadLoadResult } from "./read-load.js";
 
 export interface CountersScenarioOptions extends CommonOptions {
   items: number[];
@@ -28,6 +29,8 @@ export interface CountersScenarioOptions extends CommonOptions {
   durationSeconds: number;
   /** Run the server under test with SCHED_FIFO (chrt): a dedicated core's timing on a shared machine. */
   realtime: boolean;
+  /** A second client's load on the same server meanwhile: none, or Reads 10 x 100. */
+  with: "none" | "read";
 }
 
 const PASS_RATIO = 0.99;
@@ -46,6 +49,8 @@ const USAGE = `npm run bench -- counters [options]
   --publishes N       Publish requests kept outstanding (default 4)
   --warmup S          seconds before the window (default 3)
   --duration S        seconds of the measurement window (default 10)
+  --with LOAD         a second client loads the same server for the whole run: read (the
+                      Read 10 x 100 load: 10 connections, 100 Reads of 1 value in flight each)
   --realtime          give the server under test SCHED_FIFO priority 10 (chrt, needs
                       CAP_SYS_NICE): on a machine shared with other work, this approaches the
                       timing of the dedicated core the test assumes; the report says so.
@@ -76,8 +81,11 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
       warmup: { type: "string" },
       duration: { type: "string" },
       realtime: { type: "boolean", default: false },
+      with: { type: "string" },
     },
   });
+  const withLoad = values.with ?? "none";
+  if (withLoad !== "none" && withLoad !== "read") throw new Error(`--with: expected none or read, got ${withLoad}`);
   if (values.help) return null;
   return {
     ...commonFrom(values),
@@ -91,7 +99,22 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
     warmupSeconds: values.warmup === "0" ? 0 : positive("warmup", values.warmup, 3, false),
     durationSeconds: positive("duration", values.duration, 10, false),
     realtime: values.realtime ?? false,
+    with: withLoad,
   };
+}
+
+/** The stall lines of fieldgate's diagnostics grouped by cause: "cause (count, max late ms)". */
+function stallCauses(lines: readonly string[]): string {
+  const by = new Map<string, { n: number; max: number }>();
+  for (const line of lines) {
+    const m = / ran ([\d.]+) ms late; the loop was busy with (.*?)(?: \([\d.]+ ms\))?$/.exec(line);
+    if (!m) continue;
+    const e = by.get(m[2]!) ?? { n: 0, max: 0 };
+    e.n++;
+    e.max = Math.max(e.max, Number(m[1]));
+    by.set(m[2]!, e);
+  }
+  return [...by].sort((a, b) => b[1].n - a[1].n).map(([cause, e]) => `${cause} (${e.n}, up to ${e.max.toFixed(1)} ms late)`).join("; ");
 }
 
 /** NaN crosses the load process's IPC as null. */
@@ -100,7 +123,7 @@ const pct = (x: number | null) => `${(num(x) * 100).toFixed(2)} %`;
 const ms = (x: number | null) => (Number.isFinite(num(x)) ? `${num(x).toFixed(1)} ms` : "-");
 
 async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScenarioOptions, items: number, publishingMs: number): Promise<CaseResult> {
-  const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms`;
+  const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms${o.with === "read" ? ", with Reads 10 x 100" : ""}`;
   ctx.log(`counters ${caseName} on ${target.name}: starting the server`);
   const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items }, startTimeoutMs: 120_000 });
   const notes: string[] = [];
@@ -127,15 +150,37 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       serverPid: server.pid,
       serverDiagnostics: server.diagnostics,
     };
+    // The second client's load runs for the whole of the counters client's (its set-up included).
+    const second =
+      o.with === "read"
+        ? runModuleLoad<ReadLoadParams, ReadLoadResult>(new URL("./read-load.js", import.meta.url).href, "runReadLoad", {
+            host: server.host,
+            port: server.port,
+            endpointUrl: server.endpointUrl,
+            connections: 10,
+            outstanding: 100,
+            values: 1,
+            warmupSeconds: 0.5,
+            durationSeconds: o.warmupSeconds + o.durationSeconds + 2 + items / 4000,
+          }, ctx.load)
+        : undefined;
     const run = await runModuleLoad<CountersLoadParams, CountersLoadResult>(new URL("./counters-load.js", import.meta.url).href, "runCountersLoad", params, ctx.load);
     const r = run.result;
+    if (second !== undefined) {
+      const read = (await second).result;
+      notes.push(`the second client's Reads: ${Math.round(read.requests / read.windowSeconds).toLocaleString("en-US")} req/s, ${read.errors} errors`);
+    }
     const verdict = r.passed ? "PASS" : "FAIL";
     notes.push(
       `${verdict}: ${r.itemsBelow} of ${items} items under ${pct(PASS_RATIO)} of the expected samples; min ${pct(r.minRatio)}, mean ${pct(r.meanRatio)}`,
       r.latenessSlots > 0
-        ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)} over ${r.latenessSlots} scheduler slots`
+        ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)}, p99.9 ${ms(r.latenessP999Ms)} over ${r.latenessSlots} scheduler slots`
         : "sampling lateness: not reported by this server",
     );
+    if (Number.isFinite(num(r.gcPauseP99Ms))) {
+      notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
+      notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
+    }
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
@@ -183,6 +228,10 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         meanRatio: num(r.meanRatio),
         latenessP50Ms: num(r.latenessP50Ms),
         latenessP99Ms: num(r.latenessP99Ms),
+        latenessP999Ms: num(r.latenessP999Ms),
+        gcPauseP99Ms: num(r.gcPauseP99Ms),
+        stallsInWindow: r.stalls.length,
+        with: o.with,
         warmupSeconds: o.warmupSeconds,
         durationSeconds: o.durationSeconds,
         serverCpu: server.pinnedCpu ?? null,

@@ -1,6 +1,7 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { writeBenchConfig } from "./fieldgate-config.js";
 import { spawnServer, type RunningServer, type ServerTarget, type TargetStartOptions } from "../harness/target.js";
 
@@ -11,14 +12,37 @@ export interface FieldgateTargetOptions {
   config?: string;
   /** dataDir of the derived configs (default $TMPDIR/fieldgate-bench-data, kept across runs). */
   dataDir?: string;
-  /** Extra node flags for the server (e.g. --max-semi-space-size). */
+  /** The server's node flags; default: this checkout's src/runtime-flags.ts. */
   nodeFlags?: readonly string[];
+  /** The server's environment beyond the bench's own; default: this checkout's GATEWAY_ENV. */
+  env?: Readonly<Record<string, string>>;
   /** The target's name in reports (default fieldgate; `fieldgate@DIR` for another checkout). */
   name?: string;
 }
 
 export function fieldgateCli(root: string): string {
   return join(root, "dist", "src", "cli.js");
+}
+
+/**
+ * The environment and node flags another checkout's build runs with, read from the shebang of
+ * its dist/src/cli.js (`#!/usr/bin/env -S [NAME=value ...] node [flag ...]`): a fieldgate@DIR
+ * target measures that build as it ships, not with this checkout's flags.
+ */
+export function shippedRuntime(root: string): { nodeFlags: string[]; env: Record<string, string> } {
+  const first = readFileSync(fieldgateCli(root), "utf8").split("\n", 1)[0]!;
+  const m = /^#!\S*env -S (.*)$/.exec(first);
+  if (m === null) throw new Error(`${fieldgateCli(root)}: no \`#!/usr/bin/env -S ... node ...\` shebang to take the flags from`);
+  const words = m[1]!.split(" ").filter((w) => w !== "");
+  const node = words.indexOf("node");
+  if (node < 0) throw new Error(`${fieldgateCli(root)}: the shebang does not run node`);
+  const env: Record<string, string> = {};
+  for (const w of words.slice(0, node)) {
+    const eq = w.indexOf("=");
+    if (eq <= 0) throw new Error(`${fieldgateCli(root)}: "${w}" in the shebang is not NAME=value`);
+    env[w.slice(0, eq)] = w.slice(eq + 1);
+  }
+  return { nodeFlags: words.slice(node + 1), env };
 }
 
 export function defaultFieldgateConfig(root: string): string | undefined {
@@ -35,7 +59,7 @@ export class FieldgateTarget implements ServerTarget {
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
-    const { root, nodeFlags = ["--optimize-for-size", "--no-concurrent-recompilation", "--harmony-rab-gsab-transfer"] } = this.options;
+    const { root, nodeFlags = GATEWAY_NODE_FLAGS, env = GATEWAY_ENV } = this.options;
     const cli = fieldgateCli(root);
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
@@ -48,16 +72,18 @@ export class FieldgateTarget implements ServerTarget {
       if (base === undefined) return Promise.reject(new Error(`${join(root, "config", "gateway.yaml")} is missing`));
       config = writeBenchConfig(base, options.nodes ?? {}, this.options.dataDir);
     }
-    const args = [...nodeFlags, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
+    // FIELDGATE_BENCH_NODE_FLAGS adds flags for one run (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+    const extra = (process.env.FIELDGATE_BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+    const args = [...nodeFlags, ...extra, cli, "run", ...(config ? ["--config", config] : []), "--port", "0"];
     return spawnServer(
       {
         target: this.name,
         command: process.execPath,
         args,
         cwd: root,
-        // The gateway's own heap and GC report (src/server/diagnostics-report.ts).
-        // And glibc's mmap threshold, as src/cli.ts's shebang and npm start set it.
-        env: { ...process.env, FIELDGATE_DIAGNOSTICS: "1", MALLOC_MMAP_THRESHOLD_: "65536" },
+        // The gateway's environment (src/runtime-flags.ts) and its own heap and GC report
+        // (src/server/diagnostics-report.ts).
+        env: { ...process.env, ...env, FIELDGATE_DIAGNOSTICS: "1" },
         diagnostics: true,
         listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,
       },

@@ -4,7 +4,7 @@
 // link (link.ts) is told when the connection opens, fails to open, or is lost, and decides what
 // happens to the requests waiting on it.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { ModbusError } from "./pdu.js";
 import type { ResolvedLinkOptions } from "./options.js";
 import { attach, createSerial, detach, openSerial, openTcp } from "./streams.js";
 import type { LinkStream, StreamOwner } from "./streams.js";
@@ -19,7 +19,7 @@ export interface ConnectionOwner {
   /** The connection is open: queued requests may go. */
   connectionOpened(): void;
   /** An attempt to connect failed; `err` is for the requests that waited for it. */
-  connectFailed(err: DriverError): void;
+  connectFailed(err: ModbusError): void;
   /** The open connection broke (the peer closed it, a socket error). */
   connectionLost(reason: string): void;
 }
@@ -40,7 +40,7 @@ export class LinkConnection implements StreamOwner {
   private nextConnectAt = 0;
   private reconnectDelay: number;
   private connectError = "";
-  private waiters: { resolve: () => void; reject: (e: DriverError) => void }[] = [];
+  private waiters: { resolve: () => void; reject: (e: ModbusError) => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private timerDeadline = 0;
 
@@ -103,19 +103,15 @@ export class LinkConnection implements StreamOwner {
   }
 
   /** What requests get while the link is down and the backoff lasts `wait` ms more. */
-  notConnectedError(wait: number): DriverError {
-    return new DriverError(
-      StatusCodes.BadCommunicationError,
-      `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`,
-      true,
-    );
+  notConnectedError(wait: number): ModbusError {
+    return new ModbusError("refused", StatusCodes.BadCommunicationError, `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`, true);
   }
 
   /**
    * Closes for good (until the next `connect()` or request): waiters get `err`, the backoff
    * starts over. Resolves once a serial port has let go of its lock.
    */
-  close(err: DriverError): Promise<void> {
+  close(err: ModbusError): Promise<void> {
     const stream = this.stream;
     this.state = LinkState.Closed;
     this.stopTimer();
@@ -208,7 +204,7 @@ export class LinkConnection implements StreamOwner {
     const o = this.options;
     this.connectError = `${o.kind === "rtu" ? `open ${o.path}` : `connect to ${o.host}:${o.port}`} failed: ${reason}`;
     this.scheduleReconnect();
-    const err = new DriverError(StatusCodes.BadCommunicationError, this.connectError, true);
+    const err = new ModbusError("refused", StatusCodes.BadCommunicationError, this.connectError, true);
     this.rejectWaiters(err);
     this.owner.connectFailed(err);
   }
@@ -224,7 +220,7 @@ export class LinkConnection implements StreamOwner {
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectDelay);
   }
 
-  private rejectWaiters(err: DriverError): void {
+  private rejectWaiters(err: ModbusError): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(err);

@@ -6,7 +6,7 @@ import { resolveLinkOptions } from "./options.js";
 import type { ModbusLinkOptions } from "./options.js";
 
 export { ModbusLink } from "./link.js";
-export { exceptionStatus, crc16 } from "./pdu.js";
+export { exceptionStatus, crc16, ModbusError } from "./pdu.js";
 export { modbusLinkKey, resolveLinkOptions } from "./options.js";
 export type { ModbusLinkHealth, ModbusLinkKind, ModbusLinkOptions, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
 

@@ -18,12 +18,11 @@
 // the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
 // functions that reach the connection through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
-import type { BlockRequest, Driver } from "../../src/sampling/driver.js";
+import type { BlockRequest, Driver } from "../../src/devices/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
   checkResponsePdu, decodeReadData, exceptionError, isBusyException, isGatewayException,
-  isReadFunction,
+  isReadFunction, ModbusError,
 } from "./pdu.js";
 import type { ModbusLinkHealth, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
 import { JobQueue, UnitStats } from "./queue.js";
@@ -129,7 +128,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
   }
 
   close(): Promise<void> {
-    const err = new DriverError(StatusCodes.BadCommunicationError, "link closed", false);
+    const err = new ModbusError("closed", StatusCodes.BadCommunicationError, "link closed", false);
     const closed = this.conn.close(err);
     const job = this.inFlight;
     this.inFlight = null;
@@ -144,6 +143,10 @@ export class ModbusLink implements Driver, ConnectionOwner {
     if (this.pacing !== null) clearTimeout(this.pacing);
     this.timer = this.pacing = null;
     return closed;
+  }
+
+  get connected(): boolean {
+    return this.conn.state === LinkState.Open;
   }
 
   health(): ModbusLinkHealth {
@@ -188,12 +191,12 @@ export class ModbusLink implements Driver, ConnectionOwner {
     values: Uint16Array | Uint8Array | null, steps: number,
   ): Promise<JobResult> {
     if (this.conn.state === LinkState.Closed) {
-      return Promise.reject(new DriverError(StatusCodes.BadCommunicationError, "link closed", false));
+      return Promise.reject(new ModbusError("closed", StatusCodes.BadCommunicationError, "link closed", false));
     }
     if (this.queue.length >= this.options.queueLimit) {
       this.errors++;
-      return Promise.reject(new DriverError(
-        StatusCodes.BadResourceUnavailable, `link queue full (${this.options.queueLimit} requests)`, true));
+      return Promise.reject(new ModbusError(
+        "overloaded", StatusCodes.BadResourceUnavailable, `link queue full (${this.options.queueLimit} requests)`, true));
     }
     const { job, promise } = this.queue.acquire();
     job.fc = fc;
@@ -294,7 +297,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
     if (problem !== undefined) {
       this.rx.badFrames++;
       this.communicationErrors++;
-      return this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: bad answer: ${problem}`, true));
+      return this.fail(job, new ModbusError("malformed", StatusCodes.BadCommunicationError, `unit ${job.unitId}: bad answer: ${problem}`, true));
     }
     const now = performance.now();
     const rtt = now - job.sentAt;
@@ -340,7 +343,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
     this.fail(job, exceptionError(job.unitId, job.fc, code, what));
   }
 
-  private fail(job: Job, err: DriverError): void {
+  private fail(job: Job, err: ModbusError): void {
     const reject = job.reject!;
     if (this.inFlight === job) this.finish(performance.now());
     this.count(job, err);
@@ -348,7 +351,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
     reject(err);
   }
 
-  private count(job: Job, err: DriverError): void {
+  private count(job: Job, err: ModbusError): void {
     this.errors++;
     this.lastError = err.message;
     job.unit!.errors++;
@@ -385,7 +388,8 @@ export class ModbusLink implements Driver, ConnectionOwner {
     this.timeouts++;
     this.communicationErrors++;
     job.unit!.timeouts++;
-    const err = new DriverError(
+    const err = new ModbusError(
+      "timeout",
       StatusCodes.BadCommunicationError,
       `unit ${job.unitId}: no ${job.sawBadFrame ? "valid " : ""}answer to FC${job.fc} within ${this.options.timeout} ms` +
         (job.sawBadFrame ? " (bad frames received)" : ""),
@@ -430,7 +434,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
   }
 
   /** @internal ConnectionOwner */
-  connectFailed(err: DriverError): void {
+  connectFailed(err: ModbusError): void {
     this.communicationErrors++;
     this.failQueued(err);
   }
@@ -449,13 +453,13 @@ export class ModbusLink implements Driver, ConnectionOwner {
     if (job !== null) {
       this.communicationErrors++;
       const detail = partial > 0 ? ` (${partial} bytes of an answer received)` : "";
-      this.fail(job, new DriverError(StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${why}${detail}`, true));
+      this.fail(job, new ModbusError("closed", StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${why}${detail}`, true));
     } else {
       this.pump();
     }
   }
 
-  private failQueued(err: DriverError): void {
+  private failQueued(err: ModbusError): void {
     let j = this.queue.drain();
     while (j !== null) {
       const next = j.next;
@@ -468,6 +472,6 @@ export class ModbusLink implements Driver, ConnectionOwner {
   }
 }
 
-function invalid(message: string): DriverError {
-  return new DriverError(StatusCodes.BadInvalidArgument, message, false);
+function invalid(message: string): ModbusError {
+  return new ModbusError("badValue", StatusCodes.BadInvalidArgument, message, false);
 }

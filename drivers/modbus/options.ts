@@ -1,5 +1,5 @@
 // Options and diagnostics of a Modbus link, and their defaults.
-import type { DriverHealth } from "../../src/sampling/driver.js";
+import type { DriverHealth } from "../../src/devices/driver.js";
 
 export type ModbusLinkKind = "tcp" | "rtu" | "rtu-over-tcp";
 

@@ -2,7 +2,7 @@
 // below) and the serial-line CRC (Modbus over Serial Line V1.02, "serial spec"): request
 // encoding, expected response sizes, response decoding, exception mapping. No I/O here.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError, type DriverErrorKind } from "../../src/devices/driver.js";
 
 export const enum FunctionCode {
   ReadCoils = 1,
@@ -93,15 +93,40 @@ const EXCEPTION_NAMES: Readonly<Record<number, string>> = {
   11: "gateway target device failed to respond",
 };
 
-export function exceptionError(unitId: number, fc: number, code: number, what: string): DriverError {
+/** What the poll groups make of an exception (src/devices/driver.ts DriverErrorKind). */
+function exceptionKind(code: number): DriverErrorKind {
+  switch (code) {
+    case ExceptionCode.IllegalFunction:
+      return "unsupported";
+    case ExceptionCode.IllegalDataAddress:
+      return "badAddress";
+    case ExceptionCode.IllegalDataValue:
+      return "badValue";
+    case ExceptionCode.Acknowledge:
+    case ExceptionCode.ServerDeviceBusy:
+      return "busy";
+    case ExceptionCode.GatewayPathUnavailable:
+    case ExceptionCode.GatewayTargetFailedToRespond:
+      return "unreachable";
+    default:
+      return "deviceFailure";
+  }
+}
+
+/** A failure of a Modbus request; `exceptionCode` when the device answered with an exception. */
+export class ModbusError extends DriverError {
+  readonly exceptionCode: number | undefined;
+  constructor(kind: DriverErrorKind, statusCode: number, message: string, retryable: boolean, exceptionCode?: number) {
+    super(kind, statusCode, message, retryable);
+    this.name = "ModbusError";
+    this.exceptionCode = exceptionCode;
+  }
+}
+
+export function exceptionError(unitId: number, fc: number, code: number, what: string): ModbusError {
   const { statusCode, retryable } = exceptionStatus(code);
   const name = EXCEPTION_NAMES[code] ?? "unknown exception";
-  return new DriverError(
-    statusCode,
-    `unit ${unitId}: exception ${hex2(code)} (${name}) to FC${fc} ${what}`,
-    retryable,
-    code,
-  );
+  return new ModbusError(exceptionKind(code), statusCode, `unit ${unitId}: exception ${hex2(code)} (${name}) to FC${fc} ${what}`, retryable, code);
 }
 
 function hex2(n: number): string {

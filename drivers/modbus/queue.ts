@@ -1,6 +1,6 @@
 // The request queue of a link: pooled jobs in one singly linked FIFO, so queueing a request
 // allocates nothing but its Promise.
-import type { DriverError } from "../../src/sampling/driver.js";
+import type { DriverError } from "../../src/devices/driver.js";
 import type { ModbusUnitHealth } from "./options.js";
 
 export type JobResult = Uint16Array | Uint8Array | undefined;

@@ -2,7 +2,8 @@
 // <device>/<tag> as `ns=1;s=<device>.<tag>`, built on MemoryNamespace from the device map, with
 // the analog properties of Part 8 (§5.3.2 AnalogItemType: EURange, EngineeringUnits from the
 // UNECE table, §5.6.3), per-device diagnostics under `<device>/Diagnostics`, writes forwarded to
-// the device, and every sample of a historized tag handed to the HistorySink.
+// the device's poller. A tag's value lives in the value cache (src/values): its variable reads
+// it there, monitored items subscribe to its slot, and a historized tag's slot feeds the history.
 //
 // NodeIds: device and tag names never hold "/", so the nodes the gateway adds itself use it
 // (`boiler/Diagnostics/Requests`, `boiler.temperature/EURange`) and cannot clash with a tag.
@@ -25,12 +26,16 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI } from "../ua/generated/units.js";
 import { isScaled, tagNodeIdText, tagType, type DeviceConfig, type TagConfig } from "../config/device-map.js";
+import { HistoryFeed } from "../history/feed.js";
 import type { HistorySink } from "../history/sink.js";
-import type { DevicePoller, PolledTag, TagSink } from "../sampling/poll-group.js";
-import { compileTag } from "../sampling/tag-codec.js";
+import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
+import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
+import { compileTag } from "../devices/tag-codec.js";
+import type { ValueCache } from "../values/value-cache.js";
+import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
-import { NodeClassMask, type NodeReference, type NodeSummary } from "./node-manager.js";
+import { NodeClassMask, type NodeReference, type NodeSummary, type ValueSource } from "./node-manager.js";
 import { AccessLevel } from "./ua-node.js";
 
 export const DEVICE_NAMESPACE_URI = "urn:fieldgate:devices";
@@ -47,10 +52,10 @@ export interface ModelChange {
 
 /** Part 4 §5.10.4: a device write completes when the device has taken the value. */
 const writeToDevice: WriteHandler = (_ctx, variable, value) => {
-  const tag = variable.context as PolledTag | undefined;
-  const poller = (variable as TagVariable).device.poller;
-  if (!tag || !poller || !value.value) return StatusCodes.BadCommunicationError;
-  return poller.write(tag, value.value);
+  if (!(variable instanceof TagVariable)) return StatusCodes.BadNodeIdUnknown;
+  const writer = variable.device.writer;
+  if (!writer || !value.value) return StatusCodes.BadCommunicationError;
+  return writer.write(variable.index, value.value);
 };
 
 const DIAGNOSTICS = [
@@ -76,8 +81,11 @@ interface DeviceNodes {
   writeRoleMask: number;
   readonly tags: TagVariable[];
   readonly diagnostics: Record<DiagnosticName, MemoryVariable>;
-  /** The poller the device's writes go to (bind). */
-  poller: DevicePoller | undefined;
+  /** Where the device's writes go (its poller, once bound). */
+  writer: TagWriter | undefined;
+  /** When the Diagnostics nodes were last set (wall clock, ms). */
+  shownAt: number;
+  readonly values: ValueCache;
 }
 
 function scalar(dataType: BuiltinType, value: unknown): Variant {
@@ -85,6 +93,8 @@ function scalar(dataType: BuiltinType, value: unknown): Variant {
 }
 
 const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+/** ms between two updates of a device's Diagnostics nodes while its state stays the same. */
+const DIAGNOSTICS_INTERVAL = 1000;
 const ROLE_BITS = { viewer: 1, operator: 2, admin: 4 } as const;
 
 // NodeIds every tag variable shows, one frozen object each instead of one per tag.
@@ -104,10 +114,11 @@ const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
  * are made the first time anyone lists them.
  */
 class TagVariable implements MemoryVariable {
-  value: DataValue = WAITING;
   /** The PolledTag once a poller has taken the variable over (bind). */
   context: unknown = undefined;
   summaryCache: NodeSummary | undefined = undefined;
+  /** Its series' feed, for a historized tag. */
+  feed: HistoryFeed | undefined = undefined;
   private refs: NodeReference[] | undefined = undefined;
 
   constructor(
@@ -117,7 +128,24 @@ class TagVariable implements MemoryVariable {
     readonly device: DeviceNodes,
     /** BuiltinType of the published value (tag-codec: Double when scaled). */
     readonly builtinType: BuiltinType,
+    /** The tag's value cache slot. */
+    public slot: number,
+    /** Its place in the device's tag list: what the poller's write takes. */
+    public index: number,
   ) {}
+
+  /** The tag's current value, from the value cache. */
+  get value(): DataValue {
+    return this.device.values.get(this.slot);
+  }
+  set value(_dv: DataValue) {
+    // Tag values come from the device: a client's write goes to onWrite, never here.
+    throw new Error(`the value of device tag ${String(this.nodeId.value)} is set by its poll group`);
+  }
+
+  get source(): ValueSource {
+    return { values: this.device.values, slot: this.slot };
+  }
 
   get nodeClass(): NodeClassMask {
     return NodeClassMask.Variable;
@@ -170,9 +198,9 @@ class TagVariable implements MemoryVariable {
   get onWrite(): WriteHandler | undefined {
     return this.config.access === "readwrite" ? writeToDevice : undefined;
   }
-  /** Polled every `rate`: monitored items at that rate are fed by setValue, not sampled again. */
+  /** Polled every `rate`: monitored items at that rate are fed by the poll, not sampled again. */
   get feedInterval(): number {
-    return this.config.rate ?? this.device.config.rate;
+    return this.config.rate;
   }
 }
 
@@ -187,24 +215,44 @@ function roleMask(roles: readonly (keyof typeof ROLE_BITS)[]): number {
   return m;
 }
 
-export class DeviceNamespace implements TagSink {
+/** Where the namespace and its nodes are, for the device map's namespace and others (the bench namespace). */
+export interface DeviceNamespaceOptions {
+  /** The value cache the tags' values live in. */
+  readonly values: ValueCache;
+  /** Where samples of `history: true` tags go. */
+  readonly history?: HistorySink;
+  /** Default urn:fieldgate:devices. */
+  readonly uri?: string;
+  /** The folder under Objects that holds the devices; default Devices at i=1. */
+  readonly folder?: { readonly nodeId: NodeId | string; readonly browseName: string; readonly description: string };
+  /** A tag's NodeId; default ns=<index>;s=<device>.<tag>. */
+  readonly tagNodeId?: (device: string, tag: TagConfig, namespaceIndex: number) => NodeId;
+}
+
+export class DeviceNamespace implements RuntimeNodes {
   readonly ns: MemoryNamespace;
   readonly devicesFolder: NodeId;
+  readonly values: ValueCache;
   /** Called after nodes were added or removed (reload); the events layer turns it into a GeneralModelChangeEvent. */
   onModelChange: ((change: ModelChange) => void) | undefined;
   /** Where samples of `history: true` tags go; set before the first device is added. */
   history: HistorySink | undefined;
   private readonly devices = new Map<string, DeviceNodes>();
+  private readonly tagNodeId: (device: string, tag: TagConfig, namespaceIndex: number) => NodeId;
 
-  /** Registers `urn:fieldgate:devices` (call it before any other namespace to get index 1). */
-  constructor(registry: NamespaceRegistry, options: { history?: HistorySink } = {}) {
-    this.ns = new MemoryNamespace(registry.register(DEVICE_NAMESPACE_URI), registry);
-    registry.register(DEVICE_NAMESPACE_URI, this.ns);
+  /** Registers its namespace (urn:fieldgate:devices first of all, to get index 1). */
+  constructor(registry: NamespaceRegistry, options: DeviceNamespaceOptions) {
+    const uri = options.uri ?? DEVICE_NAMESPACE_URI;
+    this.values = options.values;
+    this.ns = new MemoryNamespace(registry.register(uri), registry, { values: options.values });
+    registry.register(uri, this.ns);
     this.history = options.history;
+    this.tagNodeId = options.tagNodeId ?? ((device, tag, ns) => stringNodeId(tagNodeIdText(device, tag.name), ns));
+    const folder = options.folder;
     this.devicesFolder = this.ns.addFolder({
-      nodeId: numericNodeId(DEVICES_FOLDER_ID, this.ns.namespaceIndex),
-      browseName: "Devices",
-      description: "The devices of the device map, one object each.",
+      nodeId: folder?.nodeId ?? numericNodeId(DEVICES_FOLDER_ID, this.ns.namespaceIndex),
+      browseName: folder?.browseName ?? "Devices",
+      description: folder?.description ?? "The devices of the device map, one object each.",
       parent: numericNodeId(ObjectIds.ObjectsFolder),
     }).nodeId;
   }
@@ -219,26 +267,33 @@ export class DeviceNamespace implements TagSink {
 
   /** The variable of a tag, or undefined. */
   variable(device: string, tag: string): MemoryVariable | undefined {
-    if (!this.devices.has(device)) return undefined;
-    return this.ns.variable(tagNodeIdText(device, tag));
+    return this.devices.get(device)?.tags.find((v) => v.config.name === tag);
   }
 
   /**
-   * Creates the device's nodes, or brings existing ones in line with `config` (reload).
-   * Returns the variable of each tag in the order of config.tags, for the poller's handles.
+   * Creates the device's nodes, or brings existing ones in line with `config` (reload). `slots`
+   * are the tags' value cache slots, in the order of config.tags. A device of more than
+   * TAGS_PER_SLICE tags is synced in slices, a turn of the event loop between them (a promise).
    */
-  syncDevice(config: DeviceConfig): readonly MemoryVariable[] {
+  syncDevice(config: DeviceConfig, slots: readonly number[]): void | Promise<void> {
+    const big = config.tags.length > TAGS_PER_SLICE || (this.devices.get(config.name)?.tags.length ?? 0) > TAGS_PER_SLICE;
+    return runSteps(this.syncSteps(config, slots), !big, `nodes of ${config.name} (a slice)`);
+  }
+
+  /** syncDevice's work, pausing (yield) after every TAGS_PER_SLICE tags added. */
+  private *syncSteps(config: DeviceConfig, slots: readonly number[]): Generator<void, void, void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     let nodes = this.devices.get(config.name);
     if (!nodes) {
       nodes = this.addDeviceNodes(config);
       added.push(nodes.object);
-      for (const t of config.tags) {
-        added.push(this.addTag(nodes, t).nodeId);
+      for (let i = 0; i < config.tags.length; i++) {
+        if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
+        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
       }
       if (added.length > 0) this.onModelChange?.({ added, removed });
-      return nodes.tags;
+      return;
     }
     const object = this.ns.getNode(nodes.object)!;
     object.description = config.description === undefined ? undefined : { text: config.description };
@@ -247,63 +302,90 @@ export class DeviceNamespace implements TagSink {
     for (const v of nodes.tags) old.set(v.config.name, v);
     nodes.config = config;
     nodes.writeRoleMask = roleMask(config.writeRoles);
-    nodes.tags.length = 0;
-    for (const t of config.tags) {
+    // First which nodes stay and which go (removed in one pass: see MemoryNamespace.removeNodes),
+    // then the tags in map order, the replaced ones added again with their NodeIds.
+    const kept: (TagVariable | undefined)[] = new Array(config.tags.length);
+    const doomed: TagVariable[] = [];
+    for (let i = 0; i < config.tags.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
+      const t = config.tags[i]!;
       const existing = old.get(t.name);
-      if (existing) {
-        old.delete(t.name);
-        if (sameNode(existing, before, t, config)) {
-          // The tag's address or scaling may have moved: the node shows the new config.
-          existing.config = t;
-          nodes.tags.push(existing);
-          continue;
-        }
-        removed.push(...this.ns.removeNode(existing.nodeId));
-      }
-      added.push(this.addTag(nodes, t).nodeId);
+      if (!existing) continue;
+      old.delete(t.name);
+      if (sameNode(existing, before, t, config)) kept[i] = existing;
+      else doomed.push(existing);
     }
-    for (const gone of old.values()) removed.push(...this.ns.removeNode(gone.nodeId));
+    for (const gone of old.values()) doomed.push(gone);
+    for (let i = 0; i < doomed.length; i += TAGS_PER_SLICE) {
+      yield;
+      const part = doomed.slice(i, i + TAGS_PER_SLICE);
+      for (const v of part) this.unfeed(v);
+      for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
+    }
+    nodes.tags.length = 0;
+    for (let i = 0; i < config.tags.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
+      const t = config.tags[i]!;
+      const existing = kept[i];
+      if (existing) {
+        // The tag's address or scaling may have moved: the node shows the new config.
+        existing.config = t;
+        existing.slot = slots[i]!;
+        existing.index = i;
+        nodes.tags.push(existing);
+        continue;
+      }
+      added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
+    }
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
-    return nodes.tags;
   }
 
-  removeDevice(name: string): void {
+  /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */
+  removeDevice(name: string): void | Promise<void> {
     const nodes = this.devices.get(name);
     if (!nodes) return;
     this.devices.delete(name);
-    const removed = this.ns.removeNode(nodes.object);
+    return runSteps(this.removeSteps(nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
+  }
+
+  private *removeSteps(nodes: DeviceNodes): Generator<void, void, void> {
+    const removed: NodeId[] = [];
+    const tags = nodes.tags;
+    if (tags.length > TAGS_PER_SLICE) {
+      for (let i = 0; i < tags.length; i += TAGS_PER_SLICE) {
+        if (i > 0) yield;
+        const part = tags.slice(i, i + TAGS_PER_SLICE);
+        for (const v of part) this.unfeed(v);
+        for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
+      }
+      yield;
+    } else {
+      for (const v of tags) this.unfeed(v);
+    }
+    for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
     this.onModelChange?.({ added: [], removed });
   }
 
-  /** Points the device's variables at a poller: writes go to it from now on. */
+  /** Points the device's variables at a poller: writes and diagnostics go to it from now on. */
   bind(poller: DevicePoller): void {
     const nodes = this.devices.get(poller.name);
     if (!nodes) return;
-    nodes.poller = poller;
-    for (const tag of poller.tags) {
-      const v = tag.handle as TagVariable | undefined;
-      if (!v || v.device !== nodes) continue;
-      v.context = tag;
-      // A node kept over a reload keeps showing its value: a Bad status keeps it too.
-      const current = v.value;
-      if (current.value !== undefined && current.value.dataType !== BuiltinType.Null) tag.current = current;
-    }
-    poller.onChange = (p) => this.showDiagnostics(p);
+    nodes.writer = poller;
+    poller.onChange = (p, stateChanged) => this.showDiagnostics(p, stateChanged);
   }
 
-  /** TagSink: a new value or status from the poller (the hot path: no copies). */
-  update(tag: PolledTag, value: DataValue): void {
-    const variable = tag.handle as MemoryVariable;
-    this.ns.setValue(variable, value);
-    if (tag.history) this.history?.record(variable.nodeId, value);
-  }
-
-  /** Sets the diagnostics nodes that changed. */
-  showDiagnostics(p: DevicePoller): void {
+  /**
+   * Sets the diagnostics nodes that changed: at once when the device's state did, else at most
+   * once a second (a device polled at 100 Hz would otherwise make nine DataValues per cycle
+   * that nobody needs that often).
+   */
+  showDiagnostics(p: DevicePoller, stateChanged = true): void {
     const nodes = this.devices.get(p.name);
     if (!nodes) return;
-    let skipped = 0;
-    for (const g of p.groups) skipped += g.backedOff + (g.scheduled ? g.scheduled.skipped + g.scheduled.overruns : 0);
+    const now = p.wallNow();
+    if (!stateChanged && now - nodes.shownAt < DIAGNOSTICS_INTERVAL) return;
+    nodes.shownAt = now;
+    const skipped = p.skippedCycles;
     const d = nodes.diagnostics;
     this.setDiagnostic(d.Connected, BuiltinType.Boolean, p.state === "ok");
     this.setDiagnostic(d.State, BuiltinType.String, p.state);
@@ -347,15 +429,16 @@ export class DeviceNamespace implements TagSink {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, poller: undefined };
+    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }
 
-  private addTag(device: DeviceNodes, t: TagConfig): TagVariable {
+  private addTag(device: DeviceNodes, t: TagConfig, slot: number, index: number): TagVariable {
     const ns = this.ns;
+    // Properties keep string ids whatever the tag's NodeId: "/" is the gateway's own.
     const id = tagNodeIdText(device.config.name, t.name);
-    const variable = new TagVariable(stringNodeId(id, ns.namespaceIndex), t, device, compileTag(t, device.config.byteOrder).builtinType);
+    const variable = new TagVariable(this.tagNodeId(device.config.name, t, ns.namespaceIndex), t, device, compileTag(t, device.config.byteOrder).builtinType, slot, index);
     ns.adoptNode(variable, device.object, HAS_COMPONENT);
     device.tags.push(variable);
     if (t.range) {
@@ -383,8 +466,18 @@ export class DeviceNamespace implements TagSink {
         }),
       });
     }
-    if (t.history) this.history?.declare(variable.nodeId);
+    if (t.history && this.history) {
+      this.history.declare(variable.nodeId);
+      variable.feed = new HistoryFeed(this.history, variable.nodeId, this.values, slot);
+      this.values.subscribe(slot, variable.feed);
+    }
     return variable;
+  }
+
+  private unfeed(v: TagVariable): void {
+    if (v.feed === undefined) return;
+    this.values.unsubscribe(v.feed.slot, v.feed);
+    v.feed = undefined;
   }
 }
 
@@ -404,7 +497,7 @@ function sameNode(v: TagVariable, before: DeviceConfig, t: TagConfig, device: De
     o.history === t.history &&
     o.description === t.description &&
     roleMask(before.writeRoles) === roleMask(device.writeRoles) &&
-    (o.rate ?? before.rate) === (t.rate ?? device.rate)
+    o.rate === t.rate
   );
 }
 

@@ -46,8 +46,10 @@ import {
   type NodeReference,
   type NodeSummary,
   type RequestContext,
+  type ValueSource,
 } from "./node-manager.js";
 import { ns0Table } from "./ns0-table.js";
+import { ValueCache } from "../values/value-cache.js";
 import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
 
 export type Role = RequestContext["role"];
@@ -124,7 +126,16 @@ export interface MemoryVariable extends UaNode {
   readonly onWrite: WriteHandler | undefined;
   /** See VariableOptions.feedInterval; 0 when nobody feeds the variable at a fixed rate. */
   readonly feedInterval: number;
+  /** The value cache slot holding the value (fed variables, device tags); absent for plain ones. */
+  readonly source?: ValueSource;
   context: unknown;
+}
+
+export interface MemoryNamespaceOptions {
+  /** Where fed variables keep their values (default: a cache of the namespace's own). */
+  readonly values?: ValueCache;
+  /** The time stamped on values handed to subscribers as their server timestamp (default Date.now). */
+  readonly wallNow?: () => number;
 }
 
 const ROLE_BITS: Readonly<Record<Role, number>> = { viewer: 1, operator: 2, admin: 4 };
@@ -159,12 +170,27 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   private readonly byNumber = new Map<number, UaNode>();
   private readonly byString = new Map<string, UaNode>();
   private readonly byOther = new Map<string | number, UaNode>();
+  private cache: ValueCache | undefined;
+  private readonly wallNow: () => number;
+  /** Slots of the fed variables this namespace made (released with their nodes). */
+  private readonly ownSlots = new Map<UaNode, number>();
+  /** Slots of removed variables, released once the current task is done (see removeNode). */
+  private doomedSlots: Set<number> | undefined;
 
   /** `registry` is needed only to hang nodes under parents of other namespaces. */
   constructor(
     readonly namespaceIndex: number,
     private readonly registry?: NamespaceRegistry,
-  ) {}
+    options: MemoryNamespaceOptions = {},
+  ) {
+    this.cache = options.values;
+    this.wallNow = options.wallNow ?? Date.now;
+  }
+
+  /** The cache fed variables keep their values in. */
+  get values(): ValueCache {
+    return (this.cache ??= new ValueCache());
+  }
 
   get nodeCount(): number {
     return this.byNumber.size + this.byString.size + this.byOther.size;
@@ -205,7 +231,32 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
       context: options.context,
     });
     this.insert(node, options, HAS_COMPONENT);
+    if (node.feedInterval > 0) this.feedFromCache(node);
     return node;
+  }
+
+  /**
+   * A fed variable keeps its value in the value cache, so that monitored items at its rate are
+   * fed by setValue through the cache's subscribe interface, like device tags.
+   */
+  private feedFromCache(node: MemoryVariable): void {
+    const values = this.values;
+    const initial = node.value;
+    const slot = values.acquire(`ns${this.namespaceIndex}:${nodeIdKey(node.nodeId)}`, {
+      builtinType: node.expectedType <= BuiltinType.DiagnosticInfo ? node.expectedType : BuiltinType.Variant,
+      rate: node.feedInterval,
+    });
+    const wallNow = this.wallNow;
+    this.ownSlots.set(node, slot);
+    this.doomedSlots?.delete(slot);
+    Object.defineProperty(node, "value", {
+      get: () => values.get(slot),
+      set: (dv: DataValue) => values.setDataValue(slot, dv, wallNow()),
+      enumerable: true,
+    });
+    Object.defineProperty(node, "source", { value: { values, slot } satisfies ValueSource, enumerable: true });
+    // A new node's value: its items hear of the next one (a node that replaces another keeps its items).
+    if (initial.value !== undefined && initial.value.dataType !== BuiltinType.Null) values.put(slot, initial);
   }
 
   /** A property (HasProperty, PropertyType) of `parent`; default NodeId `<parent>.<name>` for string parents. */
@@ -255,10 +306,21 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
    * for an unknown node). Part 4 §5.7.3 DeleteNodes, as the device map's reload needs it.
    */
   removeNode(nodeId: NodeId): NodeId[] {
-    const root = this.find(nodeId);
-    if (!root) return [];
+    return this.removeNodes([nodeId]);
+  }
+
+  /**
+   * removeNode for many at once: the nodes that stay drop their references to removed ones in
+   * one pass each (a device of 16,384 tags whose tags are replaced would otherwise scan its
+   * 16,384 references once per tag).
+   */
+  removeNodes(nodeIds: readonly NodeId[]): NodeId[] {
     const doomed = new Set<UaNode>();
-    const stack = [root];
+    const stack: UaNode[] = [];
+    for (const id of nodeIds) {
+      const root = this.find(id);
+      if (root) stack.push(root);
+    }
     while (stack.length > 0) {
       const node = stack.pop()!;
       if (doomed.has(node)) continue;
@@ -269,19 +331,36 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
         if (child) stack.push(child);
       }
     }
+    /** Nodes that stay but hold references to removed ones. */
+    const touched = new Set<UaNode>();
     for (const node of doomed) {
       for (const r of node.references) {
         const other = this.find(r.targetId);
         if (other) {
-          if (!doomed.has(other)) dropReference(other.references, r.referenceTypeId, node.nodeId, !r.isForward);
+          if (!doomed.has(other)) touched.add(other);
         } else if (r.targetId.namespace !== this.namespaceIndex) {
           const owner = this.registry?.managerFor(r.targetId) as { removeReference?: MemoryNamespace["removeReference"] } | undefined;
           owner?.removeReference?.(r.targetId, r.referenceTypeId, node.nodeId, !r.isForward);
         }
       }
     }
+    for (const other of touched) {
+      const refs = other.references;
+      let keep = 0;
+      for (let i = 0; i < refs.length; i++) {
+        const r = refs[i]!;
+        const target = r.targetId.namespace === this.namespaceIndex ? this.find(r.targetId) : undefined;
+        if (target === undefined || !doomed.has(target)) refs[keep++] = r;
+      }
+      refs.length = keep;
+    }
     const removed: NodeId[] = [];
     for (const node of doomed) {
+      const slot = this.ownSlots.get(node);
+      if (slot !== undefined) {
+        this.ownSlots.delete(node);
+        this.releaseLater(slot);
+      }
       const id = node.nodeId;
       if (id.idType === IdType.String) this.byString.delete(id.value as string);
       else if (id.idType === IdType.Numeric) this.byNumber.delete(id.value as number);
@@ -356,6 +435,26 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   summary(nodeId: NodeId): NodeSummary | undefined {
     const node = this.find(nodeId);
     return node ? summarize(node) : undefined;
+  }
+
+  /**
+   * A removed fed variable's slot is released when the current task ends, not at once: a
+   * variable added with the same NodeId before then (a reload replacing a node) takes the slot
+   * over, with its subscribers (the monitored items on that NodeId).
+   */
+  private releaseLater(slot: number): void {
+    if (this.doomedSlots === undefined) {
+      const doomed = (this.doomedSlots = new Set());
+      queueMicrotask(() => {
+        this.doomedSlots = undefined;
+        for (const s of doomed) this.cache?.release(s);
+      });
+    }
+    this.doomedSlots.add(slot);
+  }
+
+  valueSource(nodeId: NodeId): ValueSource | undefined {
+    return this.variable(nodeId)?.source;
   }
 
   // ---- internals ----------------------------------------------------------------------------

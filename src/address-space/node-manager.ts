@@ -2,6 +2,7 @@
 // namespace, in batches). Services group the operations of a request by namespace index and
 // hand each manager its share in one call.
 import type { DataValue, LocalizedText, NodeId, QualifiedName } from "../ua/builtins.js";
+import type { ValueCache } from "../values/value-cache.js";
 
 /** NodeClass (Part 3 §8.29), the values of the generated NodeClass enumeration. */
 export const enum NodeClassMask {
@@ -57,6 +58,16 @@ export interface NodeSummary {
   readonly typeDefinition?: NodeId;
 }
 
+/**
+ * Where a Variable's value lives when the value cache holds it (device tags, variables fed at a
+ * fixed rate): monitored items on it subscribe to the slot, or sample it there, instead of
+ * going through read().
+ */
+export interface ValueSource {
+  readonly values: ValueCache;
+  readonly slot: number;
+}
+
 export interface NodeManager {
   /** The namespace index this manager owns. */
   readonly namespaceIndex: number;
@@ -82,4 +93,7 @@ export interface NodeManager {
 
   /** The attributes Browse shows of a target node, or undefined when unknown here. */
   summary(nodeId: NodeId): NodeSummary | undefined;
+
+  /** The cache slot of a Variable's Value, when it has one. Asked once per monitored item. */
+  valueSource?(nodeId: NodeId): ValueSource | undefined;
 }

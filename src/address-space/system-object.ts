@@ -123,7 +123,7 @@ export class SystemObject {
   start(scheduler: DeadlineScheduler): void {
     this.scheduler = scheduler;
     this.lastTicks = cpuTicks();
-    this.group = scheduler.every(this.options.interval ?? 10_000, { sample: () => this.sample() });
+    this.group = scheduler.every(this.options.interval ?? 10_000, { sample: () => this.sample(), label: "System object" });
   }
 
   stop(): void {

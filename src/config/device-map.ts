@@ -218,7 +218,10 @@ const tagShape = {
   history: boolean({ description: "Keep this tag's samples in the history database.", default: false }),
   description: optional(string({ description: "Shown to clients as the variable's Description." })),
 };
-export type TagConfig = ObjectValue<typeof tagShape>;
+/** A tag as written; validation resolves its rate (TagConfig). */
+type WrittenTag = ObjectValue<typeof tagShape>;
+/** A tag as the gateway uses it: the rate is always there, the device's when the tag gives none. */
+export type TagConfig = Omit<WrittenTag, "rate"> & { readonly rate: number };
 const tag = object(tagShape, { description: "One value of the device, published as an OPC UA variable.", check: checkTag });
 
 const WRITE_ROLES = ["viewer", "operator", "admin"] as const;
@@ -246,8 +249,15 @@ const deviceShape = {
   description: optional(string({ description: "Shown to clients as the device object's Description." })),
   tags: array(tag, { description: "The values to poll.", minItems: 1 }),
 };
-export type DeviceConfig = ObjectValue<typeof deviceShape>;
-const device = object(deviceShape, { description: "One Modbus slave (a PLC, meter, drive, ...).", check: checkDevice });
+type WrittenDevice = ObjectValue<typeof deviceShape>;
+export type DeviceConfig = Omit<WrittenDevice, "tags"> & { readonly tags: readonly TagConfig[] };
+const device = object(deviceShape, { description: "One Modbus slave (a PLC, meter, drive, ...).", check: checkDevice, resolve: resolveRates });
+
+/** The rate of every tag is resolved once, here: poll groups and nodes read `tag.rate` as it is. */
+function resolveRates(d: WrittenDevice): DeviceConfig {
+  for (const t of d.tags) if (t.rate === undefined) (t as { rate?: number }).rate = d.rate;
+  return d as DeviceConfig;
+}
 
 const mapShape = {
   buses: record(bus, {
@@ -299,7 +309,7 @@ export function tagNodeIdText(deviceName: string, tagName: string): string {
 
 // ---- checks -----------------------------------------------------------------------------------
 
-function checkTag(t: TagConfig, c: Checker): void {
+function checkTag(t: WrittenTag, c: Checker): void {
   const type = tagType(t);
   const area = t.address.area;
   const bits = area === "coil" || area === "discrete";
@@ -323,7 +333,7 @@ function checkTag(t: TagConfig, c: Checker): void {
   if (t.range !== undefined && !(t.range[0]! < t.range[1]!)) c.report("range", `expected [low, high] with low < high, got [${t.range.join(", ")}]`);
 }
 
-function checkDevice(d: DeviceConfig, c: Checker): void {
+function checkDevice(d: WrittenDevice, c: Checker): void {
   const tcp = d.driver === "modbus-tcp" || d.driver === "modbus-rtu-over-tcp";
   if (tcp && d.host === undefined) c.report("host", `missing required key; ${d.driver} needs the host to connect to`);
   if (!tcp && d.host !== undefined) c.report("host", `host applies to modbus-tcp and modbus-rtu-over-tcp, this device is ${d.driver}`);
@@ -357,7 +367,7 @@ function checkDevice(d: DeviceConfig, c: Checker): void {
 }
 
 /** Bits of one area touched by a writable tag: [first, last] in bit units (register*16 + bit). */
-function writtenBits(t: TagConfig): readonly [number, number] {
+function writtenBits(t: WrittenTag): readonly [number, number] {
   const a = t.address;
   if (a.area === "coil") return [a.offset, a.offset];
   if (a.bit !== undefined) return [a.offset * 16 + a.bit, a.offset * 16 + a.bit];
@@ -368,7 +378,7 @@ function writtenBits(t: TagConfig): readonly [number, number] {
  * Two readwrite tags over the same register (or coil, or bit) would let one client's write
  * clobber another's value; the map is refused rather than guessing which tag owns it.
  */
-function checkOverlappingWrites(d: DeviceConfig, c: Checker): void {
+function checkOverlappingWrites(d: WrittenDevice, c: Checker): void {
   const writable: number[] = [];
   for (let i = 0; i < d.tags.length; i++) if (d.tags[i]!.access === "readwrite") writable.push(i);
   if (writable.length < 2 || !anyOverlap(d.tags, writable)) return;
@@ -388,7 +398,7 @@ function checkOverlappingWrites(d: DeviceConfig, c: Checker): void {
 }
 
 /** Whether two of the tags (by index) overlap at all: sorted by start, O(n log n); the pairwise search above only runs when they do. */
-function anyOverlap(tags: readonly TagConfig[], indices: readonly number[]): boolean {
+function anyOverlap(tags: readonly WrittenTag[], indices: readonly number[]): boolean {
   const spans = indices.map((i) => {
     const [lo, hi] = writtenBits(tags[i]!);
     return [AREAS.indexOf(tags[i]!.address.area), lo, hi] as const;

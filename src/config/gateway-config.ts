@@ -22,6 +22,7 @@ import {
   type Infer,
 } from "./schema.js";
 import { historySchema } from "../history/config.js";
+import { northboundSchema } from "../northbound/config.js";
 import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
 import { ROLES } from "../server/roles.js";
 
@@ -368,6 +369,7 @@ export const gatewaySchema = object(
     limits,
     transport,
     history: historySchema,
+    northbound: optional(northboundSchema),
   },
   {
     description: "fieldgate gateway configuration.",
@@ -398,4 +400,5 @@ export type UsersConfig = GatewayConfig["users"];
 export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
+export type NorthboundSectionConfig = GatewayConfig["northbound"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

@@ -105,6 +105,11 @@ export interface ObjectSpec extends Common {
   readonly shape: Readonly<Record<string, Schema>>;
   /** Runs only when every key of the object validated, on the value with defaults filled in. */
   readonly check?: (value: Readonly<Record<string, unknown>>, c: Checker) => void;
+  /**
+   * Runs after a check that found nothing: fills in, once, what depends on several keys (a
+   * tag's rate from its device's), so that nothing downstream works it out again.
+   */
+  readonly resolve?: (value: Record<string, unknown>) => void;
 }
 
 /** A mapping whose keys the user chooses (bus names, ...), each value of one schema. */
@@ -270,16 +275,27 @@ export function array<I extends Schema>(
 
 export function object<S extends Shape>(
   shape: S,
-  opts: Described & { check?: (value: ObjectValue<S>, c: Checker) => void } = {},
-): Schema<ObjectValue<S>> & { readonly shape: S } {
-  // The check sees the value this schema produced, so widening its parameter is sound.
+  opts?: Described & { check?: (value: ObjectValue<S>, c: Checker) => void },
+): Schema<ObjectValue<S>> & { readonly shape: S };
+export function object<S extends Shape, R>(
+  shape: S,
+  opts: Described & { check?: (value: ObjectValue<S>, c: Checker) => void; resolve: (value: ObjectValue<S>) => R },
+): Schema<R> & { readonly shape: S };
+export function object<S extends Shape>(
+  shape: S,
+  opts: Described & { check?: (value: ObjectValue<S>, c: Checker) => void; resolve?: (value: ObjectValue<S>) => unknown } = {},
+): Schema & { readonly shape: S } {
+  // The check sees the value this schema produced, so widening its parameter is sound; resolve
+  // fills that value in place, making it the type it returns.
   const check = opts.check as ObjectSpec["check"];
+  const resolve = opts.resolve as ObjectSpec["resolve"];
   return {
     kind: "object",
     shape,
     ...(opts.description === undefined ? {} : { description: opts.description }),
     ...(check === undefined ? {} : { check }),
-  };
+    ...(resolve === undefined ? {} : { resolve }),
+  } as Schema & { readonly shape: S };
 }
 
 export function record<V extends Schema>(

@@ -1,5 +1,5 @@
-// Where sampled values go to be stored: the device namespace hands every new sample of a
-// historized tag to a HistorySink, which must never block or wait on the disk (DESIGN: History).
+// Where sampled values go to be stored: a historized tag's HistoryFeed (feed.ts) hands every
+// new sample of its value cache slot to a HistorySink, which must never block or wait on the disk (DESIGN: History).
 import type { DataValue, NodeId } from "../ua/builtins.js";
 
 export interface HistorySink {

@@ -5,10 +5,13 @@
 // deadline is an overrun: that slot is skipped too.
 import type { Clock } from "./clock.js";
 import { systemClock } from "./clock.js";
+import { STALL_MS, type LoopTrace } from "./loop-trace.js";
 
 /** What a scheduled group runs. `deadline` is the slot's due time, `now` when it actually ran. */
 export interface SampleTask {
   sample(deadline: number, now: number): void | Promise<void>;
+  /** What the loop trace calls it ("poll boiler @1000 ms"); made once, not per run. */
+  readonly label?: string;
 }
 
 export interface GroupStats {
@@ -60,15 +63,19 @@ export class DeadlineScheduler {
   private readonly heap: ScheduledGroup[] = [];
   private timer: unknown = undefined;
   private armedFor = Infinity;
+  private firing = false;
   private readonly lateness = new Uint32Array(BUCKETS);
   private latenessCount = 0;
   /** For diagnostics: a group's own counts vanish with it when it is cancelled, these do not. */
   readonly totals: SchedulerTotals = { samples: 0, skipped: 0, overruns: 0 };
   /** Errors thrown by tasks; a task's failure never stops the scheduler. */
   onError: ((err: unknown) => void) | undefined;
+  /** Where slot durations and late slots are reported (the process's loop trace); none in tests on a fake clock. */
+  private readonly trace: LoopTrace | undefined;
 
-  constructor(clock: Clock = systemClock) {
+  constructor(clock: Clock = systemClock, trace?: LoopTrace) {
     this.clock = clock;
+    this.trace = trace;
   }
 
   get now(): number {
@@ -129,21 +136,39 @@ export class DeadlineScheduler {
     this.disarm();
   }
 
+  /**
+   * Runs the slots that are due now, from wherever the event loop is between two tasks (a
+   * socket read of client requests): the timer would run them only after every other ready
+   * I/O callback, so on a busy loop their lateness would be the sum of those callbacks.
+   * Returns at once when nothing is due (one clock read) or while slots are running.
+   */
+  runDue(now = this.clock.now()): void {
+    if (this.firing || this.heap.length === 0 || this.heap[0].deadline > now) return;
+    this.disarm();
+    this.fire();
+  }
+
   private fire(): void {
     this.timer = undefined;
     this.armedFor = Infinity;
+    this.firing = true;
     const now = this.clock.now();
     // Run every group whose deadline has come, each at most once per firing.
-    while (this.heap.length > 0 && this.heap[0].deadline <= now) {
-      const g = this.heap[0];
-      this.runSlot(g, now);
-      if (!g.cancelled) this.siftDown(g.heapIndex);
+    try {
+      while (this.heap.length > 0 && this.heap[0].deadline <= now) {
+        const g = this.heap[0];
+        this.runSlot(g, now);
+        if (!g.cancelled) this.siftDown(g.heapIndex);
+      }
+    } finally {
+      this.firing = false;
     }
     this.arm();
   }
 
   private runSlot(g: ScheduledGroup, now: number): void {
     const late = now - g.deadline;
+    if (late > STALL_MS && this.trace !== undefined) this.trace.stall(g.task.label ?? "a scheduled task", late, this.clock.wallNow());
     // Slots that were due before `now` beyond this one are missed: skip to the current slot.
     const behind = Math.floor(late / g.interval);
     if (behind > 0) {
@@ -165,11 +190,14 @@ export class DeadlineScheduler {
     this.lateness[bucket]++;
     this.latenessCount++;
     let result: void | Promise<void>;
+    const start = performance.now();
     try {
       result = g.task.sample(deadline, now);
     } catch (err) {
       this.onError?.(err);
       return;
+    } finally {
+      this.trace?.end(g.task.label ?? "a scheduled task", start);
     }
     if (result instanceof Promise) {
       g.busy = true;

@@ -72,11 +72,12 @@ export function reloadUsers(directory: UserDirectory, sessions: SessionManager, 
   return { added, removed, changed, sessionsClosed, sessionsRerolled };
 }
 
-/** The sections whose change needs a restart: everything but `users` (and the device map's content). */
+/** The sections whose change needs a restart: everything but `users`, `northbound` (and the device map's content). */
 export function changesNeedingRestart(running: GatewayConfig, next: GatewayConfig): string[] {
   const out: string[] = [];
-  for (const key of Object.keys(next) as (keyof GatewayConfig)[]) {
-    if (key === "users") continue;
+  const keys = new Set([...Object.keys(running), ...Object.keys(next)] as (keyof GatewayConfig)[]);
+  for (const key of keys) {
+    if (key === "users" || key === "northbound") continue;
     if (JSON.stringify(running[key]) !== JSON.stringify(next[key])) out.push(key);
   }
   return out;

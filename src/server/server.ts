@@ -3,18 +3,20 @@
 import { readFileSync } from "node:fs";
 import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
-import { createTestNamespace } from "../address-space/test-namespace.js";
-import { createBenchNamespace } from "../address-space/bench-namespace.js";
+import { createTestNamespace } from "../testing/test-namespace.js";
+import { benchDeviceMap, createBenchNamespace } from "../testing/bench-namespace.js";
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
-import { DeviceRuntime, type ApplyReport } from "../sampling/device-runtime.js";
-import { openModbusLink } from "../../drivers/modbus/index.js";
-import { startSimulator } from "../../drivers/simulator/index.js";
+import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
+import { builtinDrivers } from "../devices/builtin-drivers.js";
+import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
-import { DiagnosticsNamespace, feedServerDiagnostics } from "../subscriptions/diagnostics.js";
+import { loopTrace } from "../sampling/loop-trace.js";
+import { LoopGovernor } from "./loop-governor.js";
+import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
@@ -39,6 +41,7 @@ import { clockSynchronized } from "./systemd-notify.js";
 import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
+import { Northbound } from "../northbound/northbound.js";
 
 export interface ServerLog {
   info(message: string): void;
@@ -79,6 +82,18 @@ function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Pa
   };
 }
 
+/** The poll groups of the running devices, for the diagnostics namespace. */
+function pollGroupReports(runtime: DeviceRuntime): PollGroupReport[] {
+  const out: PollGroupReport[] = [];
+  for (const p of runtime.pollers()) {
+    for (const g of p.groups) {
+      const s = g.scheduled;
+      out.push({ device: p.name, interval: g.interval, samples: s?.samples ?? 0, skipped: s?.skipped ?? 0, overruns: s?.overruns ?? 0, backedOff: g.backedOff });
+    }
+  }
+  return out;
+}
+
 export class FieldgateServer implements ServerCore {
   readonly config: GatewayConfig;
   readonly limits: Readonly<ServiceLimits>;
@@ -92,15 +107,22 @@ export class FieldgateServer implements ServerCore {
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
-  readonly scheduler = new DeadlineScheduler(systemClock);
+  readonly scheduler = new DeadlineScheduler(systemClock, loopTrace);
+  /** The latest value of every device tag (and of the bench namespace's). */
+  readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
-  /** ns=1 urn:fieldgate:devices: Objects/Devices (the device map) and Objects/System. */
+  /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
+  /** urn:fieldgate:bench at ns=1, with `server.benchNamespace: N` (then there is no device map). */
+  readonly bench: DeviceNamespace | undefined;
   readonly deviceRuntime: DeviceRuntime;
   readonly system: SystemObject;
   /** The device map in use: the last one that loaded (a refused reload keeps it). */
   deviceMap: DeviceMap | undefined;
+  private readonly benchMap: DeviceMap | undefined;
   readonly diagnostics: DiagnosticsNamespace;
+  /** The Sparkplug B edge node of `northbound.sparkplug` (nothing runs without the section). */
+  readonly northbound: Northbound;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
   /** The policy/mode pairs of the endpoints (None first when offered). */
@@ -143,22 +165,30 @@ export class FieldgateServer implements ServerCore {
       capabilities: { ...l, maxBrowseContinuationPoints: l.maxBrowseContinuationPoints, minSupportedSampleRate: l.minSamplingInterval },
     });
     // Namespaces: 0, then 1 (the device map, or the bench namespace), diagnostics, test.
-    if (config.server.benchNamespace > 0) createBenchNamespace(this.registry, config.server.benchNamespace);
+    // The bench namespace's devices are polled like a map's: the counters at the fastest
+    // sampling interval granted, so that items sampling at it are fed by every poll.
+    const bench = config.server.benchNamespace;
+    this.bench = bench > 0 ? createBenchNamespace(this.registry, this.values) : undefined;
     // Index 1 with a device map (the bench namespace is refused alongside one). Throws
     // ConfigError for a bad map: nothing has started yet.
     // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
     this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"));
-    this.devices = new DeviceNamespace(this.registry);
+    this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
+    this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
       scheduler: this.scheduler,
       clock: systemClock,
-      nodes: this.devices,
-      openLink: (options) => openModbusLink(options),
-      startSimulator: (options) => startSimulator(options),
+      nodes: this.bench ?? this.devices,
+      values: this.values,
+      drivers: builtinDrivers(),
       log,
+      trace: loopTrace,
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
-    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock);
+    this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock, {
+      trace: loopTrace,
+      pollGroups: () => pollGroupReports(this.deviceRuntime),
+    });
     feedServerDiagnostics(this.ns0, this.subscriptions);
     if (config.server.testNamespace) createTestNamespace(this.registry, this.ns0);
     // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
@@ -173,6 +203,14 @@ export class FieldgateServer implements ServerCore {
       pollLateness: this.deviceRuntime.pollLateness,
       history: this.history.writer,
     });
+    this.northbound = new Northbound({
+      values: this.values,
+      devices: this.devices,
+      runtime: this.deviceRuntime,
+      deviceMap: () => this.deviceMap,
+      dataDir: config.dataDir,
+      log,
+    });
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
       maxStringLength: l.maxStringLength,
@@ -180,6 +218,8 @@ export class FieldgateServer implements ServerCore {
       maxArrayLength: l.maxArrayLength,
     };
     const dispatcher = new Dispatcher(this, SERVICES, decodingLimits, log);
+    const governor = new LoopGovernor(this.scheduler, loopTrace);
+    dispatcher.yieldPoint = () => governor.between();
     const sec = config.security;
     this.offers = endpointOffers(
       this.securePolicyNames().map((n) => POLICY_ALGORITHMS[n]),
@@ -195,6 +235,7 @@ export class FieldgateServer implements ServerCore {
       serverUri: config.server.applicationUri,
       policies: this.policies,
       handshakes: this.handshakes,
+      timer: governor,
     });
   }
 
@@ -246,13 +287,16 @@ export class FieldgateServer implements ServerCore {
   }
 
   async start(): Promise<void> {
+    loopTrace.start();
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
     this.history.start();
     this.diagnostics.start();
     this.system.start(this.scheduler);
-    if (this.deviceMap) this.logApply(await this.deviceRuntime.apply(this.deviceMap));
+    const map = this.deviceMap ?? this.benchMap;
+    if (map) this.logApply(await this.deviceRuntime.apply(map));
+    await this.northbound.apply(this.config.northbound);
     this.listening = true;
   }
 
@@ -276,6 +320,7 @@ export class FieldgateServer implements ServerCore {
     this.deviceMap = result.value;
     const report = await this.deviceRuntime.apply(result.value);
     this.logApply(report);
+    this.northbound.devicesChanged();
     return { ok: true, issues: [], report };
   }
 
@@ -286,6 +331,8 @@ export class FieldgateServer implements ServerCore {
    */
   reloadConfig(next: GatewayConfig): { readonly restartNeeded: readonly string[]; readonly users?: UserReloadReport } {
     const restartNeeded = changesNeedingRestart(this.config, next);
+    // The northbound section applies at once (an edge node with the new settings replaces the old).
+    this.northbound.apply(next.northbound).catch((err: unknown) => this.log.warn(`reload: northbound: ${err instanceof Error ? err.message : String(err)}`));
     if (restartNeeded.length > 0) this.log.warn(`reload: ${restartNeeded.join(", ")} changed in the gateway config: takes effect at the next restart`);
     if (restartNeeded.includes("security")) {
       this.log.warn("reload: users not reloaded either: they go with the security section at the next restart");
@@ -324,9 +371,12 @@ export class FieldgateServer implements ServerCore {
     this.handshakes.clear();
     this.system.stop();
     await this.transport.close();
+    // Before the devices: the edge node's NDEATH goes out, and its store takes the last changes.
+    await this.northbound.stop();
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still running; queued samples are written first.
     this.history.close();
+    loopTrace.stop();
     this.log.info("stopped");
   }
 }

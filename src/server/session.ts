@@ -7,12 +7,6 @@ import { nodeIdKey } from "../ua/node-id.js";
 import type { SecureChannel } from "../security/secure-channel.js";
 import type { RequestContext } from "../address-space/node-manager.js";
 
-/** What a browse continuation point remembers: the references not yet returned. */
-export interface BrowseContinuation<T> {
-  readonly remaining: readonly T[];
-  readonly maxReferences: number;
-}
-
 let nextSessionNumber = 1;
 
 export class Session {
@@ -31,8 +25,8 @@ export class Session {
   role: RequestContext["role"] = "viewer";
   /** Who activated the session ("" anonymous, user:<name>, cert:<thumbprint>); checked when another channel takes it over. */
   userId = "";
-  /** Browse continuation points by their base64 id, bounded by maxBrowseContinuationPoints. */
-  readonly browseContinuations = new Map<string, BrowseContinuation<unknown>>();
+  /** Browse continuation points by their base64 id, bounded by maxBrowseContinuationPoints (services/view.ts owns what they hold). */
+  readonly browseContinuations = new Map<string, unknown>();
   /** HistoryRead continuation points by their base64 id (services/history.ts owns the values). */
   readonly historyContinuations = new Map<string, unknown>();
 

@@ -14,6 +14,7 @@ import {
   encodeSetTriggeringResponse,
   type CreateMonitoredItemsRequest,
   type CreateMonitoredItemsResponse,
+  type MonitoredItemCreateResult as CreateMonitoredItemsResult,
   type DeleteMonitoredItemsRequest,
   type DeleteMonitoredItemsResponse,
   type ModifyMonitoredItemsRequest,
@@ -23,7 +24,13 @@ import {
   type SetTriggeringRequest,
   type SetTriggeringResponse,
 } from "../ua/generated/types.js";
-import { createMonitoredItems as create, deleteMonitoredItems as remove, modifyMonitoredItems as modify, setMonitoringMode as setMode, setTriggering as trigger } from "../subscriptions/items.js";
+import {
+  createMonitoredItemsInSlices as create,
+  deleteMonitoredItemsInSlices as remove,
+  modifyMonitoredItems as modify,
+  setMonitoringMode as setMode,
+  setTriggering as trigger,
+} from "../subscriptions/items.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
 
 export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, CreateMonitoredItemsResponse>({
@@ -33,9 +40,10 @@ export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, C
   requires: SessionRequirement.Activated,
   decode: decodeCreateMonitoredItemsRequest,
   encode: encodeCreateMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse {
+  handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse | Promise<CreateMonitoredItemsResponse> {
     const results = create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? []);
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+    const respond = (r: CreateMonitoredItemsResult[]): CreateMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
+    return results instanceof Promise ? results.then(respond) : respond(results);
   },
 });
 
@@ -91,8 +99,9 @@ export const deleteMonitoredItems = defineService<DeleteMonitoredItemsRequest, D
   requires: SessionRequirement.Activated,
   decode: decodeDeleteMonitoredItemsRequest,
   encode: encodeDeleteMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse {
+  handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse | Promise<DeleteMonitoredItemsResponse> {
     const results = remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? []);
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+    const respond = (r: number[]): DeleteMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
+    return results instanceof Promise ? results.then(respond) : respond(results);
   },
 });

@@ -16,6 +16,9 @@ import { PendingPublish, SessionPublisher, type PublishChannel, type Subscriptio
 import { Sampler } from "./sampler.js";
 import { Subscription, type SubscriptionHost, type SubscriptionParameters, type SubscriptionStats } from "./subscription.js";
 
+/** A Publish response's slice of the event loop, ms (DESIGN: tasks in slices of ~2 ms at most). */
+const DEFAULT_PUBLISH_SLICE_MS = 1;
+
 export interface SubscriptionEngineOptions {
   registry: NamespaceRegistry;
   scheduler: DeadlineScheduler;
@@ -23,6 +26,8 @@ export interface SubscriptionEngineOptions {
   limits?: Partial<SubscriptionLimits>;
   /** How often queued Publish requests are checked against their timeoutHint; default 1 s. */
   housekeepingInterval?: number;
+  /** Longest a Publish response is built in one go, ms (default 1; Infinity: no limit). */
+  publishSliceMs?: number;
 }
 
 export interface EngineStats extends SubscriptionStats {
@@ -79,6 +84,7 @@ export class SubscriptionEngine implements SubscriptionHost {
   private nextSubscriptionId = 1;
   private nextItemId = 1;
   private housekeeping: ScheduledGroup | undefined;
+  private readonly publishSliceMs: number;
 
   constructor(options: SubscriptionEngineOptions) {
     const limits = { ...DEFAULT_SUBSCRIPTION_LIMITS };
@@ -93,13 +99,18 @@ export class SubscriptionEngine implements SubscriptionHost {
     this.clock = options.clock;
     this.sampler = new Sampler(options.registry, options.scheduler, options.clock);
     this.maxNotificationsPerPublish = this.limits.maxNotificationsPerPublish;
+    this.publishSliceMs = options.publishSliceMs ?? DEFAULT_PUBLISH_SLICE_MS;
     // Part 4 §5.13.1.1: keep at least as many messages as the client may have Publish requests out.
     this.retransmissionLimit = Math.max(4, 2 * this.limits.maxPublishRequestsPerSession);
-    this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests() });
+    this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests(), label: "Publish request time-outs" });
   }
 
   wallNow(): number {
     return this.clock.wallNow();
+  }
+
+  sliceDeadline(): number {
+    return this.publishSliceMs === Infinity ? Infinity : performance.now() + this.publishSliceMs;
   }
 
   get subscriptionCount(): number {
@@ -217,7 +228,7 @@ export class SubscriptionEngine implements SubscriptionHost {
       // Items sampling at "the publishing interval" follow it (Part 4 §5.12.1.2).
       for (const item of sub.items.values()) {
         if (!item.followsPublishing) continue;
-        const sampling = item.group !== undefined || item.fedBy !== undefined;
+        const sampling = item.watch !== undefined || item.group !== undefined;
         if (sampling) this.sampler.stop(item);
         item.samplingInterval = Math.max(p.publishingInterval, this.limits.minSamplingInterval);
         if (sampling) this.sampler.start(item);

@@ -22,6 +22,7 @@ import { clamp, MAX_SAMPLING_INTERVAL } from "./limits.js";
 import { MonitoredItem } from "./monitored-item.js";
 import type { SubscriptionSession } from "./publisher.js";
 import { rangeOf, readBatch } from "./sampler.js";
+import { inSlices, ITEMS_PER_SLICE } from "../sampling/slices.js";
 import type { Subscription } from "./subscription.js";
 
 const NUMBER_TYPE: NodeId = Object.freeze(numericNodeId(DataTypeIds.Number));
@@ -197,6 +198,36 @@ export function createMonitoredItems(
   return results;
 }
 
+/**
+ * CreateMonitoredItems in slices of ITEMS_PER_SLICE with a turn of the event loop between them
+ * (16,384 items take ~50 ms). The subscription reports nothing of them until all are made, so
+ * no notification reaches the client before the response that names its items.
+ */
+export function createMonitoredItemsInSlices(
+  engine: SubscriptionEngine,
+  session: SubscriptionSession,
+  subscriptionId: number,
+  timestamps: TimestampsToReturn,
+  requests: readonly MonitoredItemCreateRequest[],
+): MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]> {
+  if (requests.length <= ITEMS_PER_SLICE) return createMonitoredItems(engine, session, subscriptionId, timestamps, requests);
+  // What can refuse the whole request is checked before anything is made.
+  const sub = engine.subscriptionOf(session, subscriptionId);
+  checkTimestamps(timestamps);
+  checkCount(requests.length, engine.limits.maxMonitoredItemsPerCall);
+  sub.hold();
+  const done = inSlices(requests, ITEMS_PER_SLICE, "CreateMonitoredItems (a slice)", (part) => createMonitoredItems(engine, session, subscriptionId, timestamps, part));
+  return (done as Promise<MonitoredItemCreateResult[]>).finally(() => sub.release());
+}
+
+/** DeleteMonitoredItems in slices, as createMonitoredItemsInSlices. */
+export function deleteMonitoredItemsInSlices(engine: SubscriptionEngine, session: SubscriptionSession, subscriptionId: number, ids: readonly number[]): number[] | Promise<number[]> {
+  if (ids.length <= ITEMS_PER_SLICE) return deleteMonitoredItems(engine, session, subscriptionId, ids);
+  engine.subscriptionOf(session, subscriptionId);
+  checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
+  return inSlices(ids, ITEMS_PER_SLICE, "DeleteMonitoredItems (a slice)", (part) => deleteMonitoredItems(engine, session, subscriptionId, part));
+}
+
 function itemOf(sub: Subscription, id: number): MonitoredItem | undefined {
   return sub.items.get(id);
 }
@@ -230,7 +261,7 @@ export function modifyMonitoredItems(
     item.filter = filter;
     item.followsPublishing = sampling.follows;
     if (sampling.interval !== item.samplingInterval) {
-      const active = item.group !== undefined || item.fedBy !== undefined;
+      const active = item.watch !== undefined || item.group !== undefined;
       if (active) engine.sampler.stop(item);
       item.samplingInterval = sampling.interval;
       if (active) engine.sampler.start(item);

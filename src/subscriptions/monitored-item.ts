@@ -1,19 +1,17 @@
 // A MonitoredItem (Part 4 §5.12.1): the last value it reported, its DataChangeFilter, and its
-// queue of notifications (§5.12.1.5). Samples arrive through the SampleSink methods, from a
-// sampling pass or from a fed node's setValue; a change goes into the queue and the item tells
-// its subscription once that it has something to report.
+// queue of notifications (§5.12.1.5). Samples arrive through the ValueSink methods, from a
+// sampling pass or from its value cache slot when it is fed at its source's rate; a change goes
+// into the queue and the item tells its subscription once that it has something to report.
 //
 // The queue is a ring of preallocated slots. A slot holds either a DataValue by reference (the
 // manager's own object: node managers never mutate a DataValue they handed out) or a number
 // with its status and timestamps, so sampling a counter allocates nothing.
-import type { AttributeRead } from "../address-space/node-manager.js";
-import type { MemoryVariable } from "../address-space/memory-namespace.js";
+import type { AttributeRead, ValueSource } from "../address-space/node-manager.js";
 import type { BuiltinType, DataValue } from "../ua/builtins.js";
 import { DataChangeTrigger, MonitoringMode, type TimestampsToReturn } from "../ua/generated/enums.js";
 import { AttributeIds } from "../ua/generated/node-ids.js";
 import { numbersDiffer, valueChanged, type ChangeFilter } from "./data-change.js";
-import type { DirectSampler } from "./sample-sink.js";
-import type { SampleSink } from "./sample-sink.js";
+import type { ValueSink } from "../values/value-sink.js";
 
 /** What an item needs from its subscription. */
 export interface ItemOwner {
@@ -48,13 +46,18 @@ const enum LastKind {
 
 /** The hooks sampling keeps on an item (see sampler.ts). */
 export interface SamplingHooks {
+  /** The value cache slot of its node, when it has one (bound once, at creation). */
+  source: ValueSource | undefined;
+  /** The sampling group that samples it, if any. */
   group: object | undefined;
   groupIndex: number;
-  /** The fed variable the item listens to instead of being sampled. */
-  fedBy: MemoryVariable | undefined;
+  /** The watch of its slot while it is sampled or fed (see sampler.ts). */
+  watch: object | undefined;
+  /** Fed by its slot's changes instead of being sampled. */
+  fed: boolean;
 }
 
-export class MonitoredItem implements SampleSink, SamplingHooks {
+export class MonitoredItem implements ValueSink, SamplingHooks {
   readonly id: number;
   readonly owner: ItemOwner;
   /** The ReadValueId, reused for every batch read of this item. */
@@ -71,12 +74,14 @@ export class MonitoredItem implements SampleSink, SamplingHooks {
   discardOldest: boolean;
   filter: ChangeFilter;
 
-  /** Set by the sampler for managers that sample directly. */
-  direct: DirectSampler | undefined = undefined;
-  directHandle = -1;
+  source: ValueSource | undefined = undefined;
   group: object | undefined = undefined;
   groupIndex = -1;
-  fedBy: MemoryVariable | undefined = undefined;
+  watch: object | undefined = undefined;
+  fed = false;
+  /** The skip count of its source when it was attached; what it missed before (see Sampler.skippedSamples). */
+  skipBase = 0;
+  skipCarried = 0;
 
   /** Items this one triggers (SetTriggering, Part 4 §5.12.1.6). */
   links: MonitoredItem[] | undefined = undefined;
@@ -124,7 +129,7 @@ export class MonitoredItem implements SampleSink, SamplingHooks {
     this.filter = init.filter;
   }
 
-  // ---- SampleSink ---------------------------------------------------------------------------
+  // ---- ValueSink ----------------------------------------------------------------------------
 
   offerNumber(type: BuiltinType, value: number, status: number, sourceTimestamp: number, serverTimestamp: number): void {
     if (this.lastKind === LastKind.Number && this.lastType === type && this.lastStatus === status) {
@@ -210,6 +215,8 @@ export class MonitoredItem implements SampleSink, SamplingHooks {
   private slot(index: number): QueueSlot {
     let s = this.slots[index];
     if (s === undefined) {
+      // The ring at its size (a pushed-to [] would reserve 17 entries for a queue of one).
+      if (this.slots.length === 0) this.slots = new Array<QueueSlot>(this.queueSize);
       s = new QueueSlot();
       this.slots[index] = s;
     }

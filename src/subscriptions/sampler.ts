@@ -1,25 +1,25 @@
-// Sampling of monitored items (DESIGN: Sampling; STYLE habit 5). Items that share a sampling
-// interval form one group, run by one slot of the process-wide DeadlineScheduler: a pass reads
-// the group's items namespace by namespace through NodeManager.read (or straight into the items
-// for DirectSampler managers) and hands each value to its item. No timer, promise or closure per
-// item or per sample.
-//
-// An item on a MemoryNamespace variable that its owner feeds at a fixed rate (a device poll
-// group: VariableOptions.feedInterval) is not sampled at all when its sampling interval is that
-// rate: it receives every setValue through the namespace's onValueChange hook.
-import { MemoryNamespace, type MemoryVariable } from "../address-space/memory-namespace.js";
+// Sampling of monitored items (DESIGN: Sampling; STYLE habit 5). An item whose node keeps its
+// value in the value cache (a device tag, a fed variable: NodeManager.valueSource) is served
+// from its cache slot: fed by the slot's changes when it samples at the slot's rate (the poll
+// group's: no second timer), else sampled from the slot by its sampling group. Other items are
+// sampled through NodeManager.read. Items that share a sampling interval form one group, run by
+// one slot of the process-wide DeadlineScheduler: a pass reads the group's items in batches and
+// hands each value to its item. No timer, promise or closure per item or per sample.
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
-import type { AttributeRead, NodeManager, RequestContext } from "../address-space/node-manager.js";
+import type { AttributeRead, NodeManager, RequestContext, ValueSource } from "../address-space/node-manager.js";
 import type { Clock } from "../sampling/clock.js";
-import type { DeadlineScheduler, SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
-import type { DataValue } from "../ua/builtins.js";
+import type { DeadlineScheduler, GroupStats, SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
+import type { DataValue, BuiltinType, StatusCode } from "../ua/builtins.js";
+import { AttributeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import { nodeIdKey } from "../ua/node-id.js";
 import { applyRange, parseNumericRange } from "../ua/numeric-range.js";
+import type { ValueCache } from "../values/value-cache.js";
+import type { SlotSubscriber } from "../values/value-sink.js";
 import type { MonitoredItem } from "./monitored-item.js";
-import { isDirectSampler, type DirectSampler } from "./sample-sink.js";
+import { loopTrace } from "../sampling/loop-trace.js";
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });
+const VALUE = AttributeIds.Value;
 
 /** The value cut to an IndexRange (Part 4 §7.22), or a DataValue with only the failure status. */
 export function rangeOf(dv: DataValue, indexRange: string | undefined): DataValue {
@@ -55,37 +55,44 @@ export function readBatch(registry: NamespaceRegistry, ctx: RequestContext, read
   return results;
 }
 
-/** The items of one group that live in one namespace, sampled with one call. */
-class Batch {
+/** The items of one group whose values live in one value cache: read from their slots. */
+class SlotBatch {
+  readonly items: MonitoredItem[] = [];
+  readonly slots: number[] = [];
+
+  constructor(readonly values: ValueCache) {}
+
+  run(wall: number): void {
+    const items = this.items;
+    const slots = this.slots;
+    const values = this.values;
+    for (let k = 0; k < items.length; k++) values.offerTo(slots[k]!, items[k]!, wall);
+  }
+}
+
+/** The items of one group that live in one namespace, read with one call. */
+class ReadBatch {
   readonly items: MonitoredItem[] = [];
   readonly reads: AttributeRead[] = [];
-  readonly handles: number[] = [];
   results: DataValue[] = [];
   /** Whether any item has an IndexRange (then results are cut item by item). */
   ranged = false;
 
-  constructor(
-    readonly manager: NodeManager | undefined,
-    readonly direct: DirectSampler | undefined,
-  ) {}
+  constructor(readonly manager: NodeManager | undefined) {}
 
   run(ctx: RequestContext, wall: number): void {
     const items = this.items;
     const n = items.length;
-    if (this.direct !== undefined) {
-      this.direct.sampleInto(this.handles, items, n, wall);
-      return;
-    }
     const results = this.results;
     if (this.manager === undefined) {
-      for (let k = 0; k < n; k++) items[k].offerDataValue(UNKNOWN_NODE, wall);
+      for (let k = 0; k < n; k++) items[k]!.offerDataValue(UNKNOWN_NODE, wall);
       return;
     }
     this.manager.read(ctx, this.reads, results);
     if (this.ranged) {
-      for (let k = 0; k < n; k++) items[k].offerDataValue(rangeOf(results[k] ?? UNKNOWN_NODE, items[k].read.indexRange), wall);
+      for (let k = 0; k < n; k++) items[k]!.offerDataValue(rangeOf(results[k] ?? UNKNOWN_NODE, items[k]!.read.indexRange), wall);
     } else {
-      for (let k = 0; k < n; k++) items[k].offerDataValue(results[k] ?? UNKNOWN_NODE, wall);
+      for (let k = 0; k < n; k++) items[k]!.offerDataValue(results[k] ?? UNKNOWN_NODE, wall);
     }
   }
 }
@@ -93,8 +100,10 @@ class Batch {
 /** All items sampled at one interval: one slot of the scheduler, one pass per slot. */
 export class SamplingGroup implements SampleTask {
   readonly items: MonitoredItem[] = [];
+  readonly label: string;
   slot: ScheduledGroup | undefined;
-  private batches: Batch[] = [];
+  private slotBatches: SlotBatch[] = [];
+  private readBatches: ReadBatch[] = [];
   private dirty = true;
   /** Reused context of the pass: reads for monitored items run as the server (Value is not role-dependent). */
   private readonly ctx: { sessionId: string; role: RequestContext["role"]; now: number } = { sessionId: "", role: "viewer", now: 0 };
@@ -102,7 +111,9 @@ export class SamplingGroup implements SampleTask {
   constructor(
     readonly interval: number,
     private readonly sampler: Sampler,
-  ) {}
+  ) {
+    this.label = `sampling @${interval} ms`;
+  }
 
   add(item: MonitoredItem): void {
     item.group = this;
@@ -127,33 +138,82 @@ export class SamplingGroup implements SampleTask {
     if (this.dirty) this.rebuild();
     const wall = this.sampler.clock.wallNow();
     this.ctx.now = wall;
-    const batches = this.batches;
-    for (let b = 0; b < batches.length; b++) batches[b].run(this.ctx, wall);
+    const slots = this.slotBatches;
+    for (let b = 0; b < slots.length; b++) slots[b]!.run(wall);
+    const reads = this.readBatches;
+    for (let b = 0; b < reads.length; b++) reads[b]!.run(this.ctx, wall);
     this.sampler.passes++;
   }
 
-  /** Regroups the items by namespace (and direct handle) after additions or removals. */
+  /** Regroups the items by value cache and by namespace after additions or removals. */
   private rebuild(): void {
-    const byNs = new Map<number, Batch>();
+    const byCache = new Map<ValueCache, SlotBatch>();
+    const byNs = new Map<number, ReadBatch>();
     const registry = this.sampler.registry;
     for (const item of this.items) {
+      const source = item.source;
+      if (source !== undefined && isPlainValue(item.read)) {
+        let batch = byCache.get(source.values);
+        if (batch === undefined) byCache.set(source.values, (batch = new SlotBatch(source.values)));
+        batch.items.push(item);
+        batch.slots.push(source.slot);
+        continue;
+      }
       const ns = item.read.nodeId.namespace;
-      let batch = byNs.get(ns * 2 + (item.direct !== undefined ? 1 : 0));
-      if (batch === undefined) {
-        batch = new Batch(registry.managerAt(ns), item.direct);
-        byNs.set(ns * 2 + (item.direct !== undefined ? 1 : 0), batch);
-      }
+      let batch = byNs.get(ns);
+      if (batch === undefined) byNs.set(ns, (batch = new ReadBatch(registry.managerAt(ns))));
       batch.items.push(item);
-      if (item.direct !== undefined) {
-        batch.handles.push(item.directHandle);
-      } else {
-        batch.reads.push(item.read);
-        if (item.read.indexRange !== undefined && item.read.indexRange !== "") batch.ranged = true;
-      }
+      batch.reads.push(item.read);
+      if (item.read.indexRange !== undefined && item.read.indexRange !== "") batch.ranged = true;
     }
-    this.batches = [...byNs.values()];
-    for (const b of this.batches) b.results = new Array<DataValue>(b.reads.length);
+    this.slotBatches = [...byCache.values()];
+    this.readBatches = [...byNs.values()];
+    for (const b of this.readBatches) b.results = new Array<DataValue>(b.reads.length);
     this.dirty = false;
+  }
+}
+
+/** The Value attribute without an IndexRange: what a value cache slot holds. */
+function isPlainValue(read: AttributeRead): boolean {
+  return read.attributeId === VALUE && (read.indexRange === undefined || read.indexRange === "");
+}
+
+/**
+ * The items on one value cache slot: those it feeds (their sampling interval is the slot's
+ * rate) get every change, the others are counted here so that a change of the slot's source
+ * (another rate after a reload, the tag removed) reaches all of them.
+ */
+class SlotWatch implements SlotSubscriber {
+  // Made for their first item (an array literal of one: a pushed-to [] would reserve 17 slots,
+  // and 16,384 watches of one item each are the usual case).
+  readonly items: MonitoredItem[];
+  fed: MonitoredItem[] = NONE;
+
+  constructor(
+    private readonly sampler: Sampler,
+    readonly source: ValueSource,
+    first: MonitoredItem,
+  ) {
+    this.items = [first];
+  }
+
+  feed(item: MonitoredItem): void {
+    if (this.fed === NONE) this.fed = [item];
+    else this.fed.push(item);
+  }
+
+  offerNumber(type: BuiltinType, value: number, status: StatusCode, sourceTimestamp: number, serverTimestamp: number): void {
+    const fed = this.fed;
+    for (let i = 0; i < fed.length; i++) fed[i]!.offerNumber(type, value, status, sourceTimestamp, serverTimestamp);
+  }
+
+  offerDataValue(value: DataValue, serverTimestamp: number): void {
+    const fed = this.fed;
+    for (let i = 0; i < fed.length; i++) fed[i]!.offerDataValue(value, serverTimestamp);
+  }
+
+  sourceChanged(): void {
+    this.sampler.resample(this);
   }
 }
 
@@ -162,19 +222,14 @@ export class Sampler {
   readonly clock: Clock;
   private readonly scheduler: DeadlineScheduler;
   private readonly groups = new Map<number, SamplingGroup>();
-  /** Items fed by setValue, by variable. */
-  private readonly fed = new Map<MemoryVariable, MonitoredItem[]>();
-  /**
-   * The variable that holds each fed NodeId's items: a device map reload may replace a tag's
-   * variable by a new one with the same NodeId, and the items move over to it.
-   */
-  private readonly fedByKey = new Map<string | number, MemoryVariable>();
-  /** Fed variables seen without items, so that their setValue costs one look-up. */
-  private unwatched = new WeakSet<MemoryVariable>();
-  private readonly hooked = new Set<MemoryNamespace>();
+  /** The watch of every slot with items, by cache and slot. */
+  private readonly watches = new Map<ValueCache, Map<number, SlotWatch>>();
   /** Sampling passes run (all groups). */
   passes = 0;
-  fedValues = 0;
+  private fedItems = 0;
+  private resampledThisTurn = 0;
+  private readonly resampleQueue = new Set<SlotWatch>();
+  private turnArmed = false;
 
   constructor(registry: NamespaceRegistry, scheduler: DeadlineScheduler, clock: Clock) {
     this.registry = registry;
@@ -186,39 +241,53 @@ export class Sampler {
     return this.groups.size;
   }
 
-  get fedItemCount(): number {
-    let n = 0;
-    for (const items of this.fed.values()) n += items.length;
-    return n;
+  /** The scheduler's counts (samples, skipped slots, overruns) of the group sampling at `interval`. */
+  groupStats(interval: number): GroupStats | undefined {
+    return this.groups.get(interval)?.slot;
   }
 
-  /** Decides once how the item is sampled: directly by its manager, or through read. */
+  /** Items fed by their slot instead of sampled. */
+  get fedItemCount(): number {
+    return this.fedItems;
+  }
+
+  /** Finds, once, whether the item's value lives in the value cache. */
   bind(item: MonitoredItem): void {
-    const manager = this.registry.managerAt(item.read.nodeId.namespace);
-    if (manager === undefined || !isDirectSampler(manager)) return;
-    if (item.read.indexRange !== undefined && item.read.indexRange !== "") return;
-    const handle = manager.bindSample(item.read.nodeId, item.read.attributeId);
-    if (handle === undefined) return;
-    item.direct = manager;
-    item.directHandle = handle;
+    item.source = isPlainValue(item.read) ? this.registry.managerAt(item.read.nodeId.namespace)?.valueSource?.(item.read.nodeId) : undefined;
   }
 
   /** Starts sampling an item (its mode is Sampling or Reporting). */
   start(item: MonitoredItem): void {
-    if (item.group !== undefined || item.fedBy !== undefined) return;
-    const variable = this.feedOf(item);
-    if (variable !== undefined) {
-      let list = this.fed.get(variable);
-      if (list === undefined) {
-        this.fed.set(variable, (list = []));
-        this.fedByKey.set(nodeIdKey(variable.nodeId), variable);
-        this.unwatched.delete(variable);
-      }
-      list.push(item);
-      item.fedBy = variable;
+    if (item.group !== undefined || item.watch !== undefined) return;
+    const source = item.source;
+    if (source === undefined) {
+      this.startSampling(item);
       return;
     }
-    this.startSampling(item);
+    const watch = this.watchOf(source, item);
+    item.watch = watch;
+    if (source.values.rateOf(source.slot) === item.samplingInterval) {
+      item.fed = true;
+      item.skipBase = source.values.skippedOf(source.slot);
+      watch.feed(item);
+      this.fedItems++;
+    } else {
+      this.startSampling(item);
+    }
+  }
+
+  /**
+   * Samples the item missed because its source skipped a slot (skip-not-burst: late or busy
+   * slots are not made up): its poll group's when it is fed, its sampling group's otherwise.
+   */
+  skippedSamples(item: MonitoredItem): number {
+    return item.skipCarried + this.skippedNow(item) - item.skipBase;
+  }
+
+  private skippedNow(item: MonitoredItem): number {
+    if (item.fed && item.source !== undefined) return item.source.values.skippedOf(item.source.slot);
+    const slot = (item.group as SamplingGroup | undefined)?.slot;
+    return slot === undefined ? item.skipBase : slot.skipped + slot.overruns;
   }
 
   private startSampling(item: MonitoredItem): void {
@@ -230,22 +299,22 @@ export class Sampler {
       group.slot = this.scheduler.every(item.samplingInterval, group, this.clock.now() + item.samplingInterval);
     }
     group.add(item);
+    item.skipBase = group.slot!.skipped + group.slot!.overruns;
   }
 
   stop(item: MonitoredItem): void {
-    const variable = item.fedBy;
-    if (variable !== undefined) {
-      const list = this.fed.get(variable);
-      if (list !== undefined) {
-        const i = list.indexOf(item);
-        if (i >= 0) list.splice(i, 1);
-        if (list.length === 0) {
-          this.fed.delete(variable);
-          this.fedByKey.delete(nodeIdKey(variable.nodeId));
-        }
+    item.skipCarried = this.skippedSamples(item);
+    item.skipBase = 0;
+    const watch = item.watch as SlotWatch | undefined;
+    if (watch !== undefined) {
+      item.watch = undefined;
+      remove(watch.items, item);
+      if (item.fed) {
+        item.fed = false;
+        remove(watch.fed, item);
+        this.fedItems--;
       }
-      item.fedBy = undefined;
-      return;
+      if (watch.items.length === 0) this.dropWatch(watch);
     }
     const group = item.group as SamplingGroup | undefined;
     if (group === undefined) return;
@@ -262,77 +331,108 @@ export class Sampler {
     const wall = this.clock.wallNow();
     const ctx: RequestContext = { sessionId: "", role: "viewer", now: wall };
     const results = readBatch(this.registry, ctx, items.map((i) => i.read));
-    for (let k = 0; k < items.length; k++) items[k].offerDataValue(rangeOf(results[k], items[k].read.indexRange), wall);
+    for (let k = 0; k < items.length; k++) items[k]!.offerDataValue(rangeOf(results[k]!, items[k]!.read.indexRange), wall);
   }
 
   stopAll(): void {
     for (const g of this.groups.values()) if (g.slot !== undefined) this.scheduler.cancel(g.slot);
     this.groups.clear();
-    this.fed.clear();
-    this.fedByKey.clear();
-    this.unwatched = new WeakSet();
+    for (const [values, bySlot] of this.watches) for (const w of bySlot.values()) values.unsubscribe(w.source.slot, w);
+    this.watches.clear();
+    this.resampleQueue.clear();
+    this.fedItems = 0;
   }
 
   /**
-   * A fed variable without items of its own: when it replaced the variable that had items for
-   * the same NodeId (a reload), the items move to it, or to a sampling group when its feed rate
-   * is no longer theirs. Returns the items that now listen to it.
+   * The slot's source changed (its rate, after a reload) or went away (the tag was removed):
+   * its items are bound again (resampleNow). A reload of 16,384 tags changes as many slots at
+   * once: the first RESAMPLE_PER_TURN of a turn of the event loop are done at once, the rest
+   * in later turns, as many per turn (meanwhile their items keep getting the slot's values).
    */
-  private rebind(variable: MemoryVariable): MonitoredItem[] | undefined {
-    if (this.unwatched.has(variable)) return undefined;
-    const key = nodeIdKey(variable.nodeId);
-    const old = this.fedByKey.get(key);
-    const list = old === undefined || old === variable ? undefined : this.fed.get(old);
-    if (list === undefined) {
-      this.unwatched.add(variable);
-      return undefined;
+  resample(watch: SlotWatch): void {
+    if (this.resampledThisTurn < RESAMPLE_PER_TURN) {
+      this.resampledThisTurn++;
+      this.resampleNow(watch);
+    } else {
+      this.resampleQueue.add(watch);
     }
-    this.fed.delete(old!);
-    const kept: MonitoredItem[] = [];
-    for (const item of list) {
-      if (variable.feedInterval === item.samplingInterval) {
-        item.fedBy = variable;
-        kept.push(item);
-      } else {
-        item.fedBy = undefined;
-        this.startSampling(item);
-      }
+    if (!this.turnArmed) {
+      this.turnArmed = true;
+      setImmediate(nextResampleTurn, this);
     }
-    if (kept.length === 0) {
-      this.fedByKey.delete(key);
-      this.unwatched.add(variable);
-      return undefined;
-    }
-    this.fed.set(variable, kept);
-    this.fedByKey.set(key, variable);
-    return kept;
   }
 
-  /** The fed variable an item can listen to instead of being sampled, if any. */
-  private feedOf(item: MonitoredItem): MemoryVariable | undefined {
-    if (!item.isValue || (item.read.indexRange !== undefined && item.read.indexRange !== "")) return undefined;
-    const manager = this.registry.managerAt(item.read.nodeId.namespace);
-    if (!(manager instanceof MemoryNamespace)) return undefined;
-    const variable = manager.variable(item.read.nodeId);
-    if (variable === undefined || variable.feedInterval <= 0 || variable.feedInterval !== item.samplingInterval) return undefined;
-    this.hook(manager);
-    return variable;
+  /** @internal a new turn: the count starts again and queued watches are resampled. */
+  resampleTurn(): void {
+    this.turnArmed = false;
+    this.resampledThisTurn = 0;
+    const queue = this.resampleQueue;
+    if (queue.size === 0) return;
+    const start = performance.now();
+    for (const watch of queue) {
+      if (this.resampledThisTurn >= RESAMPLE_PER_TURN) break;
+      queue.delete(watch);
+      this.resampledThisTurn++;
+      // A watch whose items all went meanwhile has nothing to do.
+      if (this.watches.get(watch.source.values)?.get(watch.source.slot) === watch) this.resampleNow(watch);
+    }
+    loopTrace.end("monitored items re-bound after a reload (a slice)", start);
+    if (!this.turnArmed) {
+      this.turnArmed = true;
+      setImmediate(nextResampleTurn, this);
+    }
   }
 
-  private hook(ns: MemoryNamespace): void {
-    if (this.hooked.has(ns)) return;
-    this.hooked.add(ns);
-    const previous = ns.onValueChange;
-    const fed = this.fed;
-    const clock = this.clock;
-    // One listener per namespace, not per item; an owner's own listener keeps being called.
-    ns.onValueChange = (variable, value) => {
-      previous?.(variable, value);
-      const items = fed.get(variable) ?? (variable.feedInterval > 0 ? this.rebind(variable) : undefined);
-      if (items === undefined) return;
-      const wall = clock.wallNow();
-      this.fedValues++;
-      for (let i = 0; i < items.length; i++) items[i].offerDataValue(value, wall);
-    };
+  /**
+   * Binds the watch's items again, to the slot their node has now (or to read(), which answers
+   * BadNodeIdUnknown for a node that is gone), fed or sampled as their intervals say.
+   */
+  private resampleNow(watch: SlotWatch): void {
+    const items = [...watch.items];
+    for (const item of items) this.stop(item);
+    this.dropWatch(watch);
+    for (const item of items) {
+      this.bind(item);
+      this.start(item);
+    }
+    // A removed node's items hear of it now, not at their next sampling.
+    this.sampleNow(items.filter((i) => i.source === undefined));
   }
+
+  /** The watch of the item's slot, with the item among its items. */
+  private watchOf(source: ValueSource, item: MonitoredItem): SlotWatch {
+    let bySlot = this.watches.get(source.values);
+    if (bySlot === undefined) this.watches.set(source.values, (bySlot = new Map()));
+    let watch = bySlot.get(source.slot);
+    if (watch === undefined) {
+      watch = new SlotWatch(this, source, item);
+      bySlot.set(source.slot, watch);
+      source.values.subscribe(source.slot, watch);
+    } else {
+      watch.items.push(item);
+    }
+    return watch;
+  }
+
+  private dropWatch(watch: SlotWatch): void {
+    const { values, slot } = watch.source;
+    const bySlot = this.watches.get(values);
+    if (bySlot?.get(slot) !== watch) return;
+    bySlot.delete(slot);
+    if (bySlot.size === 0) this.watches.delete(values);
+    values.unsubscribe(slot, watch);
+  }
+}
+
+const NONE: MonitoredItem[] = [];
+/** Slot watches re-bound per turn of the event loop (a few µs each). */
+const RESAMPLE_PER_TURN = 256;
+
+function nextResampleTurn(sampler: Sampler): void {
+  sampler.resampleTurn();
+}
+
+function remove<T>(list: T[], x: T): void {
+  const i = list.indexOf(x);
+  if (i >= 0) list.splice(i, 1);
 }

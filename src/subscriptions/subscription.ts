@@ -33,8 +33,21 @@ export interface SubscriptionHost {
   /** Messages kept for Republish per subscription. */
   readonly retransmissionLimit: number;
   wallNow(): number;
+  /**
+   * When the message being built must be closed (performance.now() ms): a message of many
+   * notifications goes out in parts, one per turn of the event loop (the rest follows with
+   * moreNotifications), so that no Publish holds the loop past the slice. Infinity: no limit.
+   */
+  sliceDeadline(): number;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
+}
+
+/** Notifications encoded between two looks at the slice deadline. */
+const SLICE_CHECK = 512;
+
+function continuePublish(sub: Subscription): void {
+  sub.continuePublishing();
 }
 
 export interface SubscriptionStats extends ItemStats {
@@ -66,22 +79,34 @@ export class Subscription implements ItemOwner, SampleTask {
   publishingEnabled: boolean;
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
+  readonly label: string;
 
   keepAliveCounter: number;
   lifetimeCounter: number;
   /** Part 4 §5.13.1.2 "MessageSent": the first cycle always answers (notifications or a keep-alive). */
   messageSent = false;
   late = false;
+  /** The rest of its notifications follows in the next turn of the event loop (see publish). */
+  continuing = false;
+  /** Requests making its items in slices (see hold). */
+  private holds = 0;
   closed = false;
   /** Next sequence number (Part 4 §7.21: starts at 1, 0 is skipped on wrap-around). */
   sequenceNumber = 1;
 
-  private pending: MonitoredItem[] = [];
+  /**
+   * Items with notifications to report: pending[pendingHead..pendingCount). The array keeps its
+   * capacity between messages (16,384 items refilling it ten times a second would otherwise
+   * regrow it every time: garbage the sampling path must not make).
+   */
+  private pending: (MonitoredItem | undefined)[] = [];
   private pendingHead = 0;
+  private pendingCount = 0;
   private readonly retained: Retained[] = [];
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
+    this.label = `publishing cycle of subscription ${id}`;
     this.host = host;
     this.stats = host.stats;
     this.owner = owner;
@@ -100,11 +125,28 @@ export class Subscription implements ItemOwner, SampleTask {
 
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
-    this.pending.push(item);
+    const n = this.pendingCount;
+    if (n < this.pending.length) this.pending[n] = item;
+    else this.pending.push(item);
+    this.pendingCount = n + 1;
   }
 
   get hasNotifications(): boolean {
-    return this.pendingHead < this.pending.length;
+    return this.pendingHead < this.pendingCount;
+  }
+
+  /** Notifications it may send now: none while a request that makes its items is under way. */
+  private get reportable(): boolean {
+    return this.holds === 0 && this.pendingHead < this.pendingCount;
+  }
+
+  /** A CreateMonitoredItems in slices begins: nothing is reported until it ends (release). */
+  hold(): void {
+    this.holds++;
+  }
+
+  release(): void {
+    if (this.holds > 0) this.holds--;
   }
 
   // ---- publishing cycle ---------------------------------------------------------------------
@@ -117,8 +159,8 @@ export class Subscription implements ItemOwner, SampleTask {
       this.host.expire(this);
       return;
     }
-    if (this.late) return;
-    let due = !this.messageSent || (this.publishingEnabled && this.hasNotifications);
+    if (this.late || this.continuing) return;
+    let due = !this.messageSent || (this.publishingEnabled && this.reportable);
     if (!due) due = --this.keepAliveCounter <= 0;
     if (!due) return;
     if (hasRequest) this.publish(owner!.take());
@@ -137,7 +179,8 @@ export class Subscription implements ItemOwner, SampleTask {
 
   /**
    * Answers `req` with the next NotificationMessage, or a keep-alive when there is nothing to
-   * send; while notifications remain and requests wait, answers those too (moreNotifications).
+   * send. While notifications remain (moreNotifications), the next message is built in the next
+   * turn of the event loop with the next waiting request, or the subscription becomes late.
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
@@ -145,22 +188,31 @@ export class Subscription implements ItemOwner, SampleTask {
     this.messageSent = true;
     this.keepAliveCounter = this.maxKeepAliveCount;
     this.lifetimeCounter = this.lifetimeCount;
-    for (;;) {
-      const message = this.publishingEnabled && this.hasNotifications ? this.buildMessage(req.maxBytes) : undefined;
-      if (message === undefined) {
-        this.stats.keepAlives++;
-        owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
-        return;
-      }
-      const more = this.hasNotifications;
-      owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
-      if (!more) return;
-      if (!owner.hasRequest()) {
-        this.becomeLate();
-        return;
-      }
-      req = owner.take();
+    const message = this.publishingEnabled && this.reportable ? this.buildMessage(req.maxBytes) : undefined;
+    if (message === undefined) {
+      this.stats.keepAlives++;
+      owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
+      return;
     }
+    const more = this.reportable;
+    owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
+    if (!more) return;
+    if (!owner.hasRequest()) {
+      this.becomeLate();
+      return;
+    }
+    // The sampling deadlines come first: they may run before the rest is built.
+    this.continuing = true;
+    setImmediate(continuePublish, this);
+  }
+
+  /** @internal the next part of a message that did not fit one slice. */
+  continuePublishing(): void {
+    this.continuing = false;
+    if (this.closed || this.owner === undefined) return;
+    if (!this.reportable) return;
+    if (this.owner.hasRequest()) this.publish(this.owner.take());
+    else this.becomeLate();
   }
 
   private nextSequenceNumber(): number {
@@ -178,9 +230,12 @@ export class Subscription implements ItemOwner, SampleTask {
     nw.beginDataChanges();
     const w = nw.w;
     const pending = this.pending;
+    const count = this.pendingCount;
     let head = this.pendingHead;
-    while (head < pending.length && budget > 0 && w.pos < maxBytes) {
-      const item = pending[head];
+    const deadline = this.host.sliceDeadline();
+    let check = SLICE_CHECK;
+    while (head < count && budget > 0 && w.pos < maxBytes) {
+      const item = pending[head]!;
       if (!item.reportable) {
         item.inNotifyList = false;
         head++;
@@ -194,6 +249,10 @@ export class Subscription implements ItemOwner, SampleTask {
         item.shift();
         nw.items++;
         budget--;
+        if (--check === 0) {
+          check = SLICE_CHECK;
+          if (performance.now() > deadline) budget = 0;
+        }
       }
       if (item.count > 0) break;
       item.inNotifyList = false;
@@ -201,12 +260,16 @@ export class Subscription implements ItemOwner, SampleTask {
     }
     const written = nw.items;
     nw.endDataChanges();
-    if (head >= pending.length) {
-      pending.length = 0;
+    // Taken entries are cleared so that deleted items are not kept alive by the list.
+    pending.fill(undefined, this.pendingHead, head);
+    if (head >= count) {
+      this.pendingCount = 0;
       this.pendingHead = 0;
-    } else if (head > 1024 && head * 2 > pending.length) {
+    } else if (head > 1024 && head * 2 > count) {
       // Compact now and then; in between the head index walks forward.
-      this.pending = pending.slice(head);
+      pending.copyWithin(0, head, count);
+      pending.fill(undefined, count - head, count);
+      this.pendingCount = count - head;
       this.pendingHead = 0;
     } else {
       this.pendingHead = head;
@@ -268,6 +331,7 @@ export class Subscription implements ItemOwner, SampleTask {
     this.closed = true;
     this.pending.length = 0;
     this.pendingHead = 0;
+    this.pendingCount = 0;
     this.retained.length = 0;
   }
 }

@@ -44,6 +44,20 @@ export interface ConnectionContext {
   readonly pool: BufferPool;
   /** Where messages longer than one pool buffer are put together for decoding. */
   readonly scratch: ReassemblyBuffer;
+  /** Times each socket read's processing (the server's loop trace); absent: nothing is timed. */
+  readonly timer?: TaskTimer;
+}
+
+/**
+ * What the transport tells the rest of the process about the time it holds the event loop
+ * (the server's loop governor: src/server/loop-governor.ts).
+ */
+export interface TaskTimer {
+  /**
+   * One socket read of requests was processed from `start` (performance.now()) until now: the
+   * governor times it and runs the sampling slots that came due meanwhile.
+   */
+  afterRead(start: number): void;
 }
 
 /** Control messages are written synchronously, one at a time: one writer for all connections. */
@@ -101,7 +115,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
   /** Highest `heldBytes` seen. */
   maxHeldBytes = 0;
 
-  private readonly ctx: ConnectionContext;
+  readonly ctx: ConnectionContext;
   private readonly limits: TransportLimits;
   private readonly pool: BufferPool;
 
@@ -280,7 +294,15 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
 
   /** @internal TurnOwner: the next turn of the loop; input that waited for it goes on. */
   nextTurn(): void {
+    const timer = this.ctx.timer;
+    if (timer === undefined) {
+      this.pump();
+      return;
+    }
+    // Input kept from a socket read is processed as one task, timed as a read is.
+    const start = performance.now();
     this.pump();
+    timer.afterRead(start);
   }
 
   /** @internal FramerOwner: a complete chunk, header included. */
@@ -607,7 +629,16 @@ function connectionOf(socket: Socket): TcpConnection {
 }
 
 function onSocketData(this: Socket, data: Buffer): void {
-  connectionOf(this).onData(data);
+  const c = connectionOf(this);
+  const timer = c.ctx.timer;
+  if (timer === undefined) {
+    c.onData(data);
+    return;
+  }
+  // One socket read can carry hundreds of requests: its processing is one task on the loop.
+  const start = performance.now();
+  c.onData(data);
+  timer.afterRead(start);
 }
 
 function onSocketDrain(this: Socket): void {

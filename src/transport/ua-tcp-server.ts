@@ -14,6 +14,7 @@ import type { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { BufferPool } from "./buffer-pool.js";
 import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
 import { ReassemblyBuffer } from "./message-assembler.js";
+import type { TaskTimer } from "./tcp-connection.js";
 import { ConnectionState } from "./tcp-connection.js";
 import { MAX_URL_LENGTH } from "./ua-tcp.js";
 
@@ -22,6 +23,8 @@ export interface UaTcpServerOptions {
   port: number;
   limits?: Partial<TransportLimits>;
   handler: ChannelHandler;
+  /** Times the processing of each socket read (the server's loop trace). */
+  timer?: TaskTimer;
   /** The memory budget and its buffers; by default the server makes one from `limits`. */
   pool?: BufferPool;
   /** ApplicationUri sent in ReverseHello. */
@@ -77,6 +80,7 @@ export class UaTcpServer {
       handler: options.handler,
       policies: options.policies ?? defaultSecurityPolicies(),
       handshakes: options.handshakes,
+      timer: options.timer,
       allocateChannelId: () => this.allocateChannelId(),
       channelGone: (channel) => this.channelGone(channel),
     };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import type { RequestContext } from "../../src/address-space/node-manager.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
-import { TEST_NAMESPACE_URI, createTestNamespace } from "../../src/address-space/test-namespace.js";
+import { TEST_NAMESPACE_URI, createTestNamespace } from "../../src/testing/test-namespace.js";
 import { BuiltinType, VariantArrayType, numericNodeId, stringNodeId, type DataValue } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";

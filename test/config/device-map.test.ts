@@ -65,7 +65,8 @@ describe("defaults", () => {
       writeRoles: ["operator", "admin"],
       enabled: true,
     });
-    expect(d.tags[0]).toEqual({ name: "t", address: { area: "holding", offset: 3 }, scale: 1, offset: 0, access: "read", history: false });
+    // The tag's rate is resolved here, once: the device's when the tag gives none (issue 13).
+    expect(d.tags[0]).toEqual({ name: "t", address: { area: "holding", offset: 3 }, scale: 1, offset: 0, access: "read", history: false, rate: 1000 });
   });
 
   it("an empty map is valid: no devices", () => {

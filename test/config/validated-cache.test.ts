@@ -2,6 +2,7 @@
 // text of the same file and code, rewritten when the file changes, never for a file with issues
 // (whose messages stay the validator's), ignored when unreadable or unwritable, and giving back
 // exactly the value validation gives.
+import { ValueCache } from "../../src/values/value-cache.js";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +14,9 @@ import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
-import { FakeDriver } from "../devices/fake-driver.js";
+import { driversWith, FakeDriver } from "../devices/fake-driver.js";
 import { validateFileCached } from "../../src/config/validated-cache.js";
 
 const MAP = `buses:
@@ -151,8 +152,9 @@ describe("the validated-map cache", () => {
     const scheduler = new DeadlineScheduler(clock);
     const registry = new NamespaceRegistry();
     new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-    const devices = new DeviceNamespace(registry);
-    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, openLink: () => new FakeDriver() });
+    const values = new ValueCache();
+    const devices = new DeviceNamespace(registry, { values });
+    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: driversWith(() => new FakeDriver()) });
     try {
       await runtime.apply(validated);
       const before = devices.variable("boiler", "temperature");

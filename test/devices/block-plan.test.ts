@@ -1,6 +1,6 @@
 // Coalescing: the fewest block reads within the request limit and the max gap.
 import { describe, expect, it } from "vitest";
-import { blockOf, planBlocks, type Placed } from "../../src/sampling/block-plan.js";
+import { blockOf, planBlocks, type Placed } from "../../src/devices/block-plan.js";
 
 const LIMITS = { maxRegisters: 125, maxBits: 2000, maxGap: 10 };
 

@@ -3,6 +3,9 @@
 // the options the device namespace used to give, references and Browse summaries, reloads that
 // keep or replace nodes, the Variant kept for an unchanged value, and the fast path of Modbus
 // address parsing against its full rules.
+import { ValueCache } from "../../src/values/value-cache.js";
+import { compileTag } from "../../src/devices/tag-codec.js";
+import type { DeviceConfig } from "../../src/config/device-map.js";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
@@ -14,14 +17,14 @@ import { AccessLevel } from "../../src/address-space/ua-node.js";
 import { deviceMapSchema, parseAddress, type DeviceMap } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
-import { DevicePoller, type PolledTag, type TagSink } from "../../src/sampling/poll-group.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import { DevicePoller } from "../../src/devices/device-poller.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, numericNodeId, stringNodeId, type DataValue } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { nodeIdEquals } from "../../src/ua/node-id.js";
-import { FakeDriver, flush } from "./fake-driver.js";
+import { driversWith, FakeDriver, flush, ValueLog } from "./fake-driver.js";
 
 const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
 const operator: RequestContext = { sessionId: "o", role: "operator", now: 0 };
@@ -68,17 +71,19 @@ function setup() {
   scheduler = new DeadlineScheduler(clock);
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  const devices = new DeviceNamespace(registry);
+  const values = new ValueCache();
+  const devices = new DeviceNamespace(registry, { values });
   const drivers: FakeDriver[] = [];
   runtime = new DeviceRuntime({
     scheduler,
     clock,
     nodes: devices,
-    openLink: () => {
+    values,
+    drivers: driversWith(() => {
       const d = new FakeDriver();
       drivers.push(d);
       return d;
-    },
+    }),
   });
   const ns = devices.ns;
   const read = (nodeId = stringNodeId("plc", 1), attributeId: number, ctx = viewer): DataValue => {
@@ -175,10 +180,17 @@ describe("polling", () => {
     const clock = new FakeClock(0);
     scheduler = new DeadlineScheduler(clock);
     const driver = new FakeDriver();
-    const updates: DataValue[] = [];
-    const sink: TagSink = { update: (_t: PolledTag, v: DataValue) => void updates.push(v) };
+    const values = new ValueCache();
+    const log = new ValueLog(values);
+    /** A poller whose tags' values the log records. */
+    const pollerOf = (config: DeviceConfig): DevicePoller => {
+      const slots = config.tags.map((t) => values.acquire(`${config.name}/${t.name}/${values.size}`, { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate }));
+      slots.forEach((slot, i) => log.watch(slot, config.tags[i]!.name));
+      return new DevicePoller({ config, driver, clock, values, slots });
+    };
+    const updates = () => log.updates.map((u) => u.value);
     const config = parse(PLC("      - { name: a, address: holding:0 }\n")).devices[0]!;
-    const poller = new DevicePoller({ config, driver, clock, sink });
+    const poller = pollerOf(config);
     driver.memory.holding[0] = 5;
     poller.start(scheduler);
     clock.advance(0);
@@ -189,26 +201,29 @@ describe("polling", () => {
     clock.advance(2000);
     await flush();
     poller.stop(scheduler);
-    expect(updates.map((u) => u.value!.value)).toEqual([5, 5, 6]);
-    expect(updates[1]!.value).toBe(updates[0]!.value);
-    expect(updates[1]).not.toBe(updates[0]);
-    expect(updates[1]!.sourceTimestamp! - updates[0]!.sourceTimestamp!).toBe(2000);
-    expect(updates[2]!.value).not.toBe(updates[1]!.value);
-    expect(poller.tags[0]!.current).toBe(updates[2]);
-    expect([poller.tags[0]!.status, poller.tags[0]!.last, poller.tags[0]!.lastTime]).toEqual([StatusCodes.Good, updates[2]!.value, updates[2]!.sourceTimestamp]);
+    const u = updates();
+    expect(u.map((v) => v.value!.value)).toEqual([5, 5, 6]);
+    expect(u[1]!.value).toBe(u[0]!.value);
+    expect(u[1]).not.toBe(u[0]);
+    expect(u[1]!.sourceTimestamp! - u[0]!.sourceTimestamp!).toBe(2000);
+    expect(u[2]!.value).not.toBe(u[1]!.value);
+    const slot = poller.tags[0]!.slot;
+    expect(values.get(slot)).toBe(u[2]);
+    expect([values.statusOf(slot), values.get(slot).value, values.sourceTimestampOf(slot)]).toEqual([StatusCodes.Good, u[2]!.value, u[2]!.sourceTimestamp]);
     // Small whole numbers share one frozen Variant per type and value, across tags; others do not.
     const two = parse(PLC("      - { name: a, address: holding:0 }\n      - { name: b, address: holding:1 }\n      - { name: c, address: holding:2 }\n      - { name: d, address: holding:3 }\n")).devices[0]!;
-    updates.length = 0;
+    log.take();
     driver.memory.holding.set([7, 7, 300, 300]);
-    const p2 = new DevicePoller({ config: two, driver, clock, sink });
+    const p2 = pollerOf(two);
     p2.start(scheduler);
     clock.advance(0);
     await flush();
     p2.stop(scheduler);
-    expect(updates.map((u) => u.value!.value)).toEqual([7, 7, 300, 300]);
-    expect(updates[1]!.value).toBe(updates[0]!.value);
-    expect(Object.isFrozen(updates[0]!.value)).toBe(true);
-    expect(updates[3]!.value).not.toBe(updates[2]!.value);
+    const v = updates();
+    expect(v.map((x) => x.value!.value)).toEqual([7, 7, 300, 300]);
+    expect(v[1]!.value).toBe(v[0]!.value);
+    expect(Object.isFrozen(v[0]!.value)).toBe(true);
+    expect(v[3]!.value).not.toBe(v[2]!.value);
   });
 });
 

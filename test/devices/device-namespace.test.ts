@@ -11,13 +11,15 @@ import { deviceMapSchema, type DeviceMap } from "../../src/config/device-map.js"
 import { validateYaml } from "../../src/config/load.js";
 import type { HistorySink } from "../../src/history/sink.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime, type ModbusLinkOptions } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import { ValueCache } from "../../src/values/value-cache.js";
+import type { SimulatorLink } from "../../drivers/simulator/definition.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, IdType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type NodeId } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { nodeIdEquals } from "../../src/ua/node-id.js";
-import { FakeDriver, flush } from "./fake-driver.js";
+import { fakeDrivers, flush, type FakeLink } from "./fake-driver.js";
 
 const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
 const operator: RequestContext = { sessionId: "o", role: "operator", now: 0 };
@@ -65,22 +67,14 @@ function setup() {
   scheduler = new DeadlineScheduler(clock);
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  const devices = new DeviceNamespace(registry);
+  const values = new ValueCache();
+  const devices = new DeviceNamespace(registry, { values });
   const history = new History();
   devices.history = history;
   const changes: ModelChange[] = [];
   devices.onModelChange = (c) => changes.push(c);
-  const links: { options: ModbusLinkOptions; driver: FakeDriver }[] = [];
-  runtime = new DeviceRuntime({
-    scheduler,
-    clock,
-    nodes: devices,
-    openLink: (options) => {
-      const driver = new FakeDriver();
-      links.push({ options, driver });
-      return driver;
-    },
-  });
+  const links: FakeLink[] = [];
+  runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: fakeDrivers(links) });
   const ns = devices.ns;
   const s = (text: string) => stringNodeId(text, ns.namespaceIndex);
   const read = (nodeId: NodeId, attributeId = AttributeIds.Value, ctx = viewer): DataValue => {
@@ -93,7 +87,7 @@ function setup() {
     await ns.write(ctx, [{ nodeId, attributeId: AttributeIds.Value, value: { value: { dataType, arrayType: VariantArrayType.Scalar, value } } }], out);
     return out[0]!;
   };
-  return { registry, devices, ns, history, changes, links, s, read, write };
+  return { registry, devices, values, ns, history, changes, links, s, read, write };
 }
 
 async function step(ms: number): Promise<void> {
@@ -241,27 +235,27 @@ describe("the runtime", () => {
     let started = 0;
     let closed = 0;
     await runtime!.stop();
+    const { devices, values } = setup();
+    await runtime!.stop();
     runtime = new DeviceRuntime({
       scheduler,
       clock,
-      nodes: setup().devices,
-      openLink: (options) => {
-        const driver = new FakeDriver();
-        links.push({ options, driver });
-        return driver;
-      },
-      startSimulator: async ({ host, port }) => {
+      nodes: devices,
+      values,
+      drivers: fakeDrivers(links, async ({ host, port }) => {
         started++;
         expect([host, port]).toEqual(["127.0.0.1", 0]);
         return { port: 40123, close: async () => void closed++ };
-      },
+      }),
     });
     const sim = (name: string, unit: number) => `  - name: ${name}\n    driver: simulator\n    unitId: ${unit}\n    tags: [{ name: r, address: input:0 }]\n`;
     await runtime.apply(parse(`devices:\n${sim("a", 1)}${sim("b", 2)}`));
+    // The slave starts with the link's first connect: the first poll.
+    await step(0);
     expect(started).toBe(1);
     expect(links).toHaveLength(1);
     expect(links[0]!.options).toMatchObject({ kind: "tcp", host: "127.0.0.1", port: 40123 });
-    expect(await runtime.simulatorPort()).toBe(40123);
+    expect((runtime.driverOf("a") as SimulatorLink).port).toBe(40123);
     await runtime.apply(parse(`devices:\n${sim("a", 1)}`));
     expect(closed).toBe(0);
     await runtime.apply(parse("devices: []\n"));

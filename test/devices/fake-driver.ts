@@ -1,6 +1,12 @@
 // A Driver over plain arrays, for poll-group tests: exact control of failures, no sockets.
-import { DriverError, type BlockRequest, type DataArea, type Driver, type DriverHealth } from "../../src/sampling/driver.js";
+import { DriverError, type BlockRequest, type DataArea, type Driver, type DriverHealth } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import type { DataValue } from "../../src/ua/builtins.js";
+import type { ValueCache } from "../../src/values/value-cache.js";
+import { DriverRegistry } from "../../src/devices/registry.js";
+import { modbusDrivers } from "../../drivers/modbus/definition.js";
+import type { ModbusLinkOptions } from "../../drivers/modbus/options.js";
+import { simulatorDriver, type SimulatorStarter } from "../../drivers/simulator/definition.js";
 
 export class FakeDriver implements Driver {
   readonly memory: Record<DataArea, Uint16Array> = {
@@ -24,7 +30,7 @@ export class FakeDriver implements Driver {
   private errors = 0;
 
   async connect(): Promise<void> {
-    if (this.down) throw new DriverError(StatusCodes.BadCommunicationError, "connect ECONNREFUSED", true);
+    if (this.down) throw new DriverError("refused", StatusCodes.BadCommunicationError, "connect ECONNREFUSED", true);
     this.connects++;
     this.connected = true;
   }
@@ -58,16 +64,16 @@ export class FakeDriver implements Driver {
     if (this.down) {
       this.errors++;
       this.connected = false;
-      throw new DriverError(StatusCodes.BadCommunicationError, "time-out after 1000 ms", true);
+      throw new DriverError("timeout", StatusCodes.BadCommunicationError, "time-out after 1000 ms", true);
     }
     for (let a = start; a < start + count; a++) {
       if (this.illegal[area].has(a)) {
         this.errors++;
-        throw new DriverError(StatusCodes.BadConfigurationError, "exception 02: illegal data address", false, 0x02);
+        throw new DriverError("badAddress", StatusCodes.BadConfigurationError, "exception 02: illegal data address", false);
       }
       if (this.failing.has(a)) {
         this.errors++;
-        throw new DriverError(StatusCodes.BadDeviceFailure, "exception 04: slave device failure", false, 0x04);
+        throw new DriverError("deviceFailure", StatusCodes.BadDeviceFailure, "exception 04: slave device failure", false);
       }
     }
   }
@@ -76,4 +82,59 @@ export class FakeDriver implements Driver {
 /** Lets every pending promise chain run (the fake driver answers at once). */
 export function flush(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Every value and status change of some value cache slots, by tag name: what a poller handed
+ * on, as the DataValues a Read would get.
+ */
+export class ValueLog {
+  readonly updates: { tag: string; value: DataValue }[] = [];
+  constructor(readonly values: ValueCache) {}
+
+  watch(slot: number, tag: string): void {
+    const values = this.values;
+    const log = this.updates;
+    values.subscribe(slot, {
+      offerNumber: () => log.push({ tag, value: values.get(slot) }),
+      offerDataValue: (value) => log.push({ tag, value }),
+      sourceChanged: () => undefined,
+    });
+  }
+
+  last(tag: string): DataValue | undefined {
+    for (let i = this.updates.length - 1; i >= 0; i--) if (this.updates[i]!.tag === tag) return this.updates[i]!.value;
+    return undefined;
+  }
+
+  take(): { tag: string; value: DataValue }[] {
+    return this.updates.splice(0);
+  }
+}
+
+/** A link a test's registry opened: the options it got and its fake driver. */
+export interface FakeLink {
+  readonly options: ModbusLinkOptions;
+  readonly driver: FakeDriver;
+}
+
+/**
+ * The gateway's drivers with fakes for links: the Modbus and simulator definitions as they are
+ * (link keys, merged options), each link a FakeDriver recorded in `links`; simulators started
+ * by `start` (default: one that pretends to listen on port 1).
+ */
+export function fakeDrivers(links: FakeLink[], start: SimulatorStarter = async () => ({ port: 1, close: async () => undefined })): DriverRegistry {
+  return driversWith((options) => {
+    const driver = new FakeDriver();
+    links.push({ options, driver });
+    return driver;
+  }, start);
+}
+
+/** The Modbus and simulator drivers with links opened by `open` (the real link, or a fake). */
+export function driversWith(open: (options: ModbusLinkOptions) => Driver, start: SimulatorStarter = async () => ({ port: 1, close: async () => undefined })): DriverRegistry {
+  const registry = new DriverRegistry();
+  for (const [name, definition] of Object.entries(modbusDrivers(open))) registry.register(name, definition);
+  registry.register("simulator", simulatorDriver(start, open));
+  return registry;
 }

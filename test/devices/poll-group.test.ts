@@ -4,11 +4,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deviceMapSchema, type DeviceConfig } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { DevicePoller, type PolledTag, type TagSink } from "../../src/sampling/poll-group.js";
+import { DevicePoller } from "../../src/devices/device-poller.js";
+import { compileTag } from "../../src/devices/tag-codec.js";
+import { modbusDrivers } from "../../drivers/modbus/definition.js";
+import { ValueCache } from "../../src/values/value-cache.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { FakeDriver, flush } from "./fake-driver.js";
+import { FakeDriver, flush, ValueLog } from "./fake-driver.js";
 
 const { Good, BadCommunicationError, BadNoCommunication, BadConfigurationError, BadDeviceFailure, BadWaitingForInitialData, BadOutOfRange } =
   StatusCodes;
@@ -20,34 +23,30 @@ function device(tags: string, extra = ""): DeviceConfig {
   return r.value.devices[0]!;
 }
 
-class Sink implements TagSink {
-  readonly updates: { tag: string; value: DataValue }[] = [];
-  update(tag: PolledTag, value: DataValue): void {
-    this.updates.push({ tag: tag.name, value });
-  }
-  last(tag: string): DataValue | undefined {
-    for (let i = this.updates.length - 1; i >= 0; i--) if (this.updates[i]!.tag === tag) return this.updates[i]!.value;
-    return undefined;
-  }
-  take(): { tag: string; value: DataValue }[] {
-    return this.updates.splice(0);
-  }
-}
-
 let clock: FakeClock;
 let scheduler: DeadlineScheduler;
 let driver: FakeDriver;
-let sink: Sink;
+let sink: ValueLog;
+let values: ValueCache;
 let poller: DevicePoller | undefined;
 
+/** A poller of `config` whose values go to a value cache that `sink` watches. */
 function start(config: DeviceConfig): DevicePoller {
   clock = new FakeClock(0);
   scheduler = new DeadlineScheduler(clock);
   driver ??= new FakeDriver();
-  sink = new Sink();
-  poller = new DevicePoller({ config, driver, clock, sink });
+  values = new ValueCache();
+  sink = new ValueLog(values);
+  const slots = config.tags.map((t) => values.acquire(t.name, { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate }));
+  config.tags.forEach((t, i) => sink.watch(slots[i]!, t.name));
+  poller = new DevicePoller({ config, driver, clock, values, slots });
   poller.start(scheduler);
   return poller;
+}
+
+/** The index of a tag in the device's tag list: what the poller's write takes. */
+function at(p: DevicePoller, name: string): number {
+  return p.tags.indexOf(p.tag(name)!);
 }
 
 async function step(ms: number): Promise<void> {
@@ -74,7 +73,7 @@ describe("polling", () => {
     driver.memory.holding.set([7, 0xfff6, 0, 0, 0x3fc0, 0x0000]);
     driver.memory.coil[3] = 1;
     const p = start(device(TAGS));
-    expect(p.tags.every((t) => t.status === BadWaitingForInitialData)).toBe(true);
+    expect(p.tags.every((t) => values.statusOf(t.slot) === BadWaitingForInitialData)).toBe(true);
     expect(p.requestsPerCycle).toBe(2);
     await step(0);
     expect(driver.log).toEqual(["coil:3+1", "holding:0+6"]);
@@ -220,13 +219,13 @@ describe("writes", () => {
   it("convert back to raw, range-check, and read the tag back", async () => {
     driver = new FakeDriver();
     const p = start(device(RW));
-    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 21.5))).toBe(Good);
+    expect(await p.write(at(p, "sp"), d(BuiltinType.Double, 21.5))).toBe(Good);
     expect(driver.memory.holding[10]).toBe(43);
     expect(sink.last("sp")?.value?.value).toBe(21.5);
-    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 100.5))).toBe(BadOutOfRange);
-    expect(await p.write(p.tag("pump")!, d(BuiltinType.Boolean, true))).toBe(Good);
+    expect(await p.write(at(p, "sp"), d(BuiltinType.Double, 100.5))).toBe(BadOutOfRange);
+    expect(await p.write(at(p, "pump"), d(BuiltinType.Boolean, true))).toBe(Good);
     expect(driver.memory.coil[1]).toBe(1);
-    expect(await p.write(p.tag("ro")!, d(BuiltinType.UInt16, 1))).toBe(StatusCodes.BadNotWritable);
+    expect(await p.write(at(p, "ro"), d(BuiltinType.UInt16, 1))).toBe(StatusCodes.BadNotWritable);
     expect(driver.log.filter((l) => l.startsWith("write"))).toEqual(["write holding:10=[43]", "write coil:1=[1]"]);
   });
 
@@ -234,24 +233,27 @@ describe("writes", () => {
     driver = new FakeDriver();
     driver.memory.holding[30] = 0b1000_0001;
     const p = start(device(RW));
-    expect(await p.write(p.tag("flag")!, d(BuiltinType.Boolean, true))).toBe(Good);
+    expect(await p.write(at(p, "flag"), d(BuiltinType.Boolean, true))).toBe(Good);
     expect(driver.memory.holding[30]).toBe(0b1000_0101);
-    expect(await p.write(p.tag("flag")!, d(BuiltinType.Boolean, false))).toBe(Good);
+    expect(await p.write(at(p, "flag"), d(BuiltinType.Boolean, false))).toBe(Good);
     expect(driver.memory.holding[30]).toBe(0b1000_0001);
   });
 
-  it("forceSingleRegisterWrite writes one register per request", async () => {
+  it("forceSingleRegisterWrite is the link's: the device's unit id is in its options, the poller hands on the whole value", async () => {
+    // The FC6 requests themselves: test/drivers/modbus-serial-peer.test.ts.
     driver = new FakeDriver();
-    const p = start(device(RW, "    forceSingleRegisterWrite: true\n"));
-    expect(await p.write(p.tag("f")!, d(BuiltinType.Float, 1.5))).toBe(Good);
-    expect(driver.log.filter((l) => l.startsWith("write"))).toEqual(["write holding:20=[16320]", "write holding:21=[0]"]);
+    const config = device(RW, "    forceSingleRegisterWrite: true\n");
+    expect(modbusDrivers()["modbus-tcp"].linkOptions([config], { buses: {}, devices: [config] }).forceSingleRegisterWrite).toEqual([1]);
+    const p = start(config);
+    expect(await p.write(at(p, "f"), d(BuiltinType.Float, 1.5))).toBe(Good);
+    expect(driver.log.filter((l) => l.startsWith("write"))).toEqual(["write holding:20=[16320,0]"]);
   });
 
   it("a device that does not answer gives the driver's StatusCode", async () => {
     driver = new FakeDriver();
     const p = start(device(RW));
     driver.down = true;
-    expect(await p.write(p.tag("sp")!, d(BuiltinType.Double, 1))).toBe(BadCommunicationError);
+    expect(await p.write(at(p, "sp"), d(BuiltinType.Double, 1))).toBe(BadCommunicationError);
     expect(p.errors).toBeGreaterThan(0);
   });
 });

@@ -2,6 +2,8 @@
 // Debian's python3-pymodbus on one end of a socat pseudo-terminal pair (needs socat and
 // python3-pymodbus; skipped with a note when absent). The two devices share one link; a slave
 // that falls silent goes Bad and is demoted while the other keeps its Good values.
+import { ValueCache } from "../../src/values/value-cache.js";
+import { driversWith } from "./fake-driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
@@ -10,7 +12,8 @@ import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime, type ModbusLinkOptions } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import type { ModbusLinkOptions } from "../../drivers/modbus/options.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
@@ -31,15 +34,17 @@ beforeAll(async () => {
   peer = await startPymodbus("rtu", pty.b);
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  devices = new DeviceNamespace(registry);
+  const values = new ValueCache();
+  devices = new DeviceNamespace(registry, { values });
   runtime = new DeviceRuntime({
     scheduler,
     clock: systemClock,
     nodes: devices,
-    openLink: (options) => {
+    values,
+    drivers: driversWith((options) => {
       links.push(options);
       return openModbusLink(options);
-    },
+    }),
   });
   const device = (name: string, unit: number) => `  - name: ${name}
     driver: modbus-rtu

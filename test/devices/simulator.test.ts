@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { startSimulator, type Simulator } from "../../drivers/simulator/index.js";
-import { DriverError, type Driver } from "../../src/sampling/driver.js";
+import { DriverError, type Driver } from "../../src/devices/driver.js";
 
 let now = Date.UTC(2026, 0, 1);
 let sim: Simulator;

@@ -1,6 +1,7 @@
 // Objects/System: one sample fills every variable from the machine (values are the machine's own,
 // so only their kinds and plausibility are checked), a scripted thermal zone gives an exact
 // temperature, a machine without one gives BadNotSupported.
+import { ValueCache } from "../../src/values/value-cache.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +24,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function setup(thermalDir: string, pollLateness?: LatenessHistogram) {
   const registry = new NamespaceRegistry();
   const ns0 = new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  const devices = new DeviceNamespace(registry);
+  const devices = new DeviceNamespace(registry, { values: new ValueCache() });
   const system = new SystemObject(devices.ns, { dataDir: join(dir, "data", "not-yet-created"), thermalDir, pollLateness });
   return { ns0, system };
 }

@@ -3,7 +3,7 @@
 // two's complement bytes, not computed with the code under test.
 import { describe, expect, it } from "vitest";
 import type { ByteOrder, DataType, TagConfig } from "../../src/config/device-map.js";
-import { compileTag, decodeValue, encodeValue } from "../../src/sampling/tag-codec.js";
+import { compileTag, decodeValue, encodeValue } from "../../src/devices/tag-codec.js";
 import { BuiltinType, VariantArrayType, type Variant } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import type { ModbusLink, ModbusLinkOptions } from "../../drivers/modbus/index.js";
 import { crc16 } from "../../drivers/modbus/pdu.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 
 type Kind = "tcp" | "rtu-over-tcp";

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import type { ModbusLink } from "../../drivers/modbus/index.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { startModbusSerialServer } from "./peers.js";
 import type { ServerVector } from "./peers.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import type { ModbusLink, ModbusLinkOptions } from "../../drivers/modbus/index.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus } from "./peers.js";
 import type { PtyPair, PythonPeer } from "./peers.js";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { crc16 } from "../../drivers/modbus/pdu.js";
 import type { ModbusLink } from "../../drivers/modbus/index.js";
-import { DriverError } from "../../src/sampling/driver.js";
+import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus } from "./peers.js";
 import type { PtyPair, PythonPeer } from "./peers.js";

@@ -5,6 +5,8 @@
 // BadCommunicationError keeping their last value, and come back Good when the fault ends; two
 // healthy devices on their own links keep their rate throughout, measured as the poll slots
 // their groups ran against the slots that came due (sample counts, never wall-clock figures).
+import { ValueCache } from "../../src/values/value-cache.js";
+import { driversWith } from "../devices/fake-driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
@@ -13,7 +15,7 @@ import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { startModbusSerialServer } from "../drivers/peers.js";
@@ -39,8 +41,9 @@ beforeAll(async () => {
   await rtuProxy.listen();
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  devices = new DeviceNamespace(registry);
-  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, openLink: (o) => openModbusLink(o) });
+  const values = new ValueCache();
+  devices = new DeviceNamespace(registry, { values });
+  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)) });
   const device = (name: string, driver: string, port: number, unit: number) => `  - name: ${name}
     driver: ${driver}
     host: 127.0.0.1

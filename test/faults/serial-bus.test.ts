@@ -4,6 +4,8 @@
 // never answers: it goes BadNoCommunication and is demoted, while units 1 and 2 keep their
 // rate, counted as the poll slots their groups ran against the slots that came due. A live
 // slave that falls silent goes BadCommunicationError and comes back.
+import { ValueCache } from "../../src/values/value-cache.js";
+import { driversWith } from "../devices/fake-driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
@@ -12,7 +14,7 @@ import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
-import { DeviceRuntime } from "../../src/sampling/device-runtime.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
@@ -32,8 +34,9 @@ beforeAll(async () => {
   peer = await startPymodbus("rtu", pty.b);
   const registry = new NamespaceRegistry();
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-  devices = new DeviceNamespace(registry);
-  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, openLink: (o) => openModbusLink(o) });
+  const values = new ValueCache();
+  devices = new DeviceNamespace(registry, { values });
+  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)) });
   const device = (name: string, unit: number) => `  - name: ${name}
     driver: modbus-rtu
     bus: line

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { ChannelClient, msg } from "../transport/raw-client.js";
 import { Healthy } from "./helpers.js";
@@ -57,8 +58,8 @@ describe.skipIf(!existsSync(cli))("the memory bound on a gateway process of its 
       ].join("\n"),
     );
     // As the service runs it (src/cli.ts's shebang).
-    child = spawn(process.execPath, ["--optimize-for-size", "--no-concurrent-recompilation", "--harmony-rab-gsab-transfer", cli, "run", "--config", config], {
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "65536" },
+    child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, "run", "--config", config], {
+      env: { ...process.env, ...GATEWAY_ENV },
       stdio: ["ignore", "pipe", "inherit"],
     });
     port = await new Promise<number>((resolvePort, reject) => {

@@ -1,11 +1,13 @@
 // The bench namespace (ids, types, counting samples), the diagnostics namespace, the scheduler
 // totals they read, and the subscription keys of gateway.yaml.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttributeIds as UaAttributeIds, ClientSession, MonitoringMode, OPCUAClient, TimestampsToReturn, type DataValue } from "node-opcua-client";
-import { counterId, counterNodeId } from "../../src/address-space/bench-namespace.js";
+import { counterId, counterNodeId } from "../../src/testing/bench-namespace.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { loadGatewayConfig, validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
@@ -14,6 +16,7 @@ import { FieldgateServer } from "../../src/server/server.js";
 import { DIAGNOSTICS_NAMESPACE_URI } from "../../src/subscriptions/diagnostics.js";
 import { BuiltinType, numericNodeId } from "../../src/ua/builtins.js";
 import { AttributeIds } from "../../src/ua/generated/node-ids.js";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { Fixture, COUNTER } from "./fixture.js";
 import { newClient, waitFor } from "./helpers.js";
 
@@ -50,20 +53,20 @@ describe("bench namespace ids", () => {
     expect(f.bench.counterOf(counterNodeId(1301))).toBe(0);
   });
 
-  it("counts samples, not reads", async () => {
+  it("counts its polls, not reads: polled every 10 ms from the start, as a device is", async () => {
     const f = new Fixture();
-    const s = f.session();
-    const id = f.subscribe(s, { interval: 100 });
-    f.monitor(s, id, COUNTER(1), { samplingInterval: 10 });
     const read = () => {
       const out: DataValue[] = [];
-      f.bench.read({ sessionId: "", role: "viewer", now: 0 }, [{ nodeId: COUNTER(1), attributeId: AttributeIds.Value }], out as never);
-      return (out[0] as unknown as { value: { dataType: number; value: unknown } }).value;
+      f.registry.managerAt(1)!.read({ sessionId: "", role: "viewer", now: 0 }, [{ nodeId: COUNTER(1), attributeId: AttributeIds.Value }], out as never);
+      return out[0] as unknown as { value?: { dataType: number; value: unknown }; statusCode?: number };
     };
-    expect(read()).toMatchObject({ dataType: BuiltinType.UInt64, value: 0n });
+    expect(read().statusCode).toBe(StatusCodes.BadWaitingForInitialData);
+    // Polls at 0, 10, ..., 50 ms.
+    await f.now();
     await f.advance(50);
-    expect(read()).toMatchObject({ value: 5n });
-    expect(read()).toMatchObject({ value: 5n });
+    expect(read().value).toMatchObject({ dataType: BuiltinType.UInt64, value: 6n });
+    expect(read().value).toMatchObject({ value: 6n });
+    expect(f.bench.count(1)).toBe(6);
   });
 });
 
@@ -143,5 +146,43 @@ describe("a gateway with the bench namespace", { timeout: 30_000 }, () => {
     ]);
     expect(diag.map((d) => d.statusCode.name)).toEqual(["Good", "Good"]);
     await sub.terminate();
+  });
+
+  it("shows the event-loop delay, GC pauses, late slots and poll groups in the diagnostics namespace", async () => {
+    // node-opcua gives UInt64 as [high, low].
+    const u64 = (v: unknown) => (v as [number, number])[0] * 2 ** 32 + (v as [number, number])[1];
+    // The namespace refreshes once a second: wait for a refresh that saw the bench devices poll.
+    const read = async (names: string[]) =>
+      (await session.read(names.map((n) => ({ nodeId: `ns=${diagNs};s=${n}`, attributeId: UaAttributeIds.Value })))).map((d) => d.value.value as unknown);
+    // A garbage collection the trace must count (the gateway runs in this process).
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+    const deadline = Date.now() + 10_000;
+    while (((await read(["Sampling.PollGroups"]))[0] as string[] | null)?.length !== 2 || u64((await read(["Sampling.GcPauses"]))[0]) === 0) {
+      if (Date.now() > deadline) throw new Error("timed out waiting for the poll groups to show");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const [p99, max, gcs, stalls, recent, groups, skipped, items] = await read([
+      "Sampling.EventLoopDelayP99",
+      "Sampling.EventLoopDelayMax",
+      "Sampling.GcPauses",
+      "Sampling.Stalls",
+      "Sampling.RecentStalls",
+      "Sampling.PollGroups",
+      "Subscriptions.SkippedSamples",
+      "Subscriptions.ItemsMissingSamples",
+    ]);
+    expect(typeof p99).toBe("number");
+    expect(max as number).toBeGreaterThanOrEqual(p99 as number);
+    expect(max as number).toBeGreaterThan(0);
+    expect(u64(gcs)).toBeGreaterThan(0);
+    // Each stall counted is one listed, up to the last 32.
+    expect(((recent as string[] | null) ?? []).length).toBe(Math.min(32, u64(stalls)));
+    for (const line of (recent as string[] | null) ?? []) expect(line).toMatch(/ ran \d+\.\d ms late; the loop was busy with /);
+    // Counters and Values, both polled every 10 ms (the fastest sampling interval granted).
+    expect((groups as string[]).map((g) => g.split(":")[0])).toEqual(["Counters @10 ms", "Values @10 ms"]);
+    expect((groups as string[])[0]).toMatch(/^Counters @10 ms: \d+ slots run, \d+ skipped late, \d+ skipped busy, 0 backing off$/);
+    // Every item missing samples is counted, and what they missed adds up to at least one each.
+    expect(u64(skipped)).toBeGreaterThanOrEqual(items as number);
   });
 });

@@ -3,11 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinType, numericNodeId, type ExtensionObject } from "../../src/ua/builtins.js";
 import { DataChangeTrigger, DeadbandType, MonitoringMode, TimestampsToReturn } from "../../src/ua/generated/enums.js";
-import { ObjectIds } from "../../src/ua/generated/node-ids.js";
+import { AttributeIds, ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { DataChangeNotification } from "../../src/ua/generated/types.js";
 import { OVERFLOW_INFO_BITS } from "../../src/subscriptions/notification-encoder.js";
-import { deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
+import { createMonitoredItemsInSlices, deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../../src/subscriptions/items.js";
 import { COUNTER, Fixture, changes, decodeMessage, isKeepAlive, statusChange } from "./fixture.js";
 
 const OVERFLOW = OVERFLOW_INFO_BITS;
@@ -82,6 +82,62 @@ describe("publishing cycle", () => {
       [9, 0, 0],
       [9, 4, 0],
     ]);
+  });
+
+  it("builds a message of many notifications in slices, one per turn of the event loop, in order", async () => {
+    // A slice of 0 ms: each message closes at its first look at the clock (after 512).
+    const f = new Fixture({}, 10, 0);
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    for (let k = 1; k <= 2000; k++) {
+      f.variable(`n${k}`, { feedInterval: 50, value: k });
+      f.monitor(s, id, f.nodeId(`n${k}`), { samplingInterval: 50, clientHandle: k });
+    }
+    for (let i = 0; i < 4; i++) f.publish(s);
+    // The publishing cycle at 100 ms answers one request; the next part waits for the next turn.
+    f.clock.advance(100);
+    // (Answers land in the fixture's list in a microtask.)
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(f.answers.length).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    expect(f.answers.length).toBe(2);
+    // One part per turn: two more turns for the last two.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const got = f.take();
+    expect(got.map((a) => changes(a.response!.notificationMessage).length)).toEqual([512, 512, 512, 464]);
+    expect(got.map((a) => a.response!.moreNotifications)).toEqual([true, true, true, false]);
+    expect(got.flatMap((a) => changes(a.response!.notificationMessage).map((c) => c[0]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    expect(got.map((a) => a.response!.notificationMessage.sequenceNumber)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("makes 1000 items of one CreateMonitoredItems in slices, reporting none of them before all are made", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100, keepAlive: 1 });
+    for (let k = 1; k <= 1000; k++) f.variable(`c${k}`, { feedInterval: 50, value: k });
+    const requests = Array.from({ length: 1000 }, (_, i) => ({
+      itemToMonitor: { nodeId: f.nodeId(`c${i + 1}`), attributeId: AttributeIds.Value },
+      monitoringMode: MonitoringMode.Reporting,
+      requestedParameters: { clientHandle: i + 1, samplingInterval: 50, queueSize: 1, discardOldest: true },
+    }));
+    const pending = createMonitoredItemsInSlices(f.engine, s, id, TimestampsToReturn.Both, requests);
+    expect(pending).toBeInstanceOf(Promise);
+    // The first slice is made at once; a publishing cycle before the last one reports nothing.
+    expect(f.engine.subscriptions.get(id)!.items.size).toBe(256);
+    f.publish(s);
+    f.clock.advance(100);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(isKeepAlive(f.take()[0]?.response)).toBe(true);
+    const results = await pending;
+    expect(results.map((r) => r.statusCode)).toEqual(new Array(1000).fill(StatusCodes.Good));
+    expect(new Set(results.map((r) => r.monitoredItemId)).size).toBe(1000);
+    f.publish(s);
+    await f.advance(100);
+    const [a] = f.take();
+    expect(changes(a!.response!.notificationMessage).map((c) => c[0])).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
   });
 
   it("splits notifications by maxNotificationsPerPublish and says moreNotifications", async () => {
@@ -229,30 +285,62 @@ describe("sampling", () => {
     const f = new Fixture();
     const s = f.session();
     const id = f.subscribe(s, { interval: 1000, keepAlive: 100, lifetime: 1000 });
-    for (let k = 1; k <= 3; k++) f.monitor(s, id, COUNTER(k), { samplingInterval: 10, clientHandle: k });
-    f.monitor(s, id, COUNTER(4), { samplingInterval: 20, clientHandle: 4 });
+    // Memory variables that nobody feeds: sampled through read(), one group per interval.
+    const vs = [1, 2, 3, 4].map((k) => f.variable(`v${k}`, { value: k }));
+    for (let k = 1; k <= 3; k++) f.monitor(s, id, f.nodeId(`v${k}`), { samplingInterval: 10, clientHandle: k });
+    f.monitor(s, id, f.nodeId("v4"), { samplingInterval: 20, clientHandle: 4 });
     expect(f.engine.sampler.groupCount).toBe(2);
     await f.advance(100);
-    expect([1, 2, 3, 4].map((k) => f.bench.count(k))).toEqual([10, 10, 10, 5]);
     expect(f.engine.sampler.passes).toBe(15);
     // The event loop stalls for 35 ms: the 10 ms slots due at 110 and 120 are skipped and
     // counted, the one of 130 runs once, late; the 20 ms group's slot of 120 runs late.
-    const skipped = f.scheduler.totals.skipped;
+    const stats = f.engine.sampler.groupStats(10)!;
+    const skipped = stats.skipped;
     f.clock.stall(35);
     await f.advance(0);
-    expect(f.bench.count(1)).toBe(11);
-    expect(f.bench.count(4)).toBe(6);
-    expect(f.scheduler.totals.skipped - skipped).toBe(2);
+    expect(f.engine.sampler.passes).toBe(17);
+    expect(stats.skipped - skipped).toBe(2);
+    for (const [k, v] of vs.entries()) f.set(v, 10 * (k + 1));
     f.publish(s);
     await f.advance(1000 - 135);
     const [a] = f.take();
-    // UInt64 counters reach the client as UInt64, their latest values (queue size 1).
+    // Queue size 1: each item's latest value.
     expect(changes(a.response!.notificationMessage)).toEqual([
-      [1, BigInt(f.bench.count(1)), 0],
-      [2, BigInt(f.bench.count(2)), 0],
-      [3, BigInt(f.bench.count(3)), 0],
-      [4, BigInt(f.bench.count(4)), 0],
+      [1, 10, 0],
+      [2, 20, 0],
+      [3, 30, 0],
+      [4, 40, 0],
     ]);
+  });
+
+  it("feeds items on counters at their poll rate, samples slower ones, and hands UInt64 counters on as UInt64", async () => {
+    const f = new Fixture();
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 1000, keepAlive: 100, lifetime: 1000 });
+    for (let k = 1; k <= 3; k++) f.monitor(s, id, COUNTER(k), { samplingInterval: 10, clientHandle: k });
+    f.monitor(s, id, COUNTER(4), { samplingInterval: 20, clientHandle: 4 });
+    // The 10 ms items are fed by the counters' poll group: only the 20 ms one is sampled.
+    expect(f.engine.sampler.fedItemCount).toBe(3);
+    expect(f.engine.sampler.groupCount).toBe(1);
+    await f.now();
+    await f.advance(100);
+    // Every counter counts its polls (0, 10, ..., 100 ms), whoever watches it.
+    expect([1, 2, 3, 4].map((k) => f.bench.count(k))).toEqual([11, 11, 11, 11]);
+    // Polling stops: what the items hold is the counters' last value.
+    await f.runtime.stop();
+    f.publish(s);
+    await f.advance(1000);
+    const [a] = f.take();
+    // UInt64 counters reach the client as UInt64, their latest values (queue size 1); the
+    // sampled one as of its last sample, at most one of its intervals (two polls) behind.
+    const got = changes(a.response!.notificationMessage);
+    expect(got.slice(0, 3)).toEqual([
+      [1, 11n, 0],
+      [2, 11n, 0],
+      [3, 11n, 0],
+    ]);
+    expect(got[3]![0]).toBe(4);
+    expect(Number(got[3]![1])).toBeGreaterThanOrEqual(9);
   });
 
   it("feeds items on a fed variable at its rate through setValue, with no timer", async () => {
@@ -310,7 +398,8 @@ describe("sampling", () => {
     const s = f.session();
     const id = f.subscribe(s, { interval: 100 });
     const slots = f.scheduler.size;
-    const item = f.monitor(s, id, COUNTER(1), { samplingInterval: 10 });
+    // Slower than the counter's poll: sampled by a group of its own (at 10 ms it would be fed).
+    const item = f.monitor(s, id, COUNTER(1), { samplingInterval: 20 });
     expect(f.scheduler.size).toBe(slots + 1);
     expect(deleteMonitoredItems(f.engine, s, id, [item.monitoredItemId, 12345])).toEqual([StatusCodes.Good, StatusCodes.BadMonitoredItemIdInvalid]);
     expect(f.scheduler.size).toBe(slots);

@@ -1,7 +1,12 @@
 // An engine on a FakeClock for exact, wall-time-free tests: namespace 0, the bench namespace at
-// index 1 (counters) and a MemoryNamespace, a fake session and channel, and helpers that call
-// the engine as the services do and decode what it answers with the generated decoders.
-import { createBenchNamespace, type BenchNamespace } from "../../src/address-space/bench-namespace.js";
+// index 1 (counters polled every 10 ms by its in-process driver) and a MemoryNamespace, a fake
+// session and channel, and helpers that call the engine as the services do and decode what it
+// answers with the generated decoders.
+import { benchDeviceMap, counterOf, createBenchNamespace } from "../../src/testing/bench-namespace.js";
+import type { BenchDriver } from "../../drivers/bench/index.js";
+import { builtinDrivers } from "../../src/devices/builtin-drivers.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import { ValueCache } from "../../src/values/value-cache.js";
 import { MemoryNamespace, type MemoryVariable } from "../../src/address-space/memory-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
@@ -41,25 +46,35 @@ export class Fixture {
   readonly clock = new FakeClock(0);
   readonly scheduler = new DeadlineScheduler(this.clock);
   readonly registry = new NamespaceRegistry();
-  readonly bench: BenchNamespace;
+  readonly values = new ValueCache();
+  /** The bench namespace's counters: counter k's value, and the counter a NodeId names (0: none). */
+  readonly bench: { count(k: number): number; counterOf(nodeId: NodeId): number };
+  readonly runtime: DeviceRuntime;
   readonly mem: MemoryNamespace;
   readonly engine: SubscriptionEngine;
   readonly channel: { isOpen: boolean } = { isOpen: true };
   readonly answers: Answer[] = [];
 
-  constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10) {
+  /** `publishSliceMs`: the engine's slice for building a Publish (default: no limit, so messages are exact). */
+  constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10, publishSliceMs = Infinity) {
     new Ns0Manager(this.registry, {
       applicationUri: "urn:test",
       buildInfo: { productUri: "urn:test", manufacturerName: "t", productName: "t", softwareVersion: "0", buildNumber: "0", buildDate: 0 },
     });
-    this.bench = createBenchNamespace(this.registry, counters);
-    this.mem = new MemoryNamespace(this.registry.register("urn:fixture"), this.registry);
+    const bench = createBenchNamespace(this.registry, this.values);
+    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers: builtinDrivers() });
+    // With nothing applying, the devices start now: counters are polled from t = 0.
+    void this.runtime.apply(benchDeviceMap(counters, BENCH_RATE));
+    const driver = () => this.runtime.driverOf("Counters") as BenchDriver;
+    this.bench = { count: (k) => driver().count(k), counterOf: (nodeId) => counterOf(nodeId, counters) };
+    this.mem = new MemoryNamespace(this.registry.register("urn:fixture"), this.registry, { values: this.values, wallNow: () => this.clock.wallNow() });
     this.registry.register("urn:fixture", this.mem);
     this.engine = new SubscriptionEngine({
       registry: this.registry,
       scheduler: this.scheduler,
       clock: this.clock,
       limits: { minPublishingInterval: 10, minSamplingInterval: 10, ...limits },
+      publishSliceMs,
     });
   }
 
@@ -151,6 +166,12 @@ export class Fixture {
     }
   }
 
+  /** Runs what is due now (the bench counters' first poll, at t = 0) and lets it settle. */
+  async now(): Promise<void> {
+    this.clock.advance(0);
+    await settle();
+  }
+
   take(): Answer[] {
     return this.answers.splice(0, this.answers.length);
   }
@@ -196,3 +217,5 @@ export function isKeepAlive(r: PublishResponse | undefined): boolean {
 }
 
 export const COUNTER = (k: number): NodeId => numericNodeId(k, 1);
+/** The bench counters' poll rate in the fixture (its minSamplingInterval). */
+export const BENCH_RATE = 10;

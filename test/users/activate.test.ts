@@ -7,7 +7,7 @@ import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { encodeActivateSessionRequest, type ExtensionObject, type ReadResponse } from "../../src/ua/generated/types.js";
 import type { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
-import { TEST_NAMESPACE_URI } from "../../src/address-space/test-namespace.js";
+import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
 import { hashPassword } from "../../src/server/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { header, ServiceClient } from "../server/service-client.js";

@@ -22,7 +22,7 @@ import { BuiltinType, VariantArrayType } from "../../src/ua/builtins.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import type { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
-import { TEST_NAMESPACE_URI } from "../../src/address-space/test-namespace.js";
+import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { certificateThumbprint, hashPassword } from "../../src/server/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";

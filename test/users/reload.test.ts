@@ -25,7 +25,7 @@ import type { GatewayConfig } from "../../src/config/gateway-config.js";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import type { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
-import { TEST_NAMESPACE_URI } from "../../src/address-space/test-namespace.js";
+import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
 import { BuiltinType, VariantArrayType } from "../../src/ua/builtins.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { certificateThumbprint, hashPassword } from "../../src/server/users.js";

@@ -9,6 +9,7 @@
 import { BuiltinType, VariantArrayType, type StatusCode, type Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { isScaled, tagType, tagWidth, type ByteOrder, type DataType, type TagConfig } from "../config/device-map.js";
+import { exactInt64, numberVariant } from "../values/value-cache.js";
 
 export const enum Kind {
   Bool,
@@ -83,6 +84,19 @@ export interface CodecTag {
   readonly high: number;
   /** The built-in type of the published value: Double when scaled, else the raw type's. */
   readonly builtinType: BuiltinType;
+  /** How a poll hands the value to the value cache (see ValuePath). */
+  readonly path: ValuePath;
+}
+
+/**
+ * Numbers go into the value cache as numbers (decodeNumber: no Variant, no bigint per sample);
+ * unscaled 64-bit integers too while they are exact (|v| < 2^53), else as a bigint; strings as
+ * a Variant.
+ */
+export const enum ValuePath {
+  Number,
+  Int64,
+  Object,
 }
 
 /**
@@ -117,6 +131,7 @@ export function compileTag(t: TagConfig, deviceByteOrder: ByteOrder): CodecTag {
     low: t.range?.[0] ?? -Infinity,
     high: t.range?.[1] ?? Infinity,
     builtinType: scaled ? BuiltinType.Double : NATIVE[kind]!,
+    path: kind === Kind.String ? ValuePath.Object : (kind === Kind.Int64 || kind === Kind.UInt64) && !scaled ? ValuePath.Int64 : ValuePath.Number,
   });
   if (plain) plainCodecs.set(key, codec);
   return codec;
@@ -156,24 +171,79 @@ export function decodeValue(t: CodecTag, block: Uint16Array | Uint8Array, at: nu
   return variantOf(t, decodeRaw(t, block, at));
 }
 
-/** Small whole numbers and booleans whose Variants are shared, by BuiltinType (see variantOf). */
-const SHARED_MAX = 256;
-const shared: (Variant[] | undefined)[] = [];
-
 /**
  * The Variant of a tag's value. Booleans and whole numbers 0..255 (alarms, states, idle
  * registers: most of a plant's values) get one frozen Variant per type and value, shared by
- * every tag and sample that has it; others a new one. Variants are never changed once made.
+ * every tag and sample that has it (the value cache's table); others a new one. Variants are
+ * never changed once made.
  */
 export function variantOf(t: CodecTag, raw: number | bigint | boolean | string): Variant {
   const type = t.builtinType;
-  let slot = -1;
-  if (typeof raw === "boolean") slot = raw ? 1 : 0;
-  // 1 / 0 > 0 keeps -0 (a scaled Double) out: it must stay -0.
-  else if (typeof raw === "number" && (raw | 0) === raw && raw >= 0 && raw < SHARED_MAX && (raw !== 0 || 1 / raw > 0)) slot = raw;
-  if (slot < 0) return { dataType: type, arrayType: VariantArrayType.Scalar, value: raw };
-  const byValue = (shared[type] ??= []);
-  return (byValue[slot] ??= Object.freeze({ dataType: type, arrayType: VariantArrayType.Scalar, value: raw }));
+  if (typeof raw === "boolean") return numberVariant(type, raw ? 1 : 0);
+  if (typeof raw === "number") return numberVariant(type, raw);
+  return { dataType: type, arrayType: VariantArrayType.Scalar, value: raw };
+}
+
+/**
+ * The value of a tag whose path is Number or Int64 as a number (Booleans 0/1): what a poll
+ * hands to the value cache. For the Int64 path, NaN when the value is not exact as a number
+ * (|v| >= 2^53): decodeRaw then gives the bigint. Unswapped registers are read directly; other
+ * byte orders through the scratch view.
+ */
+export function decodeNumber(t: CodecTag, block: Uint16Array | Uint8Array, at: number): number {
+  const regs = block as Uint16Array;
+  let raw: number;
+  const plain = !t.wordSwap && !t.byteSwap;
+  switch (t.kind) {
+    case Kind.Coil:
+      return block[at] !== 0 ? 1 : 0;
+    case Kind.Bool:
+      return regs[at] !== 0 ? 1 : 0;
+    case Kind.Bit:
+      return (regs[at]! >>> t.bit) & 1;
+    case Kind.UInt16:
+      raw = plain ? regs[at]! : (gather(regs, at, 1, t), scratch.getUint16(0));
+      break;
+    case Kind.Int16:
+      raw = plain ? (regs[at]! << 16) >> 16 : (gather(regs, at, 1, t), scratch.getInt16(0));
+      break;
+    case Kind.UInt32:
+      raw = plain ? regs[at]! * 65536 + regs[at + 1]! : (gather(regs, at, 2, t), scratch.getUint32(0));
+      break;
+    case Kind.Int32:
+      raw = plain ? ((regs[at]! << 16) | regs[at + 1]!) : (gather(regs, at, 2, t), scratch.getInt32(0));
+      break;
+    case Kind.Float32:
+      gather(regs, at, 2, t);
+      raw = scratch.getFloat32(0);
+      break;
+    case Kind.Float64:
+      gather(regs, at, 4, t);
+      raw = scratch.getFloat64(0);
+      break;
+    case Kind.Int64:
+    case Kind.UInt64: {
+      let hi: number;
+      let lo: number;
+      if (plain) {
+        hi = regs[at]! * 65536 + regs[at + 1]!;
+        lo = regs[at + 2]! * 65536 + regs[at + 3]!;
+      } else {
+        gather(regs, at, 4, t);
+        hi = scratch.getUint32(0);
+        lo = scratch.getUint32(4);
+      }
+      if (t.scaled) {
+        // Two's complement for Int64; the sum rounds once, as Number(bigint) would.
+        raw = (t.kind === Kind.Int64 && hi >= 0x80000000 ? hi - 4294967296 : hi) * 4294967296 + lo;
+        break;
+      }
+      return exactInt64(hi, lo, t.kind === Kind.Int64);
+    }
+    default:
+      return NaN;
+  }
+  return t.scaled ? raw * t.scale + t.offset : raw;
 }
 
 /**

@@ -11,10 +11,10 @@ import {
 import { UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import { MemoryNamespace, type Role } from "./memory-namespace.js";
-import type { NamespaceRegistry } from "./namespace-registry.js";
-import type { Ns0Manager } from "./ns0-manager.js";
-import { AccessLevel } from "./ua-node.js";
+import { MemoryNamespace, type Role } from "../address-space/memory-namespace.js";
+import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
+import type { Ns0Manager } from "../address-space/ns0-manager.js";
+import { AccessLevel } from "../address-space/ua-node.js";
 
 export const TEST_NAMESPACE_URI = "urn:fieldgate:test";
 

@@ -1,0 +1,14 @@
+// The drivers this gateway is built with, under the names the device map's `driver:` key takes
+// (and the bench namespace's in-process driver, which the map cannot name).
+import { BENCH_DRIVER, benchDriver } from "../../drivers/bench/index.js";
+import { modbusDrivers } from "../../drivers/modbus/definition.js";
+import { simulatorDriver } from "../../drivers/simulator/definition.js";
+import { DriverRegistry } from "./registry.js";
+
+export function builtinDrivers(): DriverRegistry {
+  const registry = new DriverRegistry();
+  for (const [name, definition] of Object.entries(modbusDrivers())) registry.register(name, definition);
+  registry.register("simulator", simulatorDriver());
+  registry.register(BENCH_DRIVER, benchDriver());
+  return registry;
+}

@@ -1,0 +1,271 @@
+// One device of the map: its poll groups, health, counters and write path (DESIGN: Devices).
+//
+// Backoff and demotion: a cycle that meets a communication failure stops at once (reading the
+// other blocks would only wait for more time-outs on a shared bus) and the device waits
+// retryBackoff * 2^(failures-1), at most maxBackoff, before its next attempt; after demoteAfter
+// failed cycles it is "demoted" in its diagnostics. Every attempt is a probe: the first block
+// answered brings the device back.
+import type { DeviceConfig } from "../config/device-map.js";
+import type { StatusCode, Variant } from "../ua/builtins.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import type { ValueCache } from "../values/value-cache.js";
+import type { Clock } from "../sampling/clock.js";
+import type { LatenessHistogram } from "../sampling/lateness.js";
+import type { DeadlineScheduler } from "../sampling/scheduler.js";
+import type { Block, BlockLimits } from "./block-plan.js";
+import { DriverError, type Driver } from "./driver.js";
+import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
+import type { DriverLimits } from "./registry.js";
+import { encodeValue, Kind } from "./tag-codec.js";
+
+export type DeviceState = "waiting" | "ok" | "failing" | "demoted";
+
+/** What the address space calls to write a tag: by its place in the device's tag list. */
+export interface TagWriter {
+  write(index: number, value: Variant): Promise<StatusCode>;
+}
+
+export interface DevicePollerOptions {
+  readonly config: DeviceConfig;
+  readonly driver: Driver;
+  readonly clock: Clock;
+  readonly values: ValueCache;
+  /** The value cache slot of each tag, in the order of config.tags. */
+  readonly slots: readonly number[];
+  /** The tags already made (a runtime that made them in slices), in the order of config.tags. */
+  readonly tags?: readonly PolledTag[];
+  /** The driver's protocol limits (the device's own settings may lower them). */
+  readonly driverLimits?: DriverLimits;
+  /** Where the lateness of every poll slot goes (poll jitter). */
+  readonly lateness?: LatenessHistogram;
+  /** Where the time each poll's delivery holds the loop goes. */
+  readonly trace?: TaskTimer;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class DevicePoller implements PollTarget, TagWriter {
+  readonly name: string;
+  readonly config: DeviceConfig;
+  readonly unitId: number;
+  readonly driver: Driver;
+  readonly clock: Clock;
+  readonly values: ValueCache;
+  readonly limits: BlockLimits;
+  readonly tags: readonly PolledTag[];
+  readonly groups: readonly PollGroup[];
+  readonly lateness: LatenessHistogram | undefined;
+  readonly trace: TaskTimer | undefined;
+  /**
+   * Called after every poll cycle (`stateChanged` false) and after every change of state, error
+   * or failure count (true): diagnostics.
+   */
+  onChange: ((device: DevicePoller, stateChanged: boolean) => void) | undefined;
+
+  state: DeviceState = "waiting";
+  consecutiveFailures = 0;
+  requests = 0;
+  errors = 0;
+  lastError = "";
+  /** Round-trip time of the last answered request, ms (queueing on a shared link included). */
+  lastRoundTrip = 0;
+  stopped = false;
+  private nextAttemptAt = 0;
+  private writeTail: Promise<unknown> = Promise.resolve();
+
+  constructor(options: DevicePollerOptions) {
+    const c = options.config;
+    this.name = c.name;
+    this.config = c;
+    this.unitId = c.unitId;
+    this.driver = options.driver;
+    this.clock = options.clock;
+    this.values = options.values;
+    this.lateness = options.lateness;
+    this.trace = options.trace;
+    const protocol = options.driverLimits;
+    this.limits = {
+      maxRegisters: Math.min(c.maxRegistersPerRead, protocol?.maxRegisters ?? Infinity),
+      maxBits: Math.min(c.maxBitsPerRead, protocol?.maxBits ?? Infinity),
+      maxGap: c.maxGap,
+    };
+    const slots = options.slots;
+    this.tags = options.tags ?? c.tags.map((t, i) => new PolledTag(t, c, slots[i]!));
+    const byRate = new Map<number, PolledTag[]>();
+    for (let i = 0; i < c.tags.length; i++) {
+      const rate = c.tags[i]!.rate;
+      let list = byRate.get(rate);
+      if (!list) byRate.set(rate, (list = []));
+      list.push(this.tags[i]!);
+    }
+    this.groups = [...byRate].sort(([a], [b]) => a - b).map(([rate, tags]) => new PollGroup(this, rate, tags));
+  }
+
+  tag(name: string): PolledTag | undefined {
+    return this.tags.find((t) => t.name === name);
+  }
+
+  /** Read requests one cycle of every group makes. */
+  get requestsPerCycle(): number {
+    let n = 0;
+    for (const g of this.groups) n += g.requestsPerCycle;
+    return n;
+  }
+
+  /** Poll slots not run: late, still busy, or backing off. */
+  get skippedCycles(): number {
+    let n = 0;
+    for (const g of this.groups) n += g.backedOff + (g.scheduled ? g.scheduled.skipped + g.scheduled.overruns : 0);
+    return n;
+  }
+
+  start(scheduler: DeadlineScheduler, t0 = scheduler.now): void {
+    this.stopped = false;
+    for (const g of this.groups) g.scheduled = scheduler.every(g.interval, g, t0);
+  }
+
+  stop(scheduler: DeadlineScheduler): void {
+    this.stopped = true;
+    for (const g of this.groups) {
+      if (g.scheduled) scheduler.cancel(g.scheduled);
+      g.scheduled = undefined;
+    }
+  }
+
+  wallNow(): number {
+    return this.clock.wallNow();
+  }
+
+  recordLateness(ms: number): void {
+    this.lateness?.record(ms);
+  }
+
+  /** False while backing off after a failure. */
+  mayAttempt(now: number): boolean {
+    return !this.stopped && now >= this.nextAttemptAt;
+  }
+
+  /** One block read, counted and timed. */
+  async read(block: Block<PolledTag>): Promise<Uint16Array | Uint8Array> {
+    await this.ensureConnected();
+    const start = this.clock.now();
+    this.requests++;
+    let data: Uint16Array | Uint8Array;
+    try {
+      data = await this.driver.readBlock({ unitId: this.unitId, area: block.area, start: block.start, count: block.count });
+    } catch (err) {
+      this.countError(err);
+      throw err;
+    }
+    this.lastRoundTrip = this.clock.now() - start;
+    return data;
+  }
+
+  answered(): void {
+    if (this.consecutiveFailures === 0 && this.state === "ok") return;
+    this.consecutiveFailures = 0;
+    this.nextAttemptAt = 0;
+    this.state = "ok";
+    this.onChange?.(this, true);
+  }
+
+  cycleDone(): void {
+    this.values.endBatch(this.name);
+    this.onChange?.(this, false);
+  }
+
+  /** A communication failure: every tag of the device goes Bad, and the device backs off. */
+  failed(err: unknown): void {
+    if (this.stopped) return;
+    this.consecutiveFailures++;
+    const c = this.config;
+    const wait = Math.min(c.maxBackoff, c.retryBackoff * 2 ** Math.min(this.consecutiveFailures - 1, 30));
+    this.nextAttemptAt = this.clock.now() + wait;
+    this.state = this.consecutiveFailures >= c.demoteAfter ? "demoted" : "failing";
+    this.lastError = messageOf(err);
+    for (const g of this.groups) g.fail(g.tags, StatusCodes.BadCommunicationError);
+    this.values.endBatch(this.name);
+    this.onChange?.(this, true);
+  }
+
+  noteConfigError(tag: PolledTag): void {
+    this.lastError = `address ${tag.area}:${tag.start} of tag "${tag.name}" does not exist on the device: not polled until the map changes`;
+    this.onChange?.(this, true);
+  }
+
+  /**
+   * Writes an engineering value to the tag at `index` of the device's tags (Part 4 §5.10.4:
+   * the Write completes when the device has taken it). Writes of one device go out in order,
+   * each after the previous one finished, so that the read-modify-write of a bit tag cannot
+   * interleave with another write.
+   */
+  write(index: number, value: Variant): Promise<StatusCode> {
+    const tag = this.tags[index];
+    if (tag === undefined) return Promise.resolve(StatusCodes.BadNodeIdUnknown);
+    if (!tag.writable) return Promise.resolve(StatusCodes.BadNotWritable);
+    const encoded = encodeValue(tag.codec, value);
+    if (!encoded.ok) return Promise.resolve(encoded.statusCode);
+    const run = () => this.writeNow(tag, encoded.data);
+    const result = this.writeTail.then(run, run);
+    this.writeTail = result;
+    return result;
+  }
+
+  private async writeNow(tag: PolledTag, data: Uint16Array | Uint8Array): Promise<StatusCode> {
+    if (this.stopped) return StatusCodes.BadNodeIdUnknown;
+    const area = tag.area === "coil" ? "coil" : "holding";
+    try {
+      await this.ensureConnected();
+      if (tag.codec.kind === Kind.Bit) {
+        const current = (await this.counted(() => this.driver.readBlock({ unitId: this.unitId, area: "holding", start: tag.start, count: 1 })))[0]!;
+        const mask = 1 << tag.codec.bit;
+        data = Uint16Array.of((current & ~mask) | (data[0]! & mask));
+      }
+      await this.counted(() => this.driver.write(this.unitId, area, tag.start, data));
+    } catch (err) {
+      return err instanceof DriverError ? err.statusCode : StatusCodes.BadCommunicationError;
+    }
+    await this.readBack(tag);
+    return StatusCodes.Good;
+  }
+
+  /** Reads a written tag at once, so clients see the device's value without waiting a cycle. */
+  private async readBack(tag: PolledTag): Promise<void> {
+    try {
+      const data = await this.counted(() => this.driver.readBlock({ unitId: this.unitId, area: tag.area, start: tag.start, count: tag.width }));
+      if (this.stopped) return;
+      deliverTag(this.values, tag, data, 0, this.clock.wallNow());
+      this.values.endBatch(this.name);
+    } catch {
+      // The next poll tells.
+    }
+  }
+
+  private async counted<T>(op: () => Promise<T>): Promise<T> {
+    this.requests++;
+    try {
+      return await op();
+    } catch (err) {
+      this.countError(err);
+      throw err;
+    }
+  }
+
+  private countError(err: unknown): void {
+    this.errors++;
+    this.lastError = messageOf(err);
+  }
+
+  /** A failed connect is an error of the device, though no request went out. */
+  private async ensureConnected(): Promise<void> {
+    if (this.driver.connected) return;
+    try {
+      await this.driver.connect();
+    } catch (err) {
+      this.countError(err);
+      throw err;
+    }
+  }
+}

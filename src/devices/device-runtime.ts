@@ -1,0 +1,327 @@
+// Runs a device map: one driver per link (the driver registry says which devices share one),
+// one DevicePoller per enabled device on the process's scheduler, a value cache slot per tag,
+// and the nodes of the device namespace through DeviceNodes. `apply` takes a new map and
+// changes only what differs, so a reload (SIGHUP) leaves the other devices polling.
+//
+// A device whose settings or link changed is stopped and started again with the new ones; its
+// tags keep their cache slots (and so their values and subscribers) where the tag still exists,
+// and its unchanged tag nodes stay (device-namespace.ts). Slots of tags that are gone are released.
+import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
+import type { Clock } from "../sampling/clock.js";
+import { LatenessHistogram } from "../sampling/lateness.js";
+import type { DeadlineScheduler } from "../sampling/scheduler.js";
+import type { ValueCache } from "../values/value-cache.js";
+import { DevicePoller } from "./device-poller.js";
+import { PolledTag, type TaskTimer } from "./poll-group.js";
+import { nextTurn, TAGS_PER_SLICE } from "../sampling/slices.js";
+import type { Driver } from "./driver.js";
+import type { DriverRegistry, RegisteredDriver } from "./registry.js";
+import { compileTag } from "./tag-codec.js";
+
+/** The device namespace as the runtime sees it. */
+export interface DeviceNodes {
+  /**
+   * Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of
+   * config.tags. A device of many tags may be synced in slices (then a promise).
+   */
+  syncDevice(config: DeviceConfig, slots: readonly number[]): void | Promise<void>;
+  /** Removes the device's nodes (in slices for a device of many tags: then a promise). */
+  removeDevice(name: string): void | Promise<void>;
+  /** The device's writes and diagnostics go to this poller from now on. */
+  bind(poller: DevicePoller): void;
+}
+
+export interface RuntimeLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface DeviceRuntimeOptions {
+  readonly scheduler: DeadlineScheduler;
+  readonly clock: Clock;
+  readonly nodes: DeviceNodes;
+  readonly values: ValueCache;
+  readonly drivers: DriverRegistry;
+  readonly log?: RuntimeLog;
+  /** Where the time each poll's delivery holds the loop goes (the loop trace). */
+  readonly trace?: TaskTimer;
+}
+
+/** What an apply changed, by device name. */
+export interface ApplyReport {
+  readonly added: string[];
+  readonly removed: string[];
+  readonly changed: string[];
+  readonly unchanged: string[];
+}
+
+interface Running {
+  /** With `options`: equal (sameConfig) means nothing to do on reload. */
+  readonly config: DeviceConfig;
+  readonly options: unknown;
+  readonly linkKey: string;
+  readonly poller: DevicePoller;
+}
+
+interface Link {
+  readonly driver: Driver;
+  users: number;
+}
+
+/** A device's link as apply works it out: its driver, key and merged options. */
+interface DeviceLink {
+  readonly driver: RegisteredDriver;
+  readonly key: string;
+  readonly options: unknown;
+}
+
+const SILENT: RuntimeLog = { info: () => undefined, warn: () => undefined };
+
+/** The cache key of a tag: names never hold "/" (config/device-map.ts). */
+export function tagSlotKey(device: string, tag: string): string {
+  return `${device}/${tag}`;
+}
+
+export class DeviceRuntime {
+  /** Lateness of every device poll slot against its deadline (the System object shows it). */
+  readonly pollLateness = new LatenessHistogram();
+  private readonly o: DeviceRuntimeOptions;
+  private readonly log: RuntimeLog;
+  private readonly running = new Map<string, Running>();
+  private readonly links = new Map<string, Link>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private applying = 0;
+  private stopped = false;
+
+  constructor(options: DeviceRuntimeOptions) {
+    this.o = options;
+    this.log = options.log ?? SILENT;
+  }
+
+  /** The running pollers, in map order. */
+  pollers(): DevicePoller[] {
+    return [...this.running.values()].map((r) => r.poller);
+  }
+
+  poller(name: string): DevicePoller | undefined {
+    return this.running.get(name)?.poller;
+  }
+
+  /** The driver a running device is polled through. */
+  driverOf(name: string): Driver | undefined {
+    return this.running.get(name)?.poller.driver;
+  }
+
+  /**
+   * Brings the running devices in line with `map`; calls run one after the other. With none
+   * running, the devices start before apply returns (its promise settles once the links no
+   * device uses are closed).
+   */
+  apply(map: DeviceMap): Promise<ApplyReport> {
+    const run = () => this.applyNow(map);
+    const result = this.applying === 0 ? run() : this.chain.then(run, run);
+    this.applying++;
+    this.chain = result.then(
+      () => void this.applying--,
+      () => void this.applying--,
+    );
+    return result;
+  }
+
+  /** Stops every poller and closes the links. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.chain.catch(() => undefined);
+    for (const r of this.running.values()) r.poller.stop(this.o.scheduler);
+    this.running.clear();
+    const closing: Promise<void>[] = [];
+    for (const link of this.links.values()) closing.push(link.driver.close().catch(() => undefined));
+    this.links.clear();
+    await Promise.all(closing);
+  }
+
+  private async applyNow(map: DeviceMap): Promise<ApplyReport> {
+    if (this.stopped) throw new Error("device runtime stopped");
+    const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [] };
+    const wanted = map.devices.filter((d) => d.enabled);
+    const links = this.linksOf(wanted, map);
+    const next = new Map(wanted.map((d) => [d.name, d] as const));
+    /** Slots of stopped devices: released unless a started device took them again. */
+    const dropped: number[] = [];
+
+    for (const [name, r] of [...this.running]) {
+      const d = next.get(name);
+      const link = links.get(name);
+      if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config))) {
+        report.unchanged.push(name);
+        continue;
+      }
+      this.stopDevice(r);
+      for (const t of r.poller.tags) dropped.push(t.slot);
+      if (!d) {
+        const removing = this.o.nodes.removeDevice(name);
+        if (removing !== undefined) await removing;
+        report.removed.push(name);
+      } else {
+        report.changed.push(name);
+      }
+    }
+    for (const d of wanted) {
+      if (this.running.has(d.name)) continue;
+      if (!report.changed.includes(d.name)) report.added.push(d.name);
+      const started = this.startDevice(d, links.get(d.name)!);
+      if (started !== undefined) await started;
+      if (this.stopped) throw new Error("device runtime stopped");
+    }
+    if (dropped.length > 0) {
+      const live = new Set<number>();
+      for (const r of this.running.values()) for (const t of r.poller.tags) live.add(t.slot);
+      for (let i = 0; i < dropped.length; i++) {
+        if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+        const slot = dropped[i]!;
+        if (!live.has(slot)) this.o.values.release(slot);
+      }
+    }
+    await this.closeUnused();
+    return report;
+  }
+
+  /**
+   * Starts one device: its tags' cache slots, nodes and poller. A device of more than
+   * TAGS_PER_SLICE tags is started in slices with a turn of the event loop between them (a
+   * promise); a smaller one is started before this returns.
+   */
+  private startDevice(config: DeviceConfig, link: DeviceLink): void | Promise<void> {
+    const n = config.tags.length;
+    const slots: number[] = new Array(n);
+    const tags: PolledTag[] = new Array(n);
+    if (n <= TAGS_PER_SLICE) {
+      this.acquireSlots(config, slots, 0, n);
+      const synced = this.o.nodes.syncDevice(config, slots);
+      this.makeTags(config, slots, tags, 0, n);
+      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, tags));
+      this.runDevice(config, link, slots, tags);
+      return;
+    }
+    return (async () => {
+      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+        if (i > 0) await nextTurn();
+        this.acquireSlots(config, slots, i, Math.min(n, i + TAGS_PER_SLICE));
+      }
+      await this.o.nodes.syncDevice(config, slots);
+      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+        await nextTurn();
+        this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
+      }
+      if (!this.stopped) this.runDevice(config, link, slots, tags);
+    })();
+  }
+
+  private acquireSlots(config: DeviceConfig, slots: number[], from: number, to: number): void {
+    const values = this.o.values;
+    for (let i = from; i < to; i++) {
+      const t = config.tags[i]!;
+      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate, device: config.name, tag: t.name });
+    }
+  }
+
+  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, to: number): void {
+    for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, config, slots[i]!);
+  }
+
+  private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
+    const driver = this.acquireLink(link.key, link.driver, link.options);
+    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values: this.o.values, slots, tags, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
+    this.o.nodes.bind(poller);
+    this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
+    poller.start(this.o.scheduler);
+  }
+
+  private stopDevice(r: Running): void {
+    r.poller.stop(this.o.scheduler);
+    this.running.delete(r.config.name);
+    const link = this.links.get(r.linkKey);
+    if (link) link.users--;
+  }
+
+  private acquireLink(key: string, driver: RegisteredDriver, options: unknown): Driver {
+    let link = this.links.get(key);
+    if (!link) {
+      link = { driver: driver.open(options, { log: this.log }), users: 0 };
+      this.links.set(key, link);
+    }
+    link.users++;
+    return link.driver;
+  }
+
+  private async closeUnused(): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const [key, link] of this.links) {
+      if (link.users > 0) continue;
+      this.links.delete(key);
+      closing.push(link.driver.close().catch(() => undefined));
+    }
+    await Promise.all(closing);
+  }
+
+  /** The link of every wanted device: its driver, its key, and the options merged over the devices that share it. */
+  private linksOf(devices: readonly DeviceConfig[], map: DeviceMap): Map<string, DeviceLink> {
+    const byKey = new Map<string, { driver: RegisteredDriver; devices: DeviceConfig[] }>();
+    const keyOf = new Map<string, string>();
+    for (const d of devices) {
+      const driver = this.o.drivers.get(d.driver);
+      const key = driver.linkKey(d, map);
+      keyOf.set(d.name, key);
+      let group = byKey.get(key);
+      if (!group) byKey.set(key, (group = { driver, devices: [] }));
+      group.devices.push(d);
+    }
+    const options = new Map<string, unknown>();
+    for (const [key, g] of byKey) options.set(key, g.driver.linkOptions(g.devices, map));
+    const out = new Map<string, DeviceLink>();
+    for (const d of devices) {
+      const key = keyOf.get(d.name)!;
+      out.set(d.name, { driver: byKey.get(key)!.driver, key, options: options.get(key) });
+    }
+    return out;
+  }
+}
+
+/**
+ * sameConfig of two devices, their tags compared TAGS_PER_SLICE at a time with a turn of the
+ * event loop between (16,384 tags take ~17 ms); a device of fewer tags at once.
+ */
+function sameDevice(a: DeviceConfig, b: DeviceConfig): boolean | Promise<boolean> {
+  const { tags: ta, ...ra } = a;
+  const { tags: tb, ...rb } = b;
+  if (ta.length !== tb.length || !sameConfig(ra, rb)) return false;
+  if (ta.length <= TAGS_PER_SLICE) return sameConfig(ta, tb);
+  return (async () => {
+    for (let i = 0; i < ta.length; i++) {
+      if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+      if (!sameConfig(ta[i], tb[i])) return false;
+    }
+    return true;
+  })();
+}
+
+/**
+ * Deep equality of validated config values (plain objects, arrays, primitives), with an absent
+ * key equal to one set to undefined. Compared rather than kept as JSON: a device of 1,000 tags
+ * would keep a 100 KB signature string alive for the next reload.
+ */
+export function sameConfig(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameConfig(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k in x) if (!sameConfig(x[k], y[k])) return false;
+  for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
+  return true;
+}

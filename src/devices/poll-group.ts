@@ -1,0 +1,250 @@
+// Poll groups (DESIGN: Sampling, Devices). A device's tags are grouped by rate; each group is
+// one ScheduledGroup of the process's DeadlineScheduler (absolute deadlines, missed slots
+// skipped) whose sample reads the group's coalesced blocks one after the other through the
+// device's link and writes every value into the value cache.
+//
+// Status of a tag's value (Part 8 §5.3 via Part 4 §7.34 StatusCodes):
+//   before its first poll        BadWaitingForInitialData (the slot's first state)
+//   read                         Good, sourceTimestamp = when the answer arrived
+//   device silent, never read    BadNoCommunication
+//   device silent, read before   BadCommunicationError with the last value and its timestamp
+//   its address does not exist   BadConfigurationError, and it is no longer polled
+//   refused otherwise            the driver's StatusCode (BadDeviceFailure, ...), last value kept
+// Only changes of status are handed on while a device is down, so a dead device costs its
+// subscribers and the history nothing per cycle.
+import type { DeviceConfig, TagConfig } from "../config/device-map.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import type { StatusCode } from "../ua/builtins.js";
+import type { ValueCache } from "../values/value-cache.js";
+import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "./block-plan.js";
+import { DriverError, isLinkFailure, type DataArea } from "./driver.js";
+import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
+import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
+
+/** One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot. */
+export class PolledTag implements Placed {
+  readonly config: TagConfig;
+  readonly area: DataArea;
+  readonly start: number;
+  readonly width: number;
+  readonly codec: CodecTag;
+  /** Where its values go in the value cache. */
+  readonly slot: number;
+  /** Its address does not exist on the device: not polled until the map changes. */
+  configError = false;
+
+  constructor(config: TagConfig, device: DeviceConfig, slot: number) {
+    this.config = config;
+    this.area = config.address.area;
+    this.start = config.address.offset;
+    this.codec = compileTag(config, device.byteOrder);
+    this.width = this.codec.width;
+    this.slot = slot;
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+  get writable(): boolean {
+    return this.config.access === "readwrite";
+  }
+}
+
+/** What a poll group needs of its device (the DevicePoller). */
+export interface PollTarget {
+  readonly name: string;
+  readonly values: ValueCache;
+  readonly limits: BlockLimits;
+  readonly stopped: boolean;
+  /** Where the time a poll's delivery holds the loop goes (the loop trace). */
+  readonly trace: TaskTimer | undefined;
+  wallNow(): number;
+  mayAttempt(now: number): boolean;
+  recordLateness(ms: number): void;
+  read(block: Block<PolledTag>): Promise<Uint16Array | Uint8Array>;
+  /** The device answered (data or a refusal): it is reachable. */
+  answered(): void;
+  cycleDone(): void;
+  /** The device could not be reached. */
+  failed(err: unknown): void;
+  noteConfigError(tag: PolledTag): void;
+}
+
+function isBadAddress(err: unknown): boolean {
+  return err instanceof DriverError && err.kind === "badAddress";
+}
+
+/** Not a DriverError (a bug in a driver) counts as not answering too: the device backs off. */
+function isUnreachable(err: unknown): boolean {
+  return !(err instanceof DriverError) || isLinkFailure(err.kind);
+}
+
+/** Hands a decoded value to the cache: numbers as numbers, the rest as a DataValue. */
+export function deliverTag(values: ValueCache, tag: PolledTag, data: Uint16Array | Uint8Array, at: number, time: number): void {
+  const codec = tag.codec;
+  const slot = tag.slot;
+  if (codec.path !== ValuePath.Object) {
+    const n = decodeNumber(codec, data, at);
+    if (n === n || codec.path === ValuePath.Number) {
+      values.setNumber(slot, codec.builtinType, n, StatusCodes.Good, time, time);
+      return;
+    }
+  }
+  const raw = decodeRaw(codec, data, at);
+  // An unchanged string keeps its Variant (immutable once made).
+  const last = values.hasValue(slot) ? values.get(slot).value : undefined;
+  const value = last !== undefined && last.value === raw && last.dataType === codec.builtinType ? last : variantOf(codec, raw);
+  values.setDataValue(slot, { value, sourceTimestamp: time }, time);
+}
+
+/** Times tasks on the event loop (src/sampling/loop-trace.ts). */
+export interface TaskTimer {
+  end(label: string, start: number): void;
+}
+
+/** The tags of one device polled at one rate. */
+export class PollGroup implements SampleTask {
+  readonly interval: number;
+  readonly label: string;
+  private readonly deliverLabel: string;
+  readonly tags: readonly PolledTag[];
+  blocks: Block<PolledTag>[];
+  scheduled: ScheduledGroup | undefined;
+  /** Cycles skipped because the device was backing off. */
+  backedOff = 0;
+  /** The due time of the last slot run (-1 before the first). */
+  private lastDeadline = -1;
+  private readonly device: PollTarget;
+
+  constructor(device: PollTarget, interval: number, tags: readonly PolledTag[]) {
+    this.device = device;
+    this.interval = interval;
+    this.tags = tags;
+    this.blocks = planBlocks(tags, device.limits);
+    this.label = `poll ${device.name} @${interval} ms`;
+    this.deliverLabel = `values of ${device.name} @${interval} ms`;
+  }
+
+  get requestsPerCycle(): number {
+    return this.blocks.length;
+  }
+
+  sample(deadline: number, now: number): void | Promise<void> {
+    this.device.recordLateness(now - deadline);
+    // Slots the scheduler skipped since the last one (late, or the last poll still running):
+    // every tag's items missed them, and the value cache counts them per tag.
+    const last = this.lastDeadline;
+    this.lastDeadline = deadline;
+    if (last >= 0) {
+      const missed = Math.round((deadline - last) / this.interval) - 1;
+      if (missed > 0) this.countSkipped(missed);
+    }
+    if (!this.device.mayAttempt(now)) {
+      this.backedOff++;
+      return;
+    }
+    return this.poll();
+  }
+
+  private countSkipped(n: number): void {
+    const values = this.device.values;
+    const tags = this.tags;
+    for (let i = 0; i < tags.length; i++) values.addSkipped(tags[i]!.slot, n);
+  }
+
+  private async poll(): Promise<void> {
+    const d = this.device;
+    const blocks = this.blocks;
+    /** The plan with refused blocks replaced by their parts; made only when one is. */
+    let next: Block<PolledTag>[] | undefined;
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i]!;
+      let parts: Block<PolledTag>[] | undefined;
+      try {
+        this.deliver(block, await d.read(block));
+      } catch (err) {
+        if (d.stopped) return;
+        try {
+          if (!isBadAddress(err)) throw err;
+          // Some address in the block does not exist. Halve it until the tags that fail
+          // alone are found; the halves that answer become blocks of their own.
+          const found: Block<PolledTag>[] = [];
+          await this.split(block, found);
+          parts = found;
+        } catch (failure) {
+          if (d.stopped) return;
+          if (isUnreachable(failure)) {
+            if (next) this.blocks = next.concat(blocks.slice(i));
+            d.failed(failure);
+            return;
+          }
+          // The device answered and refused: these tags alone go Bad.
+          d.answered();
+          this.fail(block.tags, (failure as DriverError).statusCode);
+        }
+      }
+      if (parts) (next ??= blocks.slice(0, i)).push(...parts);
+      else next?.push(block);
+    }
+    if (next) this.blocks = next;
+    d.answered();
+    d.cycleDone();
+  }
+
+  /** Reads the halves of a block refused for a bad address; throws any other failure. */
+  private async split(block: Block<PolledTag>, out: Block<PolledTag>[]): Promise<void> {
+    const d = this.device;
+    d.answered();
+    if (block.tags.length === 1) {
+      const tag = block.tags[0]!;
+      tag.configError = true;
+      d.values.setDataValue(tag.slot, { statusCode: StatusCodes.BadConfigurationError }, d.wallNow());
+      d.noteConfigError(tag);
+      return;
+    }
+    const mid = block.tags.length >> 1;
+    for (const half of [block.tags.slice(0, mid), block.tags.slice(mid)]) {
+      const sub = blockOf(half);
+      let data: Uint16Array | Uint8Array;
+      try {
+        data = await d.read(sub);
+      } catch (err) {
+        if (!isBadAddress(err)) throw err;
+        await this.split(sub, out);
+        continue;
+      }
+      this.deliver(sub, data);
+      out.push(sub);
+    }
+  }
+
+  private deliver(block: Block<PolledTag>, data: Uint16Array | Uint8Array): void {
+    const d = this.device;
+    if (d.stopped) return;
+    const begun = performance.now();
+    const time = d.wallNow();
+    const values = d.values;
+    const tags = block.tags;
+    const start = block.start;
+    for (let i = 0; i < tags.length; i++) {
+      const tag = tags[i]!;
+      deliverTag(values, tag, data, tag.start - start, time);
+    }
+    d.trace?.end(this.deliverLabel, begun);
+  }
+
+  /** Hands on a Bad status for tags whose status changes; values and timestamps are kept. */
+  fail(tags: readonly PolledTag[], statusCode: StatusCode): void {
+    const d = this.device;
+    const values = d.values;
+    const now = d.wallNow();
+    for (let i = 0; i < tags.length; i++) {
+      const tag = tags[i]!;
+      if (tag.configError) continue;
+      const slot = tag.slot;
+      const status = !values.hasValue(slot) && statusCode === StatusCodes.BadCommunicationError ? StatusCodes.BadNoCommunication : statusCode;
+      if (values.statusOf(slot) === status) continue;
+      values.setStatus(slot, status, now);
+    }
+  }
+}

@@ -1,0 +1,26 @@
+// Between client requests, the sampling deadlines come first. Node runs timers only once per
+// turn of its loop, after every ready I/O callback: ten busy connections whose socket reads
+// take 0.3-1 ms each (hundreds of small Reads) would make a sampling slot up to that much late
+// times ten. So the scheduler runs any slot that came due: after each socket read (which is
+// also timed for the loop trace) and every 16 requests within one (one clock read each).
+// Slots run between two requests, never inside one: the previous response is queued whole.
+import type { LoopTrace } from "../sampling/loop-trace.js";
+import type { DeadlineScheduler } from "../sampling/scheduler.js";
+import type { TaskTimer } from "../transport/tcp-connection.js";
+
+export class LoopGovernor implements TaskTimer {
+  constructor(
+    private readonly scheduler: DeadlineScheduler,
+    private readonly trace: LoopTrace,
+  ) {}
+
+  afterRead(start: number): void {
+    this.trace.end(this.trace.readLabel(), start);
+    this.scheduler.runDue();
+  }
+
+  /** Between two requests of one read (every 16th: the dispatcher's yield point). */
+  between(): void {
+    this.scheduler.runDue();
+  }
+}
