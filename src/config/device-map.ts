@@ -13,8 +13,9 @@
 //   register is "register != 0"; `bit` is one bit of a register (holding:100.3).
 // - Writes are allowed only on coils and holding registers; who may write is `writeRoles`
 //   (anonymous sessions are viewers, so the default keeps anonymous clients read-only).
+import { join } from "node:path";
 import { unitByCode, unitByDisplayName, unitDisplayNames, type UneceUnit } from "../ua/generated/units.js";
-import { loadFile, validateFile, type ConfigIssue } from "./load.js";
+import { ConfigError, loadFile, validateFile, type ConfigIssue } from "./load.js";
 import {
   array,
   boolean,
@@ -34,6 +35,7 @@ import {
   type ParseResult,
 } from "./schema.js";
 import { suggest, type ValidationResult } from "./validate.js";
+import { validateFileCached } from "./validated-cache.js";
 
 export const DRIVERS = ["modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "simulator"] as const;
 export const DATA_TYPES = ["bool", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64", "string", "bit"] as const;
@@ -453,14 +455,21 @@ function checkMap(m: DeviceMap, c: Checker): void {
 
 // ---- loading ----------------------------------------------------------------------------------
 
-/** Reads and validates a device map, or throws ConfigError with every issue. */
-export function loadDeviceMap(file: string): DeviceMap {
-  return loadFile(deviceMapSchema, file);
+/**
+ * Reads and validates a device map, or throws ConfigError with every issue. With `cacheDir`
+ * (the gateway's <dataDir>/cache), a valid map is kept there and an unchanged one is read back
+ * from it on the next start (validated-cache.ts).
+ */
+export function loadDeviceMap(file: string, cacheDir?: string): DeviceMap {
+  if (cacheDir === undefined) return loadFile(deviceMapSchema, file);
+  const result = validateDeviceMap(file, cacheDir);
+  if (!result.ok) throw new ConfigError(result.issues);
+  return result.value;
 }
 
-/** validateFile for a device map: the map, or every issue. */
-export function validateDeviceMap(file: string): ValidationResult<DeviceMap> {
-  return validateFile(deviceMapSchema, file);
+/** validateFile for a device map, with the cache of loadDeviceMap when `cacheDir` is given. */
+export function validateDeviceMap(file: string, cacheDir?: string): ValidationResult<DeviceMap> {
+  return cacheDir === undefined ? validateFile(deviceMapSchema, file) : validateFileCached(deviceMapSchema, file, join(cacheDir, "device-map.json"));
 }
 
 /** Every issue of a device map file; none when it is valid. */

@@ -171,7 +171,8 @@ export class FieldgateServer implements ServerCore {
     this.bench = bench > 0 ? createBenchNamespace(this.registry, this.values) : undefined;
     // Index 1 with a device map (the bench namespace is refused alongside one). Throws
     // ConfigError for a bad map: nothing has started yet.
-    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices);
+    // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
+    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"));
     this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
     this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
@@ -310,7 +311,7 @@ export class FieldgateServer implements ServerCore {
       this.log.warn("reload: no device map configured (devices: in the gateway config)");
       return { ok: false, issues: [] };
     }
-    const result = validateDeviceMap(file);
+    const result = validateDeviceMap(file, join(this.config.dataDir, "cache"));
     if (!result.ok) {
       for (const issue of result.issues) this.log.warn(`reload refused: ${formatIssue(issue)}`);
       this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);

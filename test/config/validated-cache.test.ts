@@ -1,0 +1,169 @@
+// The cache of validated device maps (src/config/validated-cache.ts): used only for the same
+// text of the same file and code, rewritten when the file changes, never for a file with issues
+// (whose messages stay the validator's), ignored when unreadable or unwritable, and giving back
+// exactly the value validation gives.
+import { ValueCache } from "../../src/values/value-cache.js";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { deviceMapSchema, loadDeviceMap, validateDeviceMap } from "../../src/config/device-map.js";
+import { gatewaySchema } from "../../src/config/gateway-config.js";
+import { ConfigError, validateFile } from "../../src/config/load.js";
+import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
+import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
+import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
+import { FakeClock } from "../../src/sampling/clock.js";
+import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { driversWith, FakeDriver } from "../devices/fake-driver.js";
+import { validateFileCached } from "../../src/config/validated-cache.js";
+
+const MAP = `buses:
+  line1: { port: /dev/ttyUSB0, baudRate: 19200, parity: none }
+devices:
+  - name: boiler
+    driver: modbus-tcp
+    host: 10.0.0.5
+    byteOrder: CDAB
+    rate: 500ms
+    writeRoles: [viewer, operator]
+    description: Boiler room
+    tags:
+      - { name: temperature, address: holding:100, type: float32, scale: 0.1, offset: -5, unit: "°C", range: [0, 150], history: true }
+      - { name: setpoint, address: 40201, unit: CEL, access: readwrite, rate: 2s }
+      - { name: running, address: coil:0 }
+      - { name: alarm, address: "holding:7.3", type: bit, description: "High \\"alarm\\"" }
+      - { name: label, address: holding:10, type: string, length: 4 }
+      - { name: energy, address: input:0, type: uint64, byteOrder: DCBA }
+  - name: drive
+    driver: modbus-rtu
+    bus: line1
+    unitId: 7
+    enabled: false
+    tags:
+      - name: speed
+        address: holding:1
+        type: int16
+`;
+
+let dir: string | undefined;
+
+function setup(): { file: string; cache: string } {
+  dir = mkdtempSync(join(tmpdir(), "fieldgate-cache-"));
+  const file = join(dir, "devices.yaml");
+  writeFileSync(file, MAP);
+  return { file, cache: join(dir, "data", "cache") };
+}
+
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function cacheFiles(cache: string): string[] {
+  try {
+    return readdirSync(cache);
+  } catch {
+    return [];
+  }
+}
+
+describe("the validated-map cache", () => {
+  it("keeps a valid map and gives it back, equal to what validation gives, while file and code are unchanged", () => {
+    const { file, cache } = setup();
+    const fresh = validateFile(deviceMapSchema, file);
+    expect(fresh.ok).toBe(true);
+    const first = loadDeviceMap(file, cache);
+    expect(first).toStrictEqual(fresh.ok && fresh.value);
+    const [name] = cacheFiles(cache);
+    expect(name).toBe("device-map.json");
+    // The second load is the cache's: a marker put in its value comes back.
+    const stored = JSON.parse(readFileSync(join(cache, name!), "utf8")) as { key: string; value: { devices: { name: string }[] } };
+    expect(loadDeviceMap(file, cache)).toStrictEqual(first);
+    stored.value.devices[0]!.name = "from-the-cache";
+    writeFileSync(join(cache, name!), JSON.stringify(stored));
+    expect(loadDeviceMap(file, cache).devices[0]!.name).toBe("from-the-cache");
+    // A changed file is validated again and cached anew.
+    writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
+    const changed = loadDeviceMap(file, cache);
+    expect(changed.devices[0]!.name).toBe("boiler");
+    expect(changed.devices[0]!.rate).toBe(750);
+    expect(cacheFiles(cache)).toEqual([name]);
+    expect(loadDeviceMap(file, cache)).toStrictEqual(changed);
+  });
+
+  it("never serves a map with issues: the messages are the validator's, and nothing is cached", () => {
+    const { file, cache } = setup();
+    loadDeviceMap(file, cache);
+    const before = readFileSync(join(cache, cacheFiles(cache)[0]!), "utf8");
+    writeFileSync(file, MAP.replace("type: float32", "type: float33"));
+    const cached = validateDeviceMap(file, cache);
+    expect(cached.ok).toBe(false);
+    expect(cached.issues).toEqual(validateFile(deviceMapSchema, file).issues);
+    expect(() => loadDeviceMap(file, cache)).toThrow(ConfigError);
+    expect(readFileSync(join(cache, cacheFiles(cache)[0]!), "utf8")).toBe(before);
+  });
+
+  it("validates as usual when the cache is unreadable, unwritable, or the file is missing", () => {
+    const { file, cache } = setup();
+    const fresh = validateFile(deviceMapSchema, file);
+    loadDeviceMap(file, cache);
+    writeFileSync(join(cache, cacheFiles(cache)[0]!), "{ not json");
+    expect(loadDeviceMap(file, cache)).toStrictEqual(fresh.ok && fresh.value);
+    // A cache folder that cannot be made (a file is in its place).
+    const blocked = join(dir!, "blocked");
+    writeFileSync(blocked, "");
+    expect(validateFileCached(deviceMapSchema, file, join(blocked, "cache", "device-map.json"))).toStrictEqual(fresh);
+    const missing = join(dir!, "nope.yaml");
+    expect(validateDeviceMap(missing, cache)).toEqual(validateFile(deviceMapSchema, missing));
+  });
+
+  it("serves the same map text at another path (a device map has no paths), but not a file whose paths resolve elsewhere", () => {
+    const { file, cache } = setup();
+    const first = loadDeviceMap(file, cache);
+    mkdirSync(join(dir!, "elsewhere"));
+    const moved = join(dir!, "elsewhere", "map.yaml");
+    writeFileSync(moved, MAP);
+    const stored = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as { key: string; value: { devices: { name: string }[] } };
+    stored.value.devices[0]!.name = "from-the-cache";
+    writeFileSync(join(cache, "device-map.json"), JSON.stringify(stored));
+    expect(loadDeviceMap(moved, cache).devices[0]!.name).toBe("from-the-cache");
+    expect(first.devices[0]!.name).toBe("boiler");
+    // gateway.yaml has paths (dataDir, devices): the same text in another folder means other paths.
+    const gw = "dataDir: ./data\ndevices: ./devices.yaml\n";
+    const a = join(dir!, "gateway.yaml");
+    const b = join(dir!, "elsewhere", "gateway.yaml");
+    writeFileSync(a, gw);
+    writeFileSync(b, gw);
+    const gwCache = join(cache, "gateway.json");
+    const ra = validateFileCached(gatewaySchema, a, gwCache);
+    const rb = validateFileCached(gatewaySchema, b, gwCache);
+    expect(ra.ok && ra.value.dataDir).toBe(join(dir!, "data"));
+    expect(rb.ok && rb.value.dataDir).toBe(join(dir!, "elsewhere", "data"));
+  });
+
+  it("a map read back from the cache is the same to a reload: every device unchanged, every node kept", async () => {
+    const { file, cache } = setup();
+    const validated = loadDeviceMap(file, cache);
+    const cached = loadDeviceMap(file, cache);
+    expect(cached).not.toBe(validated);
+    const clock = new FakeClock(0);
+    const scheduler = new DeadlineScheduler(clock);
+    const registry = new NamespaceRegistry();
+    new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
+    const values = new ValueCache();
+    const devices = new DeviceNamespace(registry, { values });
+    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: driversWith(() => new FakeDriver()) });
+    try {
+      await runtime.apply(validated);
+      const before = devices.variable("boiler", "temperature");
+      const report = await runtime.apply(cached);
+      expect(report).toEqual({ added: [], removed: [], changed: [], unchanged: ["boiler"] });
+      expect(devices.variable("boiler", "temperature")).toBe(before);
+    } finally {
+      await runtime.stop();
+      scheduler.stop();
+    }
+  });
+});
