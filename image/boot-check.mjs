@@ -3,32 +3,34 @@
 // asks the gateway itself, through systemd's debug shell on a serial port, for the figures of
 // the issue (RSS, security exposure, boot time) and the layout checks (read-only root, grown
 // data partition, SSH off, no failed unit, watchdog restart). Prints a summary; exit 0 = pass.
+// image/update-check.mjs imports its parts for the boots of the update test (`configure` sets
+// the boot they talk to).
 import { createConnection } from "node:net";
 import { readFileSync, existsSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
 import { AttributeIds, BrowseDirection, NodeClass, OPCUAClient } from "node-opcua-client";
 
-const { values } = parseArgs({
-  options: {
-    url: { type: "string" },
-    t0: { type: "string" },
-    timeout: { type: "string", default: "600" },
-    shell: { type: "string" },
-    console: { type: "string" },
-  },
-});
-const t0 = Number(values.t0 ?? Date.now());
-const deadline = t0 + Number(values.timeout) * 1000;
-const failures = [];
-const figures = {};
-const since = () => ((Date.now() - t0) / 1000).toFixed(1);
-const check = (ok, what) => {
+export const values = { url: "", t0: String(Date.now()), timeout: "600", shell: undefined, console: undefined };
+let t0 = Date.now();
+let deadline = t0 + 600_000;
+export const failures = [];
+export const figures = {};
+/** Points the checks at one boot: its endpoint, power-on time, time-out, debug shell and console log. */
+export function configure(v) {
+  Object.assign(values, v);
+  t0 = Number(values.t0 ?? Date.now());
+  deadline = t0 + Number(values.timeout) * 1000;
+  seenLogin = false;
+}
+export const since = () => ((Date.now() - t0) / 1000).toFixed(1);
+export const check = (ok, what) => {
   console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
   if (!ok) failures.push(what);
 };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function connectOnce() {
+export async function connectOnce() {
   const client = OPCUAClient.create({
     endpointMustExist: false,
     connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 100 },
@@ -76,7 +78,7 @@ function helloAnswered(url) {
 
 let seenLogin = false;
 
-async function waitForSession() {
+export async function waitForSession() {
   let last = "";
   while (Date.now() < deadline) {
     if (await helloAnswered(values.url)) {
@@ -98,7 +100,7 @@ async function waitForSession() {
 }
 
 /** A tag of the device map: a Variable right under a device object of Objects/Devices. */
-async function findDeviceTag(session) {
+export async function findDeviceTag(session) {
   const objects = await session.browse({ nodeId: "i=85", browseDirection: BrowseDirection.Forward, resultMask: 63 });
   const folder = (objects.references ?? []).find((r) => r.browseName.name === "Devices");
   if (folder === undefined) return undefined;
@@ -112,7 +114,7 @@ async function findDeviceTag(session) {
   return undefined;
 }
 
-async function opcua() {
+export async function opcua() {
   const { client, session } = await waitForSession();
   figures.sessionSeconds = Number(since());
   console.log(`ok   OPC UA session after ${figures.sessionSeconds} s from power-on`);
@@ -154,13 +156,17 @@ async function opcua() {
 }
 
 /** A line-oriented conversation with the debug shell; each command's output between two markers. */
-class Shell {
+export class Shell {
   constructor(path) {
     this.buffer = "";
     this.n = 0;
     this.socket = createConnection(path);
     this.socket.setEncoding("utf8");
     this.socket.on("data", (d) => (this.buffer += d));
+    // qemu ends when the guest reboots: a command then gets no answer, and waiting is pointless.
+    this.closed = false;
+    this.socket.on("close", () => (this.closed = true));
+    this.socket.on("error", () => (this.closed = true));
   }
   async run(command, timeoutMs = 60_000) {
     const n = ++this.n;
@@ -169,7 +175,7 @@ class Shell {
     const begin = `@@B${n}@@`;
     const end = `@@E${n}@@`;
     const stop = Date.now() + timeoutMs;
-    while (Date.now() < stop) {
+    while (Date.now() < stop && !this.closed) {
       const e = this.buffer.lastIndexOf(end);
       const b = this.buffer.lastIndexOf(begin);
       if (b >= 0 && e > b) {
@@ -186,11 +192,21 @@ class Shell {
   }
 }
 
-async function onTheGateway(path) {
+/** The debug shell of the booted gateway, made quiet for scripted use. */
+export async function openShell(path) {
   const sh = new Shell(path);
+  await sleep(500);
+  sh.socket.write("\nstty -echo 2>/dev/null; export SYSTEMD_PAGER= SYSTEMD_COLORS=0 TERM=dumb\n");
+  return sh;
+}
+
+/**
+ * The checks of a booted gateway through its debug shell; `beforeWatchdog(sh)` runs before the
+ * watchdog test (which restarts the service, so that a changed gateway.yaml takes effect).
+ */
+export async function onTheGateway(path, beforeWatchdog = async () => {}) {
+  const sh = await openShell(path);
   try {
-    await sleep(500);
-    sh.socket.write("\nstty -echo 2>/dev/null; export SYSTEMD_PAGER= SYSTEMD_COLORS=0 TERM=dumb\n");
     check((await sh.run("systemctl is-active fieldgate.service")) === "active", "fieldgate.service is active");
     const pid = await sh.run("systemctl show -p MainPID --value fieldgate.service");
     const rss = await sh.run(`awk '/VmRSS/ { print $2 }' /proc/${pid}/status`);
@@ -228,6 +244,7 @@ async function onTheGateway(path) {
       90_000,
     );
     check(reload === "active", `systemctl reload (SIGHUP: RELOADING=1, the device map re-read, READY=1): ${reload}`);
+    await beforeWatchdog(sh);
     // A hung event loop: SIGSTOP the process; the watchdog (WatchdogSec=20s) must restart it.
     const before = await sh.run("systemctl show -p NRestarts --value fieldgate.service");
     await sh.run(`kill -STOP ${pid}`);
@@ -244,22 +261,36 @@ async function onTheGateway(path) {
   }
 }
 
-try {
-  await opcua();
-  if (values.shell) {
-    await onTheGateway(values.shell);
-    if (failures.length === 0) {
-      // After the watchdog restart, a client gets in again.
-      const { client, session } = await waitForSession();
-      check(true, `a new session after the restart, ${since()} s from power-on`);
-      await session.close().catch(() => {});
-      await client.disconnect().catch(() => {});
+async function main() {
+  const { values: v } = parseArgs({
+    options: {
+      url: { type: "string" },
+      t0: { type: "string" },
+      timeout: { type: "string", default: "600" },
+      shell: { type: "string" },
+      console: { type: "string" },
+    },
+  });
+  configure(v);
+  try {
+    await opcua();
+    if (values.shell) {
+      await onTheGateway(values.shell);
+      if (failures.length === 0) {
+        // After the watchdog restart, a client gets in again.
+        const { client, session } = await waitForSession();
+        check(true, `a new session after the restart, ${since()} s from power-on`);
+        await session.close().catch(() => {});
+        await client.disconnect().catch(() => {});
+      }
     }
+  } catch (err) {
+    failures.push(err instanceof Error ? err.message : String(err));
+    console.log(`FAIL ${failures[failures.length - 1]}`);
   }
-} catch (err) {
-  failures.push(err instanceof Error ? err.message : String(err));
-  console.log(`FAIL ${failures[failures.length - 1]}`);
+  console.log(`figures: ${JSON.stringify(figures)}`);
+  console.log(failures.length === 0 ? "boot test: passed" : `boot test: ${failures.length} failed`);
+  process.exit(failures.length === 0 ? 0 : 1);
 }
-console.log(`figures: ${JSON.stringify(figures)}`);
-console.log(failures.length === 0 ? "boot test: passed" : `boot test: ${failures.length} failed`);
-process.exit(failures.length === 0 ? 0 : 1);
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -3,6 +3,7 @@
 #
 #   sudo image/build.sh [--arch amd64|arm64] [--out DIR] [--suite trixie] [--mirror URL]
 #                       [--compress none|xz|zst] [--root-size MiB] [--data-size MiB]
+#                       [--version V] [--key FILE]
 #
 # Debian packages only (mmdebstrap, suite trixie: the first with Node.js 20), the app from this
 # tree (dist/ built here, production dependencies from package-lock.json, native addons compiled
@@ -12,11 +13,16 @@
 #
 # Layout (GPT):  1 fieldgate-boot   FAT32 ESP: systemd-boot, kernel, initramfs
 #                2 fieldgate-rootA  ext4, mounted read-only
-#                3 fieldgate-rootB  reserved for A/B updates (empty)
+#                3 fieldgate-rootB  the other slot for A/B updates (empty until the first one)
 #                4 fieldgate-data   ext4: /etc/fieldgate, /var/lib/fieldgate, machine-id, SSH
-#                                   host keys, /var/lib/systemd; grown to the card at first boot
+#                                   host keys, /var/lib/systemd, update/; grown to the card at boot
 # Output: DIR/fieldgate-ARCH.img (+ .vmlinuz, .initrd for direct-kernel boots in image/test.sh,
-# .manifest with the package list), and .img.xz or .img.zst with --compress.
+# .manifest with the package list), and .img.xz or .img.zst with --compress; and the update
+# bundle DIR/fieldgate-ARCH.fgu: the same root file system, kernel and initramfs, signed with
+# --key (an Ed25519 key made by `node image/bundle.mjs keygen`; made here when FILE does not
+# exist: keep it, it signs the updates of every gateway flashed with this image). --version
+# (default: package.json's version and the commit's date, 0.1.0.202612011345) is the version
+# the gateway shows and compares. README, "Updates".
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +35,8 @@ compress=none
 root_mib=1024
 data_mib=128
 boot_mib=256
+version=""
+key=${HOME:-/root}/.config/fieldgate/update-key.pem
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,7 +47,9 @@ while [ $# -gt 0 ]; do
     --compress) compress=$2; shift 2 ;;
     --root-size) root_mib=$2; shift 2 ;;
     --data-size) data_mib=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --version) version=$2; shift 2 ;;
+    --key) key=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +60,15 @@ case "$arch" in
   arm64) kernel_pkg=linux-image-arm64; efi_name=BOOTAA64.EFI; efi_src=systemd-bootaa64.efi
          root_type=B921B045-1DF0-41C3-AF44-4C6F280D3FAE; console="console=tty0 console=ttyS0,115200 console=ttyAMA0,115200" ;;
   *) echo "build.sh: --arch must be amd64 or arm64" >&2; exit 2 ;;
+esac
+if [ -z "$version" ]; then
+  # The commit's date (UTC), so that two builds of one commit carry one version and a later
+  # commit a greater one.
+  stamp=$(TZ=UTC git -C "$here/.." log -1 --format=%cd --date=format-local:%Y%m%d%H%M 2>/dev/null || TZ=UTC date +%Y%m%d%H%M)
+  version=$(node -p "require('$here/../package.json').version").$stamp
+fi
+case "$version" in
+  ""|*[!0-9A-Za-z.+~_-]*) echo "build.sh: --version $version: letters, digits and . + ~ _ - only" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -115,11 +134,24 @@ if [ -f "$app/config/devices.yaml" ]; then
 fi
 node "$app/dist/src/cli.js" validate --config "$app/config/gateway.yaml"
 
+# --- The signing key of updates: the public half goes into the image. ----------------------------
+if [ ! -f "$key" ]; then
+  mkdir -p "$(dirname "$key")"
+  node "$here/bundle.mjs" keygen --key "$key"
+  log "update signing key: made $key (keep it safe and private: it signs updates for every gateway flashed with this image)"
+fi
+node -e 'const c = require("node:crypto"); const k = c.createPublicKey(require("node:fs").readFileSync(process.argv[1]));
+  if (k.asymmetricKeyType !== "ed25519") { console.error("build.sh: --key must be an Ed25519 key (node image/bundle.mjs keygen)"); process.exit(2); }
+  process.stdout.write(k.export({ type: "spki", format: "pem" }));' "$key" > "$work/update-key.pub"
+history_schema=$(node -e 'import(process.argv[1]).then((m) => console.log(`${m.HISTORY_SCHEMA_VERSION}:${m.HISTORY_SCHEMA_READABLE_FROM}`))' "$app/dist/src/history/schema-version.js")
+log "version $version, update key $(basename "$key"), history schema $history_schema"
+
 # --- The root file system. -----------------------------------------------------------------------
 packages=(systemd systemd-sysv udev systemd-timesyncd systemd-resolved systemd-boot-efi
   "$kernel_pkg" initramfs-tools busybox zstd kmod nodejs procps e2fsprogs fdisk iproute2
   openssh-server)
 export FIELDGATE_APP=$app FIELDGATE_REPO=$repo FIELDGATE_NATIVE=$native FIELDGATE_WORK=$work
+export FIELDGATE_VERSION=$version FIELDGATE_UPDATE_KEY=$work/update-key.pub
 log "mmdebstrap $suite $arch: ${packages[*]}"
 # Docs, man pages and translations are not needed on a gateway (copyright files stay); nor are
 # the kernel's drivers for sound, graphics, video capture, wireless, Bluetooth, InfiniBand.
@@ -145,7 +177,8 @@ rootfs=$work/rootfs
 # --- Everything mutable moves to the data partition. --------------------------------------------
 log "data partition contents"
 data=$work/data
-mkdir -p "$data/etc/fieldgate" "$data/etc/ssh" "$data/var/lib/fieldgate/pki" "$data/var/lib"
+mkdir -p "$data/etc/fieldgate" "$data/etc/ssh" "$data/var/lib/fieldgate/pki" "$data/var/lib" "$data/update/inbox"
+chmod 0755 "$data/update"; chmod 0700 "$data/update/inbox"
 cp -a "$rootfs/var/lib/systemd" "$data/var/lib/"
 cp -a "$rootfs/usr/share/fieldgate/config/." "$data/etc/fieldgate/"
 uid=$(awk -F: '$1 == "fieldgate" { print $3 }' "$rootfs/etc/passwd")
@@ -158,7 +191,7 @@ chown -R "$uid:$gid" "$data/var/lib/fieldgate"; chmod 0750 "$data/var/lib/fieldg
 rm -f "$rootfs/etc/machine-id" "$rootfs/var/lib/dbus/machine-id"
 ln -s /data/etc/machine-id "$rootfs/etc/machine-id"
 [ -d "$rootfs/var/lib/dbus" ] && ln -s /etc/machine-id "$rootfs/var/lib/dbus/machine-id"
-mkdir -p "$rootfs/data" "$rootfs/etc/fieldgate" "$rootfs/var/lib/fieldgate"
+mkdir -p "$rootfs/data" "$rootfs/etc/fieldgate" "$rootfs/var/lib/fieldgate" "$rootfs/efi"
 rm -rf "${rootfs:?}"/etc/fieldgate/* "${rootfs:?}"/var/lib/fieldgate/*
 rm -f "$rootfs"/etc/ssh/ssh_host_*
 
@@ -167,7 +200,10 @@ log "boot partition"
 kver=$(basename "$(ls -d "$rootfs"/usr/lib/modules/* | sort -V | tail -1)")
 cp "$rootfs/boot/vmlinuz-$kver" "$out/fieldgate-$arch.vmlinuz"
 cp "$rootfs/boot/initrd.img-$kver" "$out/fieldgate-$arch.initrd"
-cmdline="root=PARTLABEL=fieldgate-rootA ro rootwait systemd.gpt_auto=0 $console"
+# panic=10: a kernel that panics (or an initramfs that finds no root) reboots instead of
+# waiting for a keyboard, so that a trial boot of an update that fails falls back by itself.
+cmdline_rest="ro rootwait systemd.gpt_auto=0 panic=10 $console"
+cmdline="root=PARTLABEL=fieldgate-rootA $cmdline_rest"
 echo "$cmdline" > "$out/fieldgate-$arch.cmdline"
 boot=$work/boot.fat
 rm -f "$boot"
@@ -176,20 +212,26 @@ mmd -i "$boot" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries ::/fieldgate-a
 mcopy -i "$boot" "$rootfs/usr/lib/systemd/boot/efi/$efi_src" "::/EFI/BOOT/$efi_name"
 mcopy -i "$boot" "$out/fieldgate-$arch.vmlinuz" ::/fieldgate-a/vmlinuz
 mcopy -i "$boot" "$out/fieldgate-$arch.initrd" ::/fieldgate-a/initrd.img
-# No editor: a keyboard at boot must not be a way to a root shell (init=/bin/sh).
-printf 'default fieldgate-a.conf\ntimeout 0\neditor no\n' > "$work/loader.conf"
-printf 'title fieldgate (A)\nlinux /fieldgate-a/vmlinuz\ninitrd /fieldgate-a/initrd.img\noptions %s quiet\n' "$cmdline" > "$work/fieldgate-a.conf"
+# No editor: a keyboard at boot must not be a way to a root shell (init=/bin/sh). No default:
+# systemd-boot starts the entry that sorts first, the one with the highest `version` (an install
+# counter that `fieldgate update` raises, src/update/boot-entries.ts), and puts an entry whose
+# trial boot was used up (boot counter +0) last: that is the whole fall-back.
+printf 'timeout 0\neditor no\n' > "$work/loader.conf"
+printf 'title fieldgate %s (A)\nsort-key fieldgate\nversion 1\nlinux /fieldgate-a/vmlinuz\ninitrd /fieldgate-a/initrd.img\noptions %s quiet\n' "$version" "$cmdline" > "$work/fieldgate-a.conf"
 mcopy -i "$boot" "$work/loader.conf" ::/loader/loader.conf
 mcopy -i "$boot" "$work/fieldgate-a.conf" ::/loader/entries/fieldgate-a.conf
 
 # --- File systems in files, then the disk. -------------------------------------------------------
 log "ext4 file systems"
 used_mib=$(du -sm "$rootfs" | cut -f1)
-if [ $((used_mib * 13 / 10 + 64)) -gt "$root_mib" ]; then
-  echo "build.sh: the root file system needs ${used_mib} MiB; --root-size $root_mib is too small" >&2; exit 1
+# The root file system is only as large as its contents need (it is mounted read-only): the same
+# file goes into slot A and into the update bundle, and a bundle has less to write.
+rootfs_mib=$(( (used_mib * 13 / 10 + 64 + 15) / 16 * 16 ))
+if [ "$rootfs_mib" -gt "$root_mib" ]; then
+  echo "build.sh: the root file system needs ${rootfs_mib} MiB; --root-size $root_mib is too small" >&2; exit 1
 fi
 # 4 KiB blocks even for small file systems: the data partition grows to tens of GiB.
-mkfs.ext4 -q -F -b 4096 -L fieldgate-root -d "$rootfs" "$work/rootA.ext4" "${root_mib}M"
+mkfs.ext4 -q -F -b 4096 -L fieldgate-root -d "$rootfs" "$work/rootA.ext4" "${rootfs_mib}M"
 mkfs.ext4 -q -F -b 4096 -T default -L fieldgate-data -d "$data" "$work/data.ext4" "${data_mib}M"
 
 img=$out/fieldgate-$arch.img
@@ -209,6 +251,12 @@ put "$work/rootA.ext4" $((1 + boot_mib))
 put "$work/data.ext4" $((1 + boot_mib + 2 * root_mib))
 dpkg-query --admindir="$rootfs/var/lib/dpkg" -W -f '${Package} ${Version}\n' > "$out/fieldgate-$arch.manifest"
 
+# --- The update bundle: the same root file system, kernel and initramfs, signed. -----------------
+log "update bundle"
+nice node "$here/bundle.mjs" create --key "$key" --out "$out/fieldgate-$arch.fgu" --arch "$arch" --version "$version" \
+  --rootfs "$work/rootA.ext4" --kernel "$out/fieldgate-$arch.vmlinuz" --initrd "$out/fieldgate-$arch.initrd" \
+  --cmdline "$cmdline_rest quiet" --history "$history_schema"
+
 case "$compress" in
   none) ;;
   xz) log "xz"; nice xz -T2 -6 -k -f "$img" ;;
@@ -217,6 +265,6 @@ case "$compress" in
 esac
 t_end=$(date +%s)
 alloc_mib=$(du -m "$img" | cut -f1)
-log "done in $((t_end - t_start)) s: $img ($total_mib MiB raw, $alloc_mib MiB allocated; root file system $used_mib MiB)"
+log "done in $((t_end - t_start)) s: $img ($total_mib MiB raw, $alloc_mib MiB allocated; root file system $used_mib MiB in $rootfs_mib MiB), fieldgate $version"
 ls -l "$out"/fieldgate-"$arch".* | sed 's/^/  /'
 rm -rf "$work"

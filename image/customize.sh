@@ -3,7 +3,8 @@
 # root, while mmdebstrap has /proc, /sys and /dev mounted in it; commands in `chroot "$1"` run
 # as the target architecture (natively, or under qemu-user through binfmt_misc).
 # Inputs from build.sh: FIELDGATE_APP (staged app), FIELDGATE_REPO, FIELDGATE_NATIVE (packages
-# with a binding.gyp, space-separated).
+# with a binding.gyp, space-separated), FIELDGATE_VERSION (the image's version), FIELDGATE_UPDATE_KEY
+# (the public key that update bundles must be signed with).
 set -euo pipefail
 root=$1
 app=$FIELDGATE_APP
@@ -55,10 +56,23 @@ if [ -n "${FIELDGATE_NATIVE// /}" ]; then
   rm -rf "$root/root/.npm" "$root/root/.cache"
 fi
 
+# The version this root file system is (os-release's IMAGE_ID/IMAGE_VERSION, as systemd and
+# `hostnamectl` read them): what `fieldgate update` compares and the System object shows.
+log "version $FIELDGATE_VERSION, update key"
+sed -i '/^IMAGE_ID=/d; /^IMAGE_VERSION=/d' "$root/usr/lib/os-release"
+printf 'IMAGE_ID=fieldgate\nIMAGE_VERSION=%s\n' "$FIELDGATE_VERSION" >> "$root/usr/lib/os-release"
+install -D -m 0644 "$FIELDGATE_UPDATE_KEY" "$root/usr/share/fieldgate/update-keys/update-key.pem"
+
 log "units"
 install -m 0644 "$repo/systemd/fieldgate.service" "$root/usr/lib/systemd/system/fieldgate.service"
 install -m 0644 "$repo/systemd/fieldgate-firstboot.service" "$root/usr/lib/systemd/system/fieldgate-firstboot.service"
 install -m 0755 "$repo/systemd/fieldgate-firstboot" "$root/usr/libexec/fieldgate/firstboot"
+for u in fieldgate-trial.service fieldgate-update.service fieldgate-update.path fieldgate-update.timer; do
+  install -m 0644 "$repo/systemd/$u" "$root/usr/lib/systemd/system/$u"
+done
+install -m 0755 "$repo/systemd/fieldgate-trial" "$root/usr/libexec/fieldgate/trial"
+mkdir -p "$root/etc/systemd/system.conf.d"
+install -m 0644 "$repo/systemd/system.conf" "$root/etc/systemd/system.conf.d/fieldgate.conf"
 install -m 0644 "$repo/systemd/sysusers.conf" "$root/usr/lib/sysusers.d/fieldgate.conf"
 install -m 0644 "$repo/systemd/tmpfiles.conf" "$root/usr/lib/tmpfiles.d/fieldgate.conf"
 mkdir -p "$root/etc/systemd/journald.conf.d"
@@ -71,10 +85,12 @@ done > "$root/usr/lib/tmpfiles.d/fieldgate-defaults.conf"
 
 in_root systemd-sysusers
 in_root systemctl enable fieldgate.service fieldgate-firstboot.service systemd-networkd.service \
-  systemd-resolved.service systemd-timesyncd.service ssh.service
+  systemd-resolved.service systemd-timesyncd.service ssh.service \
+  fieldgate-trial.service fieldgate-update.path fieldgate-update.timer
 # Nothing writes the read-only root: no package timers, no interactive first-boot questions.
 in_root systemctl mask apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
   e2scrub_reap.service systemd-firstboot.service ssh.socket 2>/dev/null || true
 in_root passwd -l root >/dev/null
 log "systemd-analyze verify (the target's systemd)"
-in_root systemd-analyze verify --man=no fieldgate.service fieldgate-firstboot.service
+in_root systemd-analyze verify --man=no fieldgate.service fieldgate-firstboot.service fieldgate-trial.service \
+  fieldgate-update.service fieldgate-update.path fieldgate-update.timer

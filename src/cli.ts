@@ -1,5 +1,5 @@
 #!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer
-// `fieldgate run | validate`: the entry point of the gateway service and of its operators' tools.
+// `fieldgate run | validate | cert | update`: the entry point of the gateway service and of its operators' tools.
 // The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
@@ -9,6 +9,7 @@ import { FieldgateServer } from "./server/server.js";
 import { CERT_USAGE, certCommand } from "./security/cert-cli.js";
 import { hashPassword } from "./server/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
+import { UPDATE_USAGE, updateCommand } from "./update/cli.js";
 
 const USAGE = `usage:
   fieldgate run --config FILE [--port N]    run the gateway
@@ -17,12 +18,14 @@ const USAGE = `usage:
   fieldgate validate --devices FILE         check a device map alone
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
-${CERT_USAGE}`;
+${CERT_USAGE}
+${UPDATE_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   // `cert` takes positionals (a subcommand, a thumbprint): it parses its own arguments.
   if (command === "cert") return certCommand(rest);
+  if (command === "update") return updateCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: {

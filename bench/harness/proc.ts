@@ -37,6 +37,20 @@ export function cpuTimeMicros(pid: number): number {
   return (ticks * 1e6) / clockTicksPerSecond();
 }
 
+/**
+ * Time the main thread of `pid` spent ready to run but waiting for a CPU, in microseconds
+ * (/proc/PID/schedstat, second field, ns), or NaN. On a core of its own this stays near zero;
+ * when it grows, another process held the core and the server's lateness is the machine's.
+ */
+export function runQueueWaitMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/schedstat`, "latin1").trim().split(" ");
+    return Number(fields[1]) / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
 export interface MemoryFigures {
   /** Resident set size, bytes (VmRSS). */
   rss: number;

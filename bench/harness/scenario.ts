@@ -100,7 +100,7 @@ export interface Scenario<O extends CommonOptions> {
    * `--peer node-opcua --rounds <report rounds>` appended unless it has its own `--peer`/`--rounds`.
    * Absent: the scenario is not in the report (report.ts lists the built-in scenarios' runs itself).
    */
-  readonly reportRuns?: ReadonlyArray<{ title: string; args: readonly string[] }>;
+  readonly reportRuns?: ReadonlyArray<{ title: string; args: readonly string[]; /** No node-opcua rounds (a case the peer cannot run, or none is measured on). */ withoutPeer?: boolean }>;
 }
 
 export function sleep(ms: number): Promise<void> {

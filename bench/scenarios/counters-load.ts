@@ -27,7 +27,7 @@ import {
 import { counterId } from "../../src/testing/bench-namespace.js";
 import type { UaClientChannel } from "../client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
-import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
+import { cpuTimeMicros, memoryOf, runQueueWaitMicros } from "../harness/proc.js";
 import { markWindowEdge } from "../harness/window.js";
 import { closeAll, openSession } from "./service-load.js";
 
@@ -57,7 +57,8 @@ export interface CountersLoadResult {
   errorsTotal: number;
   errorKinds: Record<string, number>;
   channelFaults: number;
-  server: { cpuMicros: number; rssBytesAtEnd: number; peakRssBytes: number } | null;
+  /** runQueueWaitMicros: the main thread's wait for a CPU in the window (another process had its core). */
+  server: { cpuMicros: number; runQueueWaitMicros: number; rssBytesAtEnd: number; peakRssBytes: number } | null;
   loadCpuMicros: number;
   /** Every item reached passRatio. */
   passed: boolean;
@@ -330,12 +331,14 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     tally.windowEnd = Infinity;
     tally.recording = true;
     const serverCpu0 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
+    const serverWait0 = p.serverPid === undefined ? NaN : runQueueWaitMicros(p.serverPid);
     const loadCpu0 = process.cpuUsage();
     markWindowEdge(p.serverPid, p.serverDiagnostics);
     await sleep(p.durationSeconds * 1000);
     tally.windowEnd = Date.now();
     const t1 = performance.now();
     const serverCpu1 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
+    const serverWait1 = p.serverPid === undefined ? NaN : runQueueWaitMicros(p.serverPid);
     const loadCpu = process.cpuUsage(loadCpu0);
     markWindowEdge(p.serverPid, p.serverDiagnostics);
     const memory = p.serverPid === undefined ? null : memoryOf(p.serverPid);
@@ -383,7 +386,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       errorsTotal: tally.errorsTotal,
       errorKinds: tally.errorKinds,
       channelFaults: ch.closed ? 1 : 0,
-      server: memory === null ? null : { cpuMicros: serverCpu1 - serverCpu0, rssBytesAtEnd: memory.rss, peakRssBytes: memory.peakRss },
+      server: memory === null ? null : { cpuMicros: serverCpu1 - serverCpu0, runQueueWaitMicros: serverWait1 - serverWait0, rssBytesAtEnd: memory.rss, peakRssBytes: memory.peakRss },
       loadCpuMicros: loadCpu.user + loadCpu.system,
       passed: below === 0,
       itemsBelow: below,

@@ -181,6 +181,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
     }
+    const waited = r.server?.runQueueWaitMicros ?? NaN;
+    if (Number.isFinite(waited)) notes.push(`the server's main thread waited ${(waited / 1000).toFixed(1)} ms for its core in the window (${((waited / (r.windowSeconds * 1e6)) * 100).toFixed(2)} %; /proc schedstat: other processes had it)`);
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
@@ -231,6 +233,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         latenessP999Ms: num(r.latenessP999Ms),
         gcPauseP99Ms: num(r.gcPauseP99Ms),
         stallsInWindow: r.stalls.length,
+        serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
         with: o.with,
         warmupSeconds: o.warmupSeconds,
         durationSeconds: o.durationSeconds,
@@ -266,7 +269,12 @@ export const countersScenario: Scenario<CountersScenarioOptions> = {
   usage: USAGE,
   parse: parseCountersOptions,
   smokeArgs: ["--items", "100", "--publishing", "100", "--warmup", "0.5", "--duration", "1"],
-  reportRuns: [{ title: "counters: 1024 items at 10 ms sampling (100 ms publishing)", args: ["--items", "1024", "--publishing", "100", "--rounds", "1"] }],
+  reportRuns: [
+    { title: "counters: 1024 items at 10 ms sampling (100 ms publishing)", args: ["--items", "1024", "--publishing", "100", "--rounds", "3"] },
+    // Issue 13's targets: node-opcua already fails at 1024 items, so these run fieldgate alone.
+    { title: "counters: 16384 items at 10 ms sampling (issue 13)", args: ["--items", "16384", "--publishing", "100", "--rounds", "3"], withoutPeer: true },
+    { title: "counters: 4096 items at 10 ms with a Read 10 x 100 load alongside (issue 13)", args: ["--items", "4096", "--publishing", "100", "--with", "read", "--rounds", "3"], withoutPeer: true },
+  ],
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {

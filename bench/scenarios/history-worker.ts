@@ -18,7 +18,7 @@ import { readProcessed } from "../../src/history/read.js";
 import { HistoryStore } from "../../src/history/store.js";
 import { HistoryWriter } from "../../src/history/writer.js";
 import { FieldgateServer } from "../../src/server/server.js";
-import type { ServiceContext } from "../../src/server/service-table.js";
+import type { ServiceContext } from "../../src/services/service-table.js";
 import { historyRead } from "../../src/services/history.js";
 import { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";

@@ -301,6 +301,7 @@ export const northboundScenario: Scenario<NorthboundScenarioOptions> = {
             conditions: { ...base, durationSeconds: window, expectedChangesPerSecond: tags },
             errorKinds: {},
             notes: on ? [`${changes} data changes received in ${window.toFixed(1)} s; latency = source timestamp (poll answer) to decoded at the subscriber`] : ["no northbound section"],
+            withoutRequests: !on,
           });
           if (on && options.outageSeconds > 0) results.push(await replayCase(ctx, server, broker, sub, options, tags, base));
         } finally {

@@ -53,7 +53,7 @@ export const smokeScenario: Scenario<SmokeOptions> = {
         const run = await runScenario(s, parsed, ctx.root, ctx.log);
         if (run.results.length === 0) failures.push(`${s.name}: no results`);
         for (const r of run.results) {
-          const problem = smokeProblem(r, s.smokeWithoutRequests === true);
+          const problem = smokeProblem(r, s.smokeWithoutRequests === true || r.withoutRequests === true);
           if (problem !== null) failures.push(`${s.name} ${r.case} on ${r.target}: ${problem}`);
         }
         results.push(...run.results);

@@ -302,10 +302,13 @@ export class DeviceNamespace implements RuntimeNodes {
     for (const v of nodes.tags) old.set(v.config.name, v);
     nodes.config = config;
     nodes.writeRoleMask = roleMask(config.writeRoles);
-    // First which nodes stay and which go (removed in one pass: see MemoryNamespace.removeNodes),
-    // then the tags in map order, the replaced ones added again with their NodeIds.
+    // First which nodes stay, which are replaced and which go. Nodes that go are removed first
+    // (in one pass per slice: see MemoryNamespace.removeNodes); a replaced node is removed and
+    // added again with its NodeId in the same slice, so that between two turns no NodeId of the
+    // new map is missing (a Read, or a monitored item re-bound after the reload, would find
+    // nothing and fall back to BadNodeIdUnknown or to sampling by read()).
     const kept: (TagVariable | undefined)[] = new Array(config.tags.length);
-    const doomed: TagVariable[] = [];
+    const replaced: (TagVariable | undefined)[] = new Array(config.tags.length);
     for (let i = 0; i < config.tags.length; i++) {
       if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
       const t = config.tags[i]!;
@@ -313,31 +316,40 @@ export class DeviceNamespace implements RuntimeNodes {
       if (!existing) continue;
       old.delete(t.name);
       if (sameNode(existing, before, t, config)) kept[i] = existing;
-      else doomed.push(existing);
+      else replaced[i] = existing;
     }
-    for (const gone of old.values()) doomed.push(gone);
-    for (let i = 0; i < doomed.length; i += TAGS_PER_SLICE) {
+    const gone = [...old.values()];
+    for (let i = 0; i < gone.length; i += TAGS_PER_SLICE) {
       yield;
-      const part = doomed.slice(i, i + TAGS_PER_SLICE);
-      for (const v of part) this.unfeed(v);
-      for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
+      this.removeTags(gone.slice(i, i + TAGS_PER_SLICE), removed);
     }
     nodes.tags.length = 0;
-    for (let i = 0; i < config.tags.length; i++) {
-      if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
-      const t = config.tags[i]!;
-      const existing = kept[i];
-      if (existing) {
-        // The tag's address or scaling may have moved: the node shows the new config.
-        existing.config = t;
-        existing.slot = slots[i]!;
-        existing.index = i;
-        nodes.tags.push(existing);
-        continue;
+    for (let start = 0; start < config.tags.length; start += TAGS_PER_SLICE) {
+      if (start > 0) yield;
+      const end = Math.min(config.tags.length, start + TAGS_PER_SLICE);
+      const part: TagVariable[] = [];
+      for (let i = start; i < end; i++) if (replaced[i] !== undefined) part.push(replaced[i]!);
+      if (part.length > 0) this.removeTags(part, removed);
+      for (let i = start; i < end; i++) {
+        const t = config.tags[i]!;
+        const existing = kept[i];
+        if (existing) {
+          // The tag's address or scaling may have moved: the node shows the new config.
+          existing.config = t;
+          existing.slot = slots[i]!;
+          existing.index = i;
+          nodes.tags.push(existing);
+          continue;
+        }
+        added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
       }
-      added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
     }
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
+  }
+
+  private removeTags(part: readonly TagVariable[], removed: NodeId[]): void {
+    for (const v of part) this.unfeed(v);
+    for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
   }
 
   /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */

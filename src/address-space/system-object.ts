@@ -22,6 +22,7 @@ import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js
 import type { HistoryWriterStats } from "../history/writer.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
+import { readUpdateStatus, type UpdateStatus } from "../update/status.js";
 import { SYSTEM_OBJECT_ID } from "./device-namespace.js";
 import type { MemoryNamespace, MemoryVariable } from "./memory-namespace.js";
 
@@ -36,6 +37,8 @@ export interface SystemObjectOptions {
   readonly pollLateness?: LatenessHistogram;
   /** The history writer's counters, shown as History* (a full disk shows as HistoryWriting Bad). */
   readonly history?: { readonly stats: Readonly<HistoryWriterStats>; readonly queued: number };
+  /** Running version, root slot and last update (default: read from the appliance's files, src/update/status.ts). */
+  readonly updateStatus?: () => Promise<UpdateStatus>;
 }
 
 /** name, built-in type, UNECE display name of the unit ("" for none), description. */
@@ -61,6 +64,9 @@ const VARIABLES = [
   ["HistoryQueued", BuiltinType.UInt32, "", "Samples waiting to be written."],
   ["HistoryDropped", BuiltinType.UInt64, "", "Samples dropped unwritten because the queue was full (the disk failed or could not keep up)."],
   ["HistoryFailedFlushes", BuiltinType.UInt32, "", "Writes to the history database that failed since start."],
+  ["RunningVersion", BuiltinType.String, "", "Version of the system running: the appliance image's (os-release IMAGE_VERSION), else the package's."],
+  ["RootSlot", BuiltinType.String, "", "Root partition the system booted from, A or B (BadNotSupported when not booted from an A/B slot of the appliance image)."],
+  ["LastUpdateResult", BuiltinType.String, "", "Outcome of the last update: none, or installed, succeeded, failed or refused, with what happened and when (README, Updates)."],
 ] as const;
 
 type Name = (typeof VARIABLES)[number][0];
@@ -133,9 +139,14 @@ export class SystemObject {
 
   /** One sample of every variable; a source that fails leaves its variables Bad. */
   async sample(): Promise<void> {
-    const [mem, temperature, disk] = await Promise.allSettled([memoryInfo(), this.temperature(), diskOf(this.options.dataDir)]);
+    const [mem, temperature, disk, update] = await Promise.allSettled([
+      memoryInfo(),
+      this.temperature(),
+      diskOf(this.options.dataDir),
+      (this.options.updateStatus ?? readUpdateStatus)(),
+    ]);
     const now = Date.now();
-    const set = (name: Name, value: number | bigint | undefined, status: number = StatusCodes.BadResourceUnavailable) => {
+    const set = (name: Name, value: number | bigint | string | undefined, status: number = StatusCodes.BadResourceUnavailable) => {
       const v = this.vars[name];
       this.ns.setValue(
         v,
@@ -164,6 +175,13 @@ export class SystemObject {
       set("DiskUsedPercent", blocks > 0 ? round2(100 * (1 - bfree / blocks)) : undefined);
     } else {
       for (const n of ["DiskTotal", "DiskAvailable", "DiskUsedPercent"] as const) set(n, undefined);
+    }
+    if (update.status === "fulfilled") {
+      set("RunningVersion", update.value.runningVersion);
+      set("RootSlot", update.value.rootSlot, StatusCodes.BadNotSupported);
+      set("LastUpdateResult", update.value.lastResult);
+    } else {
+      for (const n of ["RunningVersion", "RootSlot", "LastUpdateResult"] as const) set(n, undefined);
     }
     set("Uptime", uptime());
     set("ProcessUptime", round2(process.uptime()));

@@ -21,10 +21,10 @@ import {
   type Checker,
   type Infer,
 } from "./schema.js";
-import { historySchema } from "../history/config.js";
+import { historySchema } from "./history-config.js";
 import { northboundSchema } from "../northbound/config.js";
-import { normaliseThumbprint, parsePasswordHash } from "../server/users.js";
-import { ROLES } from "../server/roles.js";
+import { updateSchema } from "../update/config.js";
+import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */
 export const SUPPORTED_SECURITY_POLICIES = ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"] as const;
@@ -370,6 +370,7 @@ export const gatewaySchema = object(
     transport,
     history: historySchema,
     northbound: optional(northboundSchema),
+    update: updateSchema,
   },
   {
     description: "fieldgate gateway configuration.",
@@ -401,4 +402,5 @@ export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
 export type NorthboundSectionConfig = GatewayConfig["northbound"];
+export type UpdateSection = GatewayConfig["update"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

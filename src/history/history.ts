@@ -7,7 +7,7 @@ import { ExceptionDeviationFormat } from "../ua/generated/enums.js";
 import { VariableIds } from "../ua/generated/node-ids.js";
 import type { AggregateConfiguration } from "../ua/generated/types.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "./aggregates.js";
-import type { HistoryConfig } from "./config.js";
+import type { HistoryConfig } from "../config/history-config.js";
 import { HistoryStore, type Series } from "./store.js";
 import { HistoryWriter } from "./writer.js";
 

@@ -30,6 +30,7 @@ import { decodeVariant, encodeVariant } from "../ua/builtin-codec.js";
 import { BuiltinType, VariantArrayType, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
+import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
@@ -99,6 +100,40 @@ export interface HistoryStoreOptions {
   cacheSize?: number;
 }
 
+/**
+ * The schema version rule of src/history/schema-version.ts: a database that a newer build
+ * migrated stays open to this one while that build says that this one can read it; otherwise
+ * it is refused with what to do, never misread. Both numbers are in PRAGMA user_version (the
+ * header field SQLite leaves to the application; no table of its own): the version in the low
+ * 16 bits, readable_from above them. 0 is a new database or one from before versions were
+ * stamped (the same layout as version 1).
+ */
+export function schemaStamp(userVersion: number): { version: number; readableFrom: number } {
+  const version = userVersion & 0xffff;
+  return { version, readableFrom: userVersion >>> 16 || version };
+}
+
+function checkSchema(db: Db, path: string): void {
+  const { version, readableFrom } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
+  if (version > HISTORY_SCHEMA_VERSION && readableFrom > HISTORY_SCHEMA_VERSION) {
+    db.close();
+    throw new Error(
+      `history database ${path} has schema ${version}, readable by builds of schema ${readableFrom} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: ` +
+        "run the version that wrote it, or move the file away to start a new history",
+    );
+  }
+}
+
+/** Stamps a new or older database with this build's version; a newer one keeps its own. */
+function stampSchema(db: Db): void {
+  const { version } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
+  if (version >= HISTORY_SCHEMA_VERSION) return;
+  // Migrations from version N to N + 1 go here, in order, each in the transaction below.
+  db.transaction(() => {
+    db.pragma(`user_version = ${(HISTORY_SCHEMA_READABLE_FROM << 16) | HISTORY_SCHEMA_VERSION}`);
+  })();
+}
+
 /** Staged rows moved per transaction. */
 const COMPACT_CHUNK = 20_000;
 /** Rows deleted per statement (and transaction) by retention. */
@@ -154,6 +189,7 @@ export class HistoryStore {
     db.pragma(`journal_size_limit = ${this.walBudget}`);
     this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
     this.applyPageLimit();
+    checkSchema(db, path);
     db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
     this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
     this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
@@ -170,6 +206,7 @@ export class HistoryStore {
       this.byId.set(row.id, s);
     }
     this.sizeCache();
+    stampSchema(db);
   }
 
   /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */

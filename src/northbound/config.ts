@@ -2,7 +2,7 @@
 // absent: no MQTT client, no store, no observer on the value cache.
 import { hostname } from "node:os";
 import { duration, enumOf, integer, object, optional, path, size, string, type Infer } from "../config/schema.js";
-import { ROLES } from "../server/roles.js";
+import { ROLE_NAMES as ROLES } from "../config/credentials.js";
 
 /**
  * Sparkplug 3.0 §4.1.2, §4.1.4 (tck-id-topic-structure-namespace-valid-group-id, -edge-node-id):

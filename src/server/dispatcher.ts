@@ -11,9 +11,9 @@ import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type ServiceFault } from "../ua/generated/types.js";
 import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
-import type { ServerCore } from "./server-core.js";
+import type { ServerCore } from "../services/server-core.js";
 import type { Session } from "./session.js";
-import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "./service-table.js";
+import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
 
 export interface DispatcherLog {
   warn(message: string): void;

@@ -6,11 +6,12 @@
 //   operator: viewer + Write of device tags
 //   admin:    operator + Write of configuration nodes (where a namespace exposes any)
 import type { RequestContext } from "../address-space/node-manager.js";
+import { ROLE_NAMES } from "../config/credentials.js";
 
 export type Role = RequestContext["role"];
 
-/** Every role, least privileged first (the order in which they include one another). */
-export const ROLES: readonly Role[] = ["viewer", "operator", "admin"];
+/** Every role, least privileged first (the order in which they include one another): gateway.yaml's names. */
+export const ROLES: readonly Role[] = ROLE_NAMES;
 
 /** `writeRoles` of device tags: MemoryNamespace answers BadUserAccessDenied to a viewer. */
 export const DEVICE_WRITE_ROLES: readonly Role[] = ["operator", "admin"];

@@ -1,6 +1,5 @@
 // The server object: wires config → address space (namespace 0, the test namespace) → services
 // → transport. It owns the start and the orderly stop; each part knows only its neighbours.
-import { readFileSync } from "node:fs";
 import { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { Ns0Manager } from "../address-space/ns0-manager.js";
 import { createTestNamespace } from "../testing/test-namespace.js";
@@ -20,7 +19,7 @@ import { DiagnosticsNamespace, feedServerDiagnostics, type PollGroupReport } fro
 import { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { TransportLimits } from "../transport/limits.js";
-import { UaTcpServer } from "../transport/ua-tcp-server.js";
+import { UaTcpServer } from "./listener.js";
 import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
 import { join } from "node:path";
@@ -29,11 +28,11 @@ import { Pki } from "../security/pki.js";
 import { POLICY_ALGORITHMS, SecurePolicy, type SecurePolicyName } from "../security/policies.js";
 import { SecurityPolicyNone, type SecurityPolicy } from "../security/security-policy.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
-import { repoRoot } from "../ua/generator/schema.js";
+import { packageVersion } from "../package-info.js";
 import { Dispatcher } from "./dispatcher.js";
 import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
 import type { ServiceLimits } from "./limits.js";
-import type { ServerCore } from "./server-core.js";
+import type { ServerCore } from "../services/server-core.js";
 import { SessionManager } from "./session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
@@ -52,15 +51,6 @@ const consoleLog: ServerLog = {
   info: (m) => console.log(`fieldgate: ${m}`),
   warn: (m) => console.warn(`fieldgate: ${m}`),
 };
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(`${repoRoot()}/package.json`, "utf8")) as { version?: string };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
 
 function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Partial<TransportLimits> {
   return {

@@ -14,7 +14,7 @@ import {
   transferSubscriptions,
 } from "../services/subscription.js";
 import { browse, browseNext, registerNodes, translateBrowsePathsToNodeIds, unregisterNodes } from "../services/view.js";
-import type { ServiceDefinition } from "./service-table.js";
+import type { ServiceDefinition } from "../services/service-table.js";
 
 export const SERVICES: readonly ServiceDefinition[] = [
   getEndpoints,

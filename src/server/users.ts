@@ -5,16 +5,12 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
 import { systemClock, type Clock } from "../sampling/clock.js";
 import type { Role } from "./roles.js";
+import { parsePasswordHash, scryptMemory, type PasswordHash, type ScryptParams } from "../config/credentials.js";
+
+export { normaliseThumbprint, parsePasswordHash, type PasswordHash, type ScryptParams } from "../config/credentials.js";
 
 // ---------------------------------------------------------------------------------------------
 // Password hashes: `$scrypt$ln=14,r=8,p=1$<salt>$<key>` (PHC string format, base64 without '=').
-
-export interface ScryptParams {
-  /** log2 of the CPU/memory cost N. */
-  readonly logN: number;
-  readonly r: number;
-  readonly p: number;
-}
 
 /**
  * N = 2^14, r = 8, p = 1: the scrypt paper's interactive-login parameters and Node's default;
@@ -24,19 +20,6 @@ export interface ScryptParams {
 export const DEFAULT_SCRYPT_PARAMS: ScryptParams = Object.freeze({ logN: 14, r: 8, p: 1 });
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
-/** A hash may not ask for more than this per check (128·N·r bytes): a config cannot exhaust RAM. */
-const MAX_SCRYPT_MEMORY = 256 * 1024 * 1024;
-
-export interface PasswordHash {
-  readonly params: ScryptParams;
-  readonly salt: Buffer;
-  readonly key: Buffer;
-}
-
-function scryptMemory(p: ScryptParams): number {
-  return 128 * 2 ** p.logN * p.r;
-}
-
 function derive(password: Buffer | string, salt: Buffer, params: ScryptParams, keyLength: number): Promise<Buffer> {
   const options: ScryptOptions = { N: 2 ** params.logN, r: params.r, p: params.p, maxmem: scryptMemory(params) + 1024 * 1024 };
   return new Promise((resolve, reject) => {
@@ -53,23 +36,6 @@ export async function hashPassword(password: string | Buffer, params: ScryptPara
   return `$scrypt$ln=${params.logN},r=${params.r},p=${params.p}$${b64(salt)}$${b64(key)}`;
 }
 
-const HASH_RE = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]{11,64})\$([A-Za-z0-9+/]{22,128})$/;
-
-/** Parses a hash string; returns a message for the config error when it is not one. */
-export function parsePasswordHash(text: string): PasswordHash | string {
-  const m = HASH_RE.exec(text);
-  if (!m) return "a hash printed by `fieldgate password` ($scrypt$ln=..,r=..,p=..$salt$key)";
-  const params = { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
-  if (params.logN < 10 || params.logN > 20 || params.r < 1 || params.p < 1 || params.p > 16) {
-    return "scrypt parameters 10 <= ln <= 20, r >= 1 and 1 <= p <= 16";
-  }
-  if (scryptMemory(params) > MAX_SCRYPT_MEMORY) return `scrypt parameters that need at most ${MAX_SCRYPT_MEMORY >> 20} MiB (128·2^ln·r)`;
-  const salt = Buffer.from(m[4]!, "base64");
-  const key = Buffer.from(m[5]!, "base64");
-  if (salt.length < 8 || key.length < 16) return "a salt of at least 8 bytes and a key of at least 16 bytes";
-  return { params, salt, key };
-}
-
 export async function verifyPassword(password: Buffer | string, hash: PasswordHash): Promise<boolean> {
   const key = await derive(password, hash.salt, hash.params, hash.key.length);
   return timingSafeEqual(key, hash.key);
@@ -78,12 +44,6 @@ export async function verifyPassword(password: Buffer | string, hash: PasswordHa
 /** SHA-1 of a DER certificate as lower-case hex (the thumbprint of Part 6 §6.7.2.3), how users name X509 users. */
 export function certificateThumbprint(der: Buffer): string {
   return createHash("sha1").update(der).digest("hex");
-}
-
-/** Normalises a configured thumbprint (hex, any case, optional ':' or ' ' separators); undefined when not one. */
-export function normaliseThumbprint(text: string): string | undefined {
-  const hex = text.replace(/[:\s]/g, "").toLowerCase();
-  return /^[0-9a-f]{40}$/.test(hex) ? hex : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

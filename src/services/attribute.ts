@@ -19,7 +19,7 @@ import {
   type WriteResponse,
 } from "../ua/generated/types.js";
 import { applyIndexRange } from "./index-range.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import { checkOperationCount } from "./view.js";
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });

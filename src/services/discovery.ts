@@ -10,7 +10,7 @@ import {
   type GetEndpointsRequest,
   type GetEndpointsResponse,
 } from "../ua/generated/types.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 const TRANSPORT_PROFILE = "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
 

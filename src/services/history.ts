@@ -38,7 +38,7 @@ import {
   type ReadRawModifiedDetails,
 } from "../ua/generated/types.js";
 import { nodeIdToString } from "../ua/node-id.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import type { Session } from "../server/session.js";
 import { applyIndexRange } from "./index-range.js";
 import { checkOperationCount } from "./view.js";

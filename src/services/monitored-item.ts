@@ -31,7 +31,7 @@ import {
   setMonitoringMode as setMode,
   setTriggering as trigger,
 } from "../subscriptions/items.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, CreateMonitoredItemsResponse>({
   name: "CreateMonitoredItems",

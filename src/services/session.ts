@@ -22,7 +22,7 @@ import {
   type CreateSessionRequest,
   type CreateSessionResponse,
 } from "../ua/generated/types.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import { channelOffered, createSessionSecurity, verifyClientSignature } from "../security/session-security.js";
 import { authenticateToken } from "../server/user-tokens.js";
 

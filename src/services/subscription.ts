@@ -38,7 +38,7 @@ import {
   type PublishResponseOut,
   type RepublishResponseOut,
 } from "../subscriptions/notification-encoder.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 /** Room left in a response for everything around the NotificationMessage (headers, chunk framing). */
 const RESPONSE_OVERHEAD = 4096;

@@ -40,7 +40,7 @@ import {
   type UnregisterNodesResponse,
 } from "../ua/generated/types.js";
 import { isNullNodeId, nodeIdKey } from "../ua/node-id.js";
-import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../server/service-table.js";
+import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import type { Session } from "../server/session.js";
 
 /** Part 4 §7.33: the per-operation limit check shared by the services of this set. */

@@ -51,6 +51,9 @@ export interface SamplingHooks {
   /** The sampling group that samples it, if any. */
   group: object | undefined;
   groupIndex: number;
+  /** Its batch within the group (the items of one value cache, or of one namespace) and its place there. */
+  batch: object | undefined;
+  batchIndex: number;
   /** The watch of its slot while it is sampled or fed (see sampler.ts). */
   watch: object | undefined;
   /** Fed by its slot's changes instead of being sampled. */
@@ -77,6 +80,8 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   source: ValueSource | undefined = undefined;
   group: object | undefined = undefined;
   groupIndex = -1;
+  batch: object | undefined = undefined;
+  batchIndex = -1;
   watch: object | undefined = undefined;
   fed = false;
   /** The skip count of its source when it was attached; what it missed before (see Sampler.skippedSamples). */

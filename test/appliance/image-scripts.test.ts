@@ -28,8 +28,8 @@ describe("image scripts", () => {
     },
   );
 
-  it("boot-check.mjs is valid JavaScript", () => {
-    const r = run(process.execPath, ["--check", join(image, "boot-check.mjs")]);
+  it.each(["boot-check.mjs", "update-check.mjs", "bundle.mjs"])("%s is valid JavaScript", (file) => {
+    const r = run(process.execPath, ["--check", join(image, file)]);
     expect(r.status, r.out).toBe(0);
   });
 
@@ -56,6 +56,8 @@ describe("image scripts", () => {
       expect(build).toMatch(new RegExp(`name=${label}\\b`));
     }
     expect(build).toMatch(/root=PARTLABEL=fieldgate-rootA /);
+    // The boot partition, where updates write the other slot's kernel and boot entry.
+    expect(readFileSync(join(image, "rootfs/etc/fstab"), "utf8")).toMatch(/^PARTLABEL=fieldgate-boot\s+\/efi\s+vfat\s+\S*x-systemd\.automount/m);
     expect(readFileSync(join(image, "rootfs/etc/fstab"), "utf8")).toMatch(/^PARTLABEL=fieldgate-data\s+\/data\s+ext4/m);
     expect(readFileSync(join(image, "rootfs/etc/initramfs-tools/scripts/local-bottom/fieldgate-data"), "utf8")).toMatch(
       /\/dev\/disk\/by-partlabel\/fieldgate-data/,

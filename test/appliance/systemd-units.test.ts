@@ -11,7 +11,14 @@ import { requirePeers, skipWithout } from "../helpers/ci.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const unitsDir = join(repo, "systemd");
-const UNITS = ["fieldgate.service", "fieldgate-firstboot.service"];
+const UNITS = [
+  "fieldgate.service",
+  "fieldgate-firstboot.service",
+  "fieldgate-trial.service",
+  "fieldgate-update.service",
+  "fieldgate-update.path",
+  "fieldgate-update.timer",
+];
 
 function which(cmd: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
@@ -63,7 +70,7 @@ describe.skipIf(skipWithout(analyzeMissing))("systemd units", () => {
   });
 
   it("every Exec line names a program the image installs", () => {
-    const installed = new Set(["/usr/bin/fieldgate", "/usr/libexec/fieldgate/firstboot", "/bin/kill"]);
+    const installed = new Set(["/usr/bin/fieldgate", "/usr/libexec/fieldgate/firstboot", "/usr/libexec/fieldgate/trial", "/bin/kill"]);
     for (const unit of UNITS) {
       for (const p of execPaths(readFileSync(join(unitsDir, unit), "utf8"))) expect(installed, `${unit}: ${p}`).toContain(p);
     }
@@ -146,5 +153,24 @@ describe.skipIf(skipWithout(analyzeMissing))("systemd units", () => {
   it("the first-boot script is valid sh", () => {
     const r = run("sh", ["-n", join(unitsDir, "fieldgate-firstboot")]);
     expect(r.status, r.out).toBe(0);
+  });
+
+  it("the first boot never resizes through the by-partlabel link, and runs at every boot", () => {
+    const script = readFileSync(join(unitsDir, "fieldgate-firstboot"), "utf8");
+    const code = script.split("\n").filter((l) => !l.trim().startsWith("#")).join("\n");
+    expect(code).not.toMatch(/by-partlabel/);
+    expect(code).toMatch(/findmnt -n -o MAJ:MIN/);
+    expect(code).toMatch(/udevadm settle/);
+    expect(readFileSync(join(unitsDir, "fieldgate-firstboot.service"), "utf8")).not.toMatch(/^ConditionPathExists=/m);
+  });
+
+  it("the update units: the trial check after the gateway, the inbox watched, the URL looked at now and then", () => {
+    const trial = readFileSync(join(unitsDir, "fieldgate-trial.service"), "utf8");
+    expect(trial).toMatch(/^After=fieldgate\.service/m);
+    expect(trial).toMatch(/^ExecStart=\/usr\/libexec\/fieldgate\/trial$/m);
+    expect(readFileSync(join(unitsDir, "fieldgate-update.path"), "utf8")).toMatch(/^PathExistsGlob=\/data\/update\/inbox\/\*\.fgu$/m);
+    expect(readFileSync(join(unitsDir, "fieldgate-update.service"), "utf8")).toMatch(/^ExecStart=\/usr\/bin\/fieldgate update check --config \/etc\/fieldgate\/gateway\.yaml$/m);
+    expect(readFileSync(join(unitsDir, "fieldgate-update.timer"), "utf8")).toMatch(/^OnUnitInactiveSec=/m);
+    expect(readFileSync(join(unitsDir, "system.conf"), "utf8")).toMatch(/^RuntimeWatchdogSec=\d+s$/m);
   });
 });

@@ -223,6 +223,31 @@ describe("the runtime", () => {
     expect(scheduler.size).toBe(0);
   });
 
+  it("a reload that replaces every tag of a device in slices never leaves a NodeId of the map missing between turns", async () => {
+    const { ns, s } = setup();
+    const N = 3000;
+    const map = (rate: string) =>
+      parse(`devices:\n  - name: big\n    driver: modbus-tcp\n    host: 10.0.0.9\n    rate: ${rate}\n    tags:\n${Array.from({ length: N }, (_, t) => `      - { name: t${t}, address: "holding:${t}" }`).join("\n")}\n`);
+    await runtime!.apply(map("1s"));
+    const before = ns.variable(s("big.t0"));
+    // Another rate: every tag's node is replaced (its MinimumSamplingInterval changes), three
+    // slices of 1,024. Between the slices (every turn of the event loop), read every NodeId.
+    let done = false;
+    let turns = 0;
+    let missing = 0;
+    const applied = runtime!.apply(map("2s")).then(() => void (done = true));
+    while (!done) {
+      await new Promise((r) => setImmediate(r));
+      turns++;
+      for (let t = 0; t < N; t++) if (ns.variable(s(`big.t${t}`)) === undefined) missing++;
+    }
+    await applied;
+    expect(turns).toBeGreaterThan(2);
+    expect(missing).toBe(0);
+    expect(ns.variable(s("big.t0"))).not.toBe(before);
+    expect(ns.variable(s(`big.t${N - 1}`))?.minimumSamplingInterval).toBe(2000);
+  });
+
   it("a disabled device is neither polled nor published", async () => {
     const { ns, s, links } = setup();
     await runtime!.apply(parse(`devices:\n${METER.replace("unitId: 2", "unitId: 2\n    enabled: false")}`));

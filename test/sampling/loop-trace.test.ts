@@ -39,9 +39,11 @@ describe("the loop trace", () => {
       scheduler.stop();
       trace.stop();
     }
-    const stall = trace.recentStalls().find((s) => s.slot === "sampling @10 ms" && s.lateMs > 15);
-    expect(stall).toBeDefined();
-    expect(stall!.cause).toBe("a HistoryRead of 100,000 values");
+    // On a loaded machine the process may also be descheduled, which makes late slots with no
+    // task to blame: look for the slot that waited on this task among them.
+    const stalls = trace.recentStalls().filter((s) => s.slot === "sampling @10 ms" && s.lateMs > 15);
+    const stall = stalls.find((s) => s.cause === "a HistoryRead of 100,000 values");
+    expect(stall, JSON.stringify(stalls)).toBeDefined();
     expect(stall!.causeMs).toBeGreaterThanOrEqual(29);
     expect(formatStall(stall!)).toMatch(/sampling @10 ms ran \d+\.\d ms late; the loop was busy with a HistoryRead of 100,000 values \(\d+\.\d ms\)$/);
     expect(trace.longestTask).toBe("a HistoryRead of 100,000 values");

@@ -3,7 +3,7 @@
 // faulting it; once things move again, every request is answered.
 import { afterEach, describe, expect, it } from "vitest";
 import type { SecureChannel } from "../../src/security/secure-channel.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, msg, testRequest } from "./raw-client.js";
 import { delay, startServer } from "./test-server.js";
 

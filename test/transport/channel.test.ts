@@ -1,7 +1,7 @@
 // Token renewal and expiry, the channel cap, responses over the client's limits, server close.
 import { afterEach, describe, expect, it } from "vitest";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, msg, open, parseMsg, parseOpen, testRequest } from "./raw-client.js";
 import { delay, startServer, type TestHandler } from "./test-server.js";
 

@@ -2,7 +2,7 @@
 // healthy client on the same server keeps getting answers.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, frame, hello, msg, open, RawClient, testRequest } from "./raw-client.js";
 import { delay, startServer, type TestHandler } from "./test-server.js";
 

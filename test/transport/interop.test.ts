@@ -7,7 +7,7 @@ import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { decodeGetEndpointsRequest, encodeGetEndpointsResponse } from "../../src/ua/generated/types.js";
 import type { ChannelHandler, SecureChannel } from "../../src/security/secure-channel.js";
-import { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import { UaTcpServer } from "../../src/server/listener.js";
 
 class EndpointsHandler implements ChannelHandler {
   requests = 0;

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { PoolHolder } from "../../src/transport/buffer-pool.js";
 import type { TransportLimits } from "../../src/transport/limits.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, hello, msg, parseErr, RawClient, testRequest } from "./raw-client.js";
 import { startServer, type TestHandler } from "./test-server.js";
 

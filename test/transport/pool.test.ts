@@ -2,7 +2,7 @@
 // waiters, giving memory back when idle; and connections that stall on a spent budget and resume.
 import { afterEach, describe, expect, it } from "vitest";
 import { BufferPool, type PoolHolder, type PoolWaiter } from "../../src/transport/buffer-pool.js";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, msg, testRequest } from "./raw-client.js";
 import { delay, startServer } from "./test-server.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { ChannelClient, clo, POLICY_NONE } from "./raw-client.js";
 import { startServer } from "./test-server.js";
 

@@ -2,7 +2,7 @@
 // same result as when it arrives in one piece.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
 import { clo, hello, msg, open, parseAck, parseMsg, parseOpen, testRequest, type Frame } from "./raw-client.js";
 import { delay, startServer } from "./test-server.js";
 

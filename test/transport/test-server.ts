@@ -6,7 +6,7 @@ import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { ChannelHandler, SecureChannel } from "../../src/security/secure-channel.js";
 import type { BufferPool } from "../../src/transport/buffer-pool.js";
 import type { TransportLimits } from "../../src/transport/limits.js";
-import { UaTcpServer } from "../../src/transport/ua-tcp-server.js";
+import { UaTcpServer } from "../../src/server/listener.js";
 import { TEST_RESPONSE_ENCODING } from "./raw-client.js";
 
 const PATTERN = Buffer.from(Array.from({ length: 256 }, (_, i) => i));

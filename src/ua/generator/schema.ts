@@ -1,18 +1,10 @@
 // Where the generators find the OPC UA schema data, and the small CSV reader they share.
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { packageRoot } from "../../package-info.js";
 
-/** The repository root: this file lives at <root>/src/ua/generator (or under dist/). */
-export function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(resolve(dir, "package.json"))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error("package.json not found above " + dir);
-    dir = up;
-  }
-  return dir;
-}
+/** The repository root (the package's own directory: the generators run from a checkout). */
+export const repoRoot = packageRoot;
 
 /** `../shared/opcua-schema` beside the repository, or FIELDGATE_SCHEMA_DIR. */
 export function schemaDir(): string {

@@ -1,9 +1,10 @@
 // The opc.tcp listener: accepts connections, keeps the registry of live channels under the
 // `maxChannels` cap and the memory budget (a new connection waits, unread, while the budget is
-// spent, and is refused with BadTcpNotEnoughResources at its HEL deadline), opens reverse connections (Part 6
-// §7.1.2.6 ReverseHello), sweeps once a second (slow readers closed, idle memory released), and
-// closes it all. It sits in transport/ but builds SecureChannels (security/), the one place where
-// the layers meet.
+// spent, and is refused with BadTcpNotEnoughResources at its HEL deadline), opens reverse
+// connections (Part 6 §7.1.2.6 ReverseHello), sweeps once a second (slow readers closed, idle
+// memory released), and closes it all. It lives in server/, not transport/: it builds
+// SecureChannels (security/) on the connections that transport/ frames, and the layers below it
+// import neither.
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -11,12 +12,12 @@ import { UaStatusError } from "../ua/errors.js";
 import { SecureChannel, type ChannelContext, type ChannelHandler } from "../security/secure-channel.js";
 import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../security/security-policy.js";
 import type { HandshakeLimiter } from "../security/handshake-limiter.js";
-import { BufferPool } from "./buffer-pool.js";
-import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "./limits.js";
-import { ReassemblyBuffer } from "./message-assembler.js";
-import type { TaskTimer } from "./tcp-connection.js";
-import { ConnectionState } from "./tcp-connection.js";
-import { MAX_URL_LENGTH } from "./ua-tcp.js";
+import { BufferPool } from "../transport/buffer-pool.js";
+import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "../transport/limits.js";
+import { ReassemblyBuffer } from "../transport/message-assembler.js";
+import type { TaskTimer } from "../transport/tcp-connection.js";
+import { ConnectionState } from "../transport/tcp-connection.js";
+import { MAX_URL_LENGTH } from "../transport/ua-tcp.js";
 
 export interface UaTcpServerOptions {
   host: string;

@@ -1,5 +1,5 @@
-// The `history:` section of gateway.yaml (included by src/config/gateway-config.ts).
-import { duration, enumOf, integer, number, object, optional, path, size, type Infer } from "../config/schema.js";
+// The `history:` section of gateway.yaml (included by gateway-config.ts; src/history reads the HistoryConfig it gives).
+import { duration, enumOf, integer, number, object, optional, path, size, type Infer } from "./schema.js";
 
 const count = (description: string, def: number, max: number, min = 1) => integer({ description, default: def, min, max });
 

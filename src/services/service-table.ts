@@ -4,7 +4,7 @@ import type { BinaryReader } from "../ua/binary-reader.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { SecureChannel } from "../security/secure-channel.js";
 import type { RequestHeader, ResponseHeader } from "../ua/generated/types.js";
-import type { Session } from "./session.js";
+import type { Session } from "../server/session.js";
 import type { ServerCore } from "./server-core.js";
 
 export const enum SessionRequirement {

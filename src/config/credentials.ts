@@ -1,0 +1,52 @@
+// The credentials a gateway.yaml gives its users, as config values: password hashes in the form
+// `fieldgate password` prints (`$scrypt$ln=14,r=8,p=1$<salt>$<key>`, the PHC string format,
+// base64 without '='), certificate thumbprints, and the role names. Checking a password against
+// a hash is the server's (src/server/users.ts); config only reads and checks the text.
+
+/** The roles a user may have, least privileged first (src/server/roles.ts says what each may do). */
+export const ROLE_NAMES = ["viewer", "operator", "admin"] as const;
+
+export interface ScryptParams {
+  /** log2 of the CPU/memory cost N. */
+  readonly logN: number;
+  readonly r: number;
+  readonly p: number;
+}
+
+/** A hash may not ask for more than this per check (128·N·r bytes): a config cannot exhaust RAM. */
+export const MAX_SCRYPT_MEMORY = 256 * 1024 * 1024;
+
+export interface PasswordHash {
+  readonly params: ScryptParams;
+  readonly salt: Buffer;
+  readonly key: Buffer;
+}
+
+/** Memory one check of a hash with these parameters takes (128·N·r bytes). */
+export function scryptMemory(p: ScryptParams): number {
+  return 128 * 2 ** p.logN * p.r;
+}
+
+const HASH_RE = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]{11,64})\$([A-Za-z0-9+/]{22,128})$/;
+
+/** Parses a hash string; returns a message for the config error when it is not one. */
+export function parsePasswordHash(text: string): PasswordHash | string {
+  const m = HASH_RE.exec(text);
+  if (!m) return "a hash printed by `fieldgate password` ($scrypt$ln=..,r=..,p=..$salt$key)";
+  const params = { logN: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
+  if (params.logN < 10 || params.logN > 20 || params.r < 1 || params.p < 1 || params.p > 16) {
+    return "scrypt parameters 10 <= ln <= 20, r >= 1 and 1 <= p <= 16";
+  }
+  if (scryptMemory(params) > MAX_SCRYPT_MEMORY) return `scrypt parameters that need at most ${MAX_SCRYPT_MEMORY >> 20} MiB (128·2^ln·r)`;
+  const salt = Buffer.from(m[4]!, "base64");
+  const key = Buffer.from(m[5]!, "base64");
+  if (salt.length < 8 || key.length < 16) return "a salt of at least 8 bytes and a key of at least 16 bytes";
+  return { params, salt, key };
+}
+
+/** Normalises a configured thumbprint (hex, any case, optional ':' or ' ' separators); undefined when not one. */
+export function normaliseThumbprint(text: string): string | undefined {
+  const hex = text.replace(/[:\s]/g, "").toLowerCase();
+  return /^[0-9a-f]{40}$/.test(hex) ? hex : undefined;
+}
+
