@@ -22,8 +22,8 @@ import {
   type Infer,
 } from "./schema.js";
 import { historySchema } from "./history-config.js";
-import { northboundSchema } from "../northbound/config.js";
-import { updateSchema } from "../update/config.js";
+import { northboundSchema } from "./northbound-config.js";
+import { updateSchema } from "./update-config.js";
 import { normaliseThumbprint, parsePasswordHash, ROLE_NAMES as ROLES } from "./credentials.js";
 
 /** Security policies this build can negotiate (Part 7); Basic128Rsa15 and Basic256 are deprecated and not offered. */

@@ -18,7 +18,7 @@ import type { DeviceState } from "../devices/device-poller.js";
 import type { CacheObserver, ValueCache } from "../values/value-cache.js";
 import { encodeDBirthSlice, encodeNBirth, encodeNDeath, SLICE_MS } from "./births.js";
 import { CommandHandler } from "./commands.js";
-import type { SparkplugConfig } from "./config.js";
+import type { SparkplugConfig } from "../config/northbound-config.js";
 import { encodeChanges, storeChanges } from "./device-data.js";
 import { DeviceSession, DeviceTable, type DeviceRecord } from "./device-records.js";
 import { ForwardStore } from "./forward-store.js";

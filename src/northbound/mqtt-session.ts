@@ -8,8 +8,8 @@
 // brokers and platforms refuse or lose).
 import { readFileSync } from "node:fs";
 import type { IClientOptions, MqttClient } from "mqtt";
-import type { SparkplugConfig } from "./config.js";
-import { BROKER_URL } from "./config.js";
+import type { SparkplugConfig } from "../config/northbound-config.js";
+import { BROKER_URL } from "../config/northbound-config.js";
 
 type MqttModule = typeof import("mqtt");
 

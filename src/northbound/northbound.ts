@@ -7,7 +7,7 @@ import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
 import type { DeviceRuntime } from "../devices/device-runtime.js";
 import type { ValueCache } from "../values/value-cache.js";
-import type { NorthboundConfig, SparkplugConfig } from "./config.js";
+import type { NorthboundConfig, SparkplugConfig } from "../config/northbound-config.js";
 import { NorthboundDiagnostics } from "./diagnostics.js";
 import { EdgeNode, type EdgeNodeLog } from "./edge-node.js";
 

@@ -1,7 +1,7 @@
 // The maintenance window of update.window ("03:00-05:00", "Sat,Sun 02:00-06:00",
 // "Mon-Fri 22:00-02:00"), in the gateway's local time. The days name the day a window starts;
 // a window whose end is before its start ends the next day.
-import { WINDOW_PATTERN } from "./config.js";
+import { WINDOW_PATTERN } from "../config/update-config.js";
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 

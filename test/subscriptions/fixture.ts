@@ -4,7 +4,7 @@
 // answers with the generated decoders.
 import { benchDeviceMap, counterOf, createBenchNamespace } from "../../src/testing/bench-namespace.js";
 import type { BenchDriver } from "../../drivers/bench/index.js";
-import { builtinDrivers } from "../../src/devices/builtin-drivers.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import { MemoryNamespace, type MemoryVariable } from "../../src/address-space/memory-namespace.js";

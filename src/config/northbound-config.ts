@@ -1,8 +1,8 @@
 // The `northbound:` section of gateway.yaml (included by src/config/gateway-config.ts). Off when
 // absent: no MQTT client, no store, no observer on the value cache.
 import { hostname } from "node:os";
-import { duration, enumOf, integer, object, optional, path, size, string, type Infer } from "../config/schema.js";
-import { ROLE_NAMES as ROLES } from "../config/credentials.js";
+import { duration, enumOf, integer, object, optional, path, size, string, type Infer } from "./schema.js";
+import { ROLE_NAMES as ROLES } from "./credentials.js";
 
 /**
  * Sparkplug 3.0 §4.1.2, §4.1.4 (tck-id-topic-structure-namespace-valid-group-id, -edge-node-id):

@@ -1,9 +1,9 @@
 // The drivers this gateway is built with, under the names the device map's `driver:` key takes
 // (and the bench namespace's in-process driver, which the map cannot name).
-import { BENCH_DRIVER, benchDriver } from "../../drivers/bench/index.js";
-import { modbusDrivers } from "../../drivers/modbus/definition.js";
-import { simulatorDriver } from "../../drivers/simulator/definition.js";
-import { DriverRegistry } from "./registry.js";
+import { BENCH_DRIVER, benchDriver } from "./bench/index.js";
+import { modbusDrivers } from "./modbus/definition.js";
+import { simulatorDriver } from "./simulator/definition.js";
+import { DriverRegistry } from "../src/devices/registry.js";
 
 export function builtinDrivers(): DriverRegistry {
   const registry = new DriverRegistry();

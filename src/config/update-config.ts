@@ -1,7 +1,7 @@
 // The `update:` section of gateway.yaml (included by src/config/gateway-config.ts). Read by the
 // update commands (`fieldgate update`, the inbox and URL check, the trial check), never by the
 // running gateway: a change applies at the next check without a reload.
-import { duration, enumOf, object, optional, path, string, type Infer } from "../config/schema.js";
+import { duration, enumOf, object, optional, path, string, type Infer } from "./schema.js";
 
 const DAY = "(Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
 const TIME = "([01][0-9]|2[0-3]):[0-5][0-9]";
