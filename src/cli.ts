@@ -1,5 +1,5 @@
 #!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer
-// `fieldgate run | validate | cert | update`: the entry point of the gateway service and of its operators' tools.
+// `fieldgate run | validate | cert | update | import | export`: the entry point of the gateway service and of its operators' tools.
 // The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
@@ -9,6 +9,9 @@ import { FieldgateServer } from "./server/server.js";
 import { CERT_USAGE, certCommand } from "./security/cert-cli.js";
 import { hashPassword } from "./server/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
+import { Logger } from "./server/log.js";
+import { startStatusPage, type WebServer } from "./web/web-server.js";
+import { EXPORT_USAGE, IMPORT_USAGE, exportCommand, importCommand } from "./config/kepware-cli.js";
 import { UPDATE_USAGE, updateCommand } from "./update/cli.js";
 
 const USAGE = `usage:
@@ -19,13 +22,22 @@ const USAGE = `usage:
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
 ${CERT_USAGE}
-${UPDATE_USAGE}`;
+${UPDATE_USAGE}
+${IMPORT_USAGE}
+${EXPORT_USAGE}
+  fieldgate help | --help                   print this`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  // `cert` takes positionals (a subcommand, a thumbprint): it parses its own arguments.
+  if (command === "help" || command === "--help" || command === "-h") {
+    console.log(USAGE);
+    return 0;
+  }
+  // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
   if (command === "cert") return certCommand(rest);
   if (command === "update") return updateCommand(rest);
+  if (command === "import") return importCommand(rest);
+  if (command === "export") return exportCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -36,8 +48,9 @@ async function main(argv: string[]): Promise<number> {
     },
     allowPositionals: false,
   });
-  if (values.help || command === undefined || command === "help") {
-    console.log(USAGE);
+  if (values.help || command === undefined) {
+    // No command at all is a mistake (exit 2); asking for help is not.
+    (command === undefined ? console.error : console.log)(USAGE);
     return command === undefined ? 2 : 0;
   }
   const configFile = values.config ?? "config/gateway.yaml";
@@ -73,35 +86,57 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     }
     config = { ...config, server: { ...config.server, port } };
   }
+  const log = new Logger({ level: config.log.level });
   // Opt-in (bench): heap and GC pause totals on SIGUSR2 and at exit.
   if (diagnosticsRequested()) installDiagnosticsReport();
   let server: FieldgateServer;
   try {
     // Loads the device map: a bad one is refused before anything starts.
-    server = new FieldgateServer(config);
+    server = new FieldgateServer(config, log, { configFile });
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(err.message);
+      log.error(err.message);
       return 1;
     }
     throw err;
   }
-  await server.start();
-  console.log(`fieldgate: listening on ${server.endpointUrl}`);
+  try {
+    await server.start();
+  } catch (err) {
+    if (!isAddressInUse(err)) throw err;
+    log.error(addressInUse("opc.tcp", config.server.host, config.server.port, `server.port in ${configFile}, or run with --port N (0: any free port)`));
+    await server.stop();
+    return 1;
+  }
+  log.info(`listening on ${server.endpointUrl}`);
+  let web: WebServer | undefined;
+  if (config.web.enabled) {
+    try {
+      web = await startStatusPage(server, log);
+      log.info(`status page on ${web.url}${web.auth.loginRequired ? "" : " (this box only: no users configured, no login)"}`);
+    } catch (err) {
+      const message = isAddressInUse(err)
+        ? addressInUse("status page", config.web.host ?? (server.users.acceptsPasswords ? "0.0.0.0" : "127.0.0.1"), config.web.port, `web.port in ${configFile} (0: any free port), or web.enabled: false`)
+        : `status page did not start: ${err instanceof Error ? err.message : String(err)}`;
+      log.error(message);
+      await server.stop();
+      return 1;
+    }
+  }
   // Under systemd (Type=notify): READY=1 now, then watchdog pings; nothing when run by hand.
-  const notifier = SystemdNotifier.fromEnv();
+  const notifier = SystemdNotifier.fromEnv({ log: (m) => log.warn(m) });
   notifier?.ready(`listening on ${server.endpointUrl}`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
-      console.log(`fieldgate: ${signal}, closing channels and sessions`);
+      log.info(`${signal}, closing channels and sessions`);
       notifier?.stopping();
-      server.stop().then(
+      Promise.all([web?.close(), server.stop()]).then(
         () => resolve(0),
         (err: unknown) => {
-          console.error("fieldgate: error while stopping:", err);
+          log.error(`error while stopping: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
           resolve(1);
         },
       );
@@ -115,30 +150,40 @@ async function run(configFile: string, portOverride: string | undefined): Promis
     process.on("SIGHUP", () => {
       reloading = reloading.then(async () => {
         notifier?.reloading();
-        console.log("fieldgate: SIGHUP: reloading the gateway config and the device map");
+        log.info("SIGHUP: reloading the gateway config and the device map");
         const issues = validateConfigFile(configFile);
         if (issues.length > 0) {
-          for (const issue of issues) console.error(`fieldgate: reload refused: ${formatIssue(issue)}`);
-          console.error(`fieldgate: reload refused: ${issues.length} issue(s) in ${configFile}; the users loaded last stay in use`);
+          for (const issue of issues) log.error(`reload refused: ${formatIssue(issue)}`);
+          log.error(`reload refused: ${issues.length} issue(s) in ${configFile}; the users loaded last stay in use`);
         } else {
           try {
             let next = loadGatewayConfig(configFile);
             // --port is not in the file: keep it, or every reload would report a changed server section.
             if (portOverride !== undefined) next = { ...next, server: { ...next.server, port: config.server.port } };
             server.reloadConfig(next);
+            web?.auth.usersChanged();
           } catch (err) {
-            console.error("fieldgate: reload of the gateway config failed:", err instanceof Error ? err.message : err);
+            log.error(`reload of the gateway config failed: ${err instanceof Error ? err.message : String(err)}`);
           }
         }
         try {
           await server.reloadDevices();
         } catch (err) {
-          console.error("fieldgate: reload failed:", err instanceof Error ? err.message : err);
+          log.error(`reload failed: ${err instanceof Error ? err.message : String(err)}`);
         }
         notifier?.ready(`listening on ${server.endpointUrl}`);
       });
     });
   });
+}
+
+function isAddressInUse(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE";
+}
+
+/** EADDRINUSE in words: who holds the port is a look away, and the way out is named. */
+function addressInUse(what: string, host: string, port: number, choose: string): string {
+  return `${what}: port ${port} on ${host} is already in use by another program (another fieldgate?); \`ss -ltnp 'sport = :${port}'\` shows which. Choose another port with ${choose}`;
 }
 
 /** `fieldgate validate`: the gateway config and the device map it names, or a device map alone. */

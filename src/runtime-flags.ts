@@ -1,4 +1,4 @@
-// The V8 flags the gateway runs with: src/cli.ts's shebang (the installed `fieldgate` command,
+// The V8 flags (and the one malloc setting) the gateway runs with: src/cli.ts's shebang (the installed `fieldgate` command,
 // so the systemd service), `npm start`, the bench's fieldgate target and the soak all use these
 // (test/cli/runtime-flags.test.ts checks that the first two say the same).
 //
@@ -33,17 +33,24 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
 ];
 
 /**
- * The environment the gateway runs with, set where the flags are (the shebang goes through
- * `env -S`). MALLOC_MMAP_THRESHOLD_=65536 (glibc): allocations of 64 KiB and more, socket reads
- * and the transport's buffer slabs among them, get pages of their own that go back to the system
- * when freed; in the shared heap they leave holes that keep memory resident after a burst (and
- * glibc otherwise raises its threshold past any size it has freed once, so that slabs land in the
- * heap too). Bench hostile (50 chunk flooders, 20 slow readers, 20 s), RSS 60 s after against the
- * baseline: +48 MB without, +30 MB at 128 KiB, +6 MB at 64 KiB; Read rates unchanged.
+ * The environment the gateway runs with, beside its flags (the same places set it).
+ *
+ * MALLOC_MMAP_THRESHOLD_=65536 (glibc mallopt(3), M_MMAP_THRESHOLD): allocations of 64 KiB and
+ * more get pages of their own that go back to the system when freed. Without a fixed threshold
+ * glibc serves the first large block with mmap but then raises its threshold past every size it
+ * has freed once, so later ones come from the heap or a worker thread's malloc arena, which keep
+ * them resident:
+ * - socket reads and the transport's buffer slabs (issue 14): bench hostile (50 chunk flooders,
+ *   20 slow readers, 20 s), RSS 60 s after against the baseline +48 MB without, +30 MB at
+ *   128 KiB, +6 MB at 64 KiB; Read rates unchanged;
+ * - a login's scrypt (16 MiB of working memory, src/server/users.ts) on a libuv worker thread:
+ *   after ten logins the process held ~64 MB more for good, one block per worker (bench web, 10
+ *   pages logging in: RSS 146 instead of 80 MB, measured with a 4 MiB threshold, which 64 KiB
+ *   covers).
  */
 export const GATEWAY_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: "65536" });
 
-/** GATEWAY_ENV as the `NAME=value ...` words of a shell line or an `env -S` shebang. */
+/** GATEWAY_ENV as `NAME=value` words, as the shebang and `npm start` write them. */
 export function gatewayEnvWords(): string {
   return Object.entries(GATEWAY_ENV)
     .map(([k, v]) => `${k}=${v}`)

@@ -149,6 +149,11 @@ export interface CaseSpec<N extends LoadName> {
   start?: Omit<TargetStartOptions, "cpu">;
   /** What one "request" is (default req/s): sessions, notifications, ... */
   unit?: string;
+  /**
+   * Runs after the idle figures, before the load; what it returns runs once the load is done
+   * (the web scenario opens status pages on the server with it). Its notes join the result's.
+   */
+  around?(server: RunningServer): Promise<(notes: string[]) => Promise<void>>;
 }
 
 export async function runWindowCase<N extends LoadName>(ctx: BenchContext, target: ServerTarget, spec: CaseSpec<N>): Promise<CaseResult> {
@@ -162,7 +167,13 @@ export async function runWindowCase<N extends LoadName>(ctx: BenchContext, targe
     const idleReport = await requestReport(server);
     ctx.log(`${label}: listening after ${server.startToListeningMs.toFixed(0)} ms, pid ${server.pid}; ${spec.warmupSeconds} s warm-up, ${spec.durationSeconds} s window`);
     const before = server.reports.length;
-    const run = await runLoad(spec.load, spec.params(server), ctx.load);
+    const after = spec.around === undefined ? undefined : await spec.around(server);
+    let run;
+    try {
+      run = await runLoad(spec.load, spec.params(server), ctx.load);
+    } finally {
+      await after?.(notes);
+    }
     const load = run.result as unknown as WindowLoadResult;
     const diag = await windowDiagnostics(server, before, idleReport);
     if (server.exited) notes.push("the server exited during the run");

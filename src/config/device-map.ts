@@ -167,6 +167,12 @@ const UNIT_ALIASES: Readonly<Record<string, string>> = {
   "l/h": "l/h", percent: "%", pct: "%", sec: "s", hz: "Hz", kpa: "kPa", mbar: "mbar", psi: "psi",
 };
 
+/** The UNECE unit of a common spelling ("degC", "kWh", "m3/h"), for imports from other tools. */
+export function unitByAlias(name: string): UneceUnit | undefined {
+  const alias = UNIT_ALIASES[name.trim().toLowerCase()];
+  return alias === undefined ? undefined : unitByDisplayName(alias);
+}
+
 export function parseUnit(raw: unknown): ParseResult<UneceUnit> {
   if (typeof raw !== "string" || raw.trim() === "") return { ok: false, message: "" };
   const name = raw.trim();

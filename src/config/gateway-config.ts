@@ -356,6 +356,50 @@ const transport = object(
   },
 );
 
+/** Addresses that reach this box only: the status page may go without a login only there. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+const web = object(
+  {
+    enabled: boolean({
+      description: "Serve the status page and /metrics on their own port (see README, \"The status page\").",
+      default: false,
+    }),
+    host: optional(
+      string({
+        description:
+          "Address the page listens on. Default: 0.0.0.0 (every interface) when users are configured, else 127.0.0.1: without users there is no login, so the page is for this box only.",
+        minLength: 1,
+      }),
+    ),
+    port: integer({ description: "TCP port of the page (0 picks a free port).", default: 8443, min: 0, max: 65535 }),
+    tls: boolean({
+      description: "HTTPS with the gateway's own certificate (pki/own); false serves plain HTTP, which sends passwords and session cookies readable by anyone on the network.",
+      default: true,
+    }),
+    sessionTimeout: duration({ description: "A page login unused this long has to log in again.", default: "30m", min: "1m", max: "7d" }),
+    updateInterval: duration({ description: "How often an open page is sent what changed (values, device states, the log).", default: "1s", min: "200ms", max: "1m" }),
+    maxClients: count("Pages open at once (their update streams); more are refused until one closes.", 20, 1000),
+  },
+  { description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics." },
+);
+
+/** The log's levels, most important first (syslog's names; server/log.ts maps them to priorities). */
+export const LOG_LEVELS = ["error", "warning", "notice", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const log = object(
+  {
+    level: enumOf(LOG_LEVELS, {
+      description: "Least important messages written: error, warning, notice (devices back, reloads), info (starts, stops, changes) or debug.",
+      default: "info",
+    }),
+  },
+  { description: "What the gateway writes to its log (the journal under systemd)." },
+);
+
 export const gatewaySchema = object(
   {
     server,
@@ -370,6 +414,8 @@ export const gatewaySchema = object(
     transport,
     history: historySchema,
     northbound: optional(northboundSchema),
+    web,
+    log,
     update: updateSchema,
   },
   {
@@ -390,6 +436,10 @@ export const gatewaySchema = object(
       } else if (hasUsers && !signed) {
         c.report(["security", "securityPolicies"], "expected a signing policy (Basic256Sha256, ...) when users are configured: users log in only on signed endpoints");
       }
+      // No default password: without users nobody can log in, so the page serves this box only.
+      if (v.web.enabled && !hasUsers && v.web.host !== undefined && !isLoopbackHost(v.web.host)) {
+        c.report(["web", "host"], `expected 127.0.0.1 when no users are configured, got ${v.web.host}: the page would be open to the network without a login (add users: with a password to serve it there)`);
+      }
     },
   },
 );
@@ -402,5 +452,6 @@ export type LimitsConfig = GatewayConfig["limits"];
 export type TransportConfig = GatewayConfig["transport"];
 export type HistoryConfig = GatewayConfig["history"];
 export type NorthboundSectionConfig = GatewayConfig["northbound"];
+export type WebConfig = GatewayConfig["web"];
 export type UpdateSection = GatewayConfig["update"];
 export type SecurityPolicyName = (typeof SUPPORTED_SECURITY_POLICIES)[number];

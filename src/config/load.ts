@@ -7,6 +7,7 @@ import type { YAMLError } from "yaml";
 import { fromDocument, yamlLibrary, type LinePositions } from "./config-tree.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { parseFast } from "./fast-yaml.js";
+import { findIndentationIssue } from "./yaml-indent.js";
 import { gatewaySchema, type GatewayConfig } from "./gateway-config.js";
 import type { Infer, Schema } from "./schema.js";
 import { validateDocument, type ValidationResult } from "./validate.js";
@@ -34,7 +35,13 @@ export function validateYaml<S extends Schema>(schema: S, text: string, file: st
   // uniqueKeys off: validate.ts reports duplicates itself, with the key path and the first line.
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
-    return { ok: false, issues: doc.errors.map((e) => syntaxIssue(e, file, lines)) };
+    const issues = doc.errors.map((e) => syntaxIssue(e, file, lines));
+    // An indentation mistake: said where it is, in our words (yaml-indent.ts).
+    const indent = findIndentationIssue(text);
+    if (indent !== undefined && Math.abs(indent.line - issues[0]!.line) <= 1) {
+      return { ok: false, issues: [{ file, line: indent.line, column: indent.column, path: "", message: `indentation: ${indent.message}` }] };
+    }
+    return { ok: false, issues };
   }
   return validateDocument(schema, { root: fromDocument(doc), lines, file, dir });
 }

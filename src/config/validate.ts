@@ -425,7 +425,7 @@ export function expected(schema: SchemaSpec): string {
     }
     case "object": {
       const keys = Object.keys(schema.shape);
-      return keys.length <= 10 ? `a mapping (${keys.join(", ")})` : "a mapping";
+      return keys.length <= 12 ? `a mapping (${keys.join(", ")})` : "a mapping";
     }
     case "record":
       return "a mapping";

@@ -20,6 +20,8 @@ import { encodeValue, Kind } from "./tag-codec.js";
 
 export type DeviceState = "waiting" | "ok" | "failing" | "demoted";
 
+export type StateChangeListener = (device: DevicePoller, previous: DeviceState, downSince: number, failedCycles: number) => void;
+
 /** What the address space calls to write a tag: by its place in the device's tag list. */
 export interface TagWriter {
   write(index: number, value: Variant): Promise<StatusCode>;
@@ -63,6 +65,12 @@ export class DevicePoller implements PollTarget, TagWriter {
    * or failure count (true): diagnostics.
    */
   onChange: ((device: DevicePoller, stateChanged: boolean) => void) | undefined;
+  /**
+   * Called when `state` changes, after the change: `previous` is the state it left; `downSince`
+   * (wall ms) is when the outage began and `failedCycles` how many cycles failed in it (for a
+   * device back to ok, the outage that just ended). The server logs outages with it.
+   */
+  onStateChange: StateChangeListener | undefined;
 
   state: DeviceState = "waiting";
   consecutiveFailures = 0;
@@ -72,6 +80,8 @@ export class DevicePoller implements PollTarget, TagWriter {
   /** Round-trip time of the last answered request, ms (queueing on a shared link included). */
   lastRoundTrip = 0;
   stopped = false;
+  /** Wall time (ms) the current outage began; 0 while the device answers. */
+  downSince = 0;
   private nextAttemptAt = 0;
   private writeTail: Promise<unknown> = Promise.resolve();
 
@@ -165,9 +175,14 @@ export class DevicePoller implements PollTarget, TagWriter {
 
   answered(): void {
     if (this.consecutiveFailures === 0 && this.state === "ok") return;
+    const previous = this.state;
+    const failedCycles = this.consecutiveFailures;
+    const downSince = this.downSince;
     this.consecutiveFailures = 0;
     this.nextAttemptAt = 0;
+    this.downSince = 0;
     this.state = "ok";
+    if (previous !== "ok") this.onStateChange?.(this, previous, downSince, failedCycles);
     this.onChange?.(this, true);
   }
 
@@ -183,10 +198,13 @@ export class DevicePoller implements PollTarget, TagWriter {
     const c = this.config;
     const wait = Math.min(c.maxBackoff, c.retryBackoff * 2 ** Math.min(this.consecutiveFailures - 1, 30));
     this.nextAttemptAt = this.clock.now() + wait;
+    const previous = this.state;
+    if (this.downSince === 0) this.downSince = this.clock.wallNow();
     this.state = this.consecutiveFailures >= c.demoteAfter ? "demoted" : "failing";
     this.lastError = messageOf(err);
     for (const g of this.groups) g.fail(g.tags, StatusCodes.BadCommunicationError);
     this.values.endBatch(this.name);
+    if (previous !== this.state) this.onStateChange?.(this, previous, this.downSince, this.consecutiveFailures);
     this.onChange?.(this, true);
   }
 

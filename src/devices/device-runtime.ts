@@ -11,7 +11,7 @@ import type { Clock } from "../sampling/clock.js";
 import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { DevicePoller } from "./device-poller.js";
+import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import { PolledTag, type TaskTimer } from "./poll-group.js";
 import { nextTurn, TAGS_PER_SLICE } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
@@ -45,6 +45,8 @@ export interface DeviceRuntimeOptions {
   readonly log?: RuntimeLog;
   /** Where the time each poll's delivery holds the loop goes (the loop trace). */
   readonly trace?: TaskTimer;
+  /** Given to every poller started (DevicePoller.onStateChange): the server logs outages with it. */
+  readonly onStateChange?: StateChangeListener;
 }
 
 /** What an apply changed, by device name. */
@@ -232,6 +234,7 @@ export class DeviceRuntime {
   private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
     const driver = this.acquireLink(link.key, link.driver, link.options);
     const poller = new DevicePoller({ config, driver, clock: this.o.clock, values: this.o.values, slots, tags, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
+    poller.onStateChange = this.o.onStateChange;
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
     poller.start(this.o.scheduler);

@@ -1,6 +1,7 @@
 // How late device polls start against their absolute deadlines (poll jitter), in a fixed
 // histogram: recording is one array increment, no allocation. The System object reads and
-// resets it once per interval, so its quantiles describe the last interval.
+// resets it once per interval, so its quantiles describe the last interval; a reset folds the
+// interval into totals since start, which /metrics reads as a Prometheus histogram.
 
 /** 0.1 ms buckets up to 1 s, and one overflow bucket. */
 const BUCKETS = 10_001;
@@ -10,12 +11,36 @@ export class LatenessHistogram {
   count = 0;
   /** Largest lateness recorded, ms. */
   max = 0;
+  /** Sum of the lateness recorded in this interval, ms. */
+  sum = 0;
+  /** Intervals before this one (counts, total and sum), folded in by reset(). */
+  private readonly folded = new Float64Array(BUCKETS);
+  private foldedCount = 0;
+  private foldedSum = 0;
 
   record(lateMs: number): void {
     const ms = lateMs > 0 ? lateMs : 0;
     this.counts[Math.min(BUCKETS - 1, Math.round(ms * 10))]!++;
     this.count++;
+    this.sum += ms;
     if (ms > this.max) this.max = ms;
+  }
+
+  /**
+   * Since start: how many were at most each of `boundsMs` (ascending; cumulative, as Prometheus
+   * `le` buckets are), the count and the sum in ms. Resolution 0.1 ms; a bound between two
+   * buckets counts the bucket it rounds to.
+   */
+  totals(boundsMs: readonly number[]): { readonly le: number[]; readonly count: number; readonly sum: number } {
+    const le: number[] = [];
+    let seen = 0;
+    let i = 0;
+    for (const bound of boundsMs) {
+      const last = Math.min(BUCKETS - 2, Math.round(bound * 10));
+      for (; i <= last; i++) seen += this.counts[i]! + this.folded[i]!;
+      le.push(seen);
+    }
+    return { le, count: this.count + this.foldedCount, sum: this.sum + this.foldedSum };
   }
 
   /** Lateness at quantile q (0..1), ms, to 0.1 ms; 0 when nothing was recorded. */
@@ -31,8 +56,12 @@ export class LatenessHistogram {
   }
 
   reset(): void {
+    if (this.count > 0) for (let i = 0; i < BUCKETS; i++) this.folded[i]! += this.counts[i]!;
+    this.foldedCount += this.count;
+    this.foldedSum += this.sum;
     this.counts.fill(0);
     this.count = 0;
+    this.sum = 0;
     this.max = 0;
   }
 }

@@ -15,7 +15,8 @@ export const CERT_USAGE = `  fieldgate cert list [--config FILE]       the gatew
   fieldgate cert regenerate                 make a new certificate for the gateway (used from the next start)
   fieldgate cert thumbprint                 print the gateway's certificate thumbprint (SHA-1)`;
 
-function pkiOptions(config: GatewayConfig): PkiOptions {
+/** The PKI of a gateway config, as the server opens it. */
+export function pkiOptions(config: GatewayConfig): PkiOptions {
   const sec = config.security;
   return {
     root: join(config.dataDir, "pki"),

@@ -32,6 +32,8 @@ export interface PkiOptions {
   /** Smallest RSA key accepted, in bits (Part 7: 2048 for the offered policies). */
   minKeyBits?: number;
   log?: (message: string) => void;
+  /** The command a refusal's log line tells the operator to run (default "fieldgate cert trust"). */
+  trustCommand?: string;
 }
 
 export type CertificatePurpose = "application" | "user";
@@ -178,6 +180,9 @@ function verifyCrl(crl: Crl, issuer: Entry): boolean {
 /** A chain of 5 certificates with 4096-bit keys is under 10 KiB; more is not a client's chain. */
 const MAX_CHAIN_BYTES = 32 * 1024;
 
+/** A refused certificate is logged again after this long (ms) if its client keeps trying. */
+const REFUSAL_LOG_INTERVAL = 600_000;
+
 /** Part 7: no SHA-1 (or older) signatures. */
 const WEAK_SIGNATURE = /md2|md5|sha1With|sha-1|sha1$/i;
 
@@ -205,6 +210,9 @@ export class Pki implements PolicyPki {
   private readonly maxRejected: number;
   private readonly minKeyBits: number;
   private readonly log: (message: string) => void;
+  private readonly trustCommand: string;
+  /** When each refused thumbprint was last logged: a client retrying every few seconds logs once per REFUSAL_LOG_INTERVAL. */
+  private readonly refusalsLogged = new Map<string, number>();
   /**
    * Client certificates parsed lately, by thumbprint: X509Certificate parsing costs about as much
    * as one RSA private-key operation, and the same clients come back (reconnects, renewals).
@@ -222,6 +230,7 @@ export class Pki implements PolicyPki {
     this.maxRejected = o.maxRejected ?? 100;
     this.minKeyBits = o.minKeyBits ?? 2048;
     this.log = o.log ?? (() => {});
+    this.trustCommand = o.trustCommand ?? "fieldgate cert trust";
   }
 
   /** Creates the folders, and the gateway's own certificate and key unless they are there. */
@@ -272,8 +281,62 @@ export class Pki implements PolicyPki {
    */
   verifyCertificate(chain: Buffer, options: VerifyOptions = {}): number {
     const status = this.check(chain, options);
-    if (status !== StatusCodes.Good) this.log(`certificate refused: ${statusName(status)}`);
+    if (status !== StatusCodes.Good) this.logRefusal(chain, status, options);
     return status;
+  }
+
+  /**
+   * Names the refused certificate (subject, thumbprint, applicationUri) and what to do about it:
+   * for an untrusted one, the command that trusts it. The wire says only BadSecurityChecksFailed.
+   */
+  private logRefusal(chain: Buffer, status: number, options: VerifyOptions): void {
+    let leaf: Entry | undefined;
+    try {
+      leaf = this.parse(splitLeaf(chain).leaf);
+    } catch {
+      leaf = undefined;
+    }
+    if (leaf === undefined) {
+      this.log(`certificate refused (${statusName(status)}): not a readable X.509 certificate`);
+      return;
+    }
+    const i = leaf.info;
+    const now = options.now ?? Date.now();
+    const last = this.refusalsLogged.get(i.thumbprint);
+    if (last !== undefined && now - last < REFUSAL_LOG_INTERVAL) return;
+    // Bounded: a flood of made-up certificates starts the table over.
+    if (this.refusalsLogged.size >= 256) this.refusalsLogged.clear();
+    this.refusalsLogged.set(i.thumbprint, now);
+    const who = `${i.subject || "(no subject)"}, thumbprint ${i.thumbprint}${i.applicationUri ? `, ${i.applicationUri}` : ""}`;
+    this.log(`certificate refused (${statusName(status)}): ${who}: ${this.refusalAdvice(status, leaf, options)}`);
+  }
+
+  private refusalAdvice(status: number, leaf: Entry, options: VerifyOptions): string {
+    const i = leaf.info;
+    switch (status) {
+      case StatusCodes.BadCertificateUntrusted:
+        return this.rejected.has(i.thumbprint)
+          ? `not trusted; saved in ${this.rejected.certsDir}. If it is yours, trust it with: ${this.trustCommand} ${i.thumbprint}`
+          : `not trusted; trust it with: ${this.trustCommand} FILE (the certificate's .der or .pem)`;
+      case StatusCodes.BadCertificateTimeInvalid:
+        return `valid only from ${i.notBefore.toISOString()} until ${i.notAfter.toISOString()}; the client needs a new certificate (or this gateway's clock is wrong)`;
+      case StatusCodes.BadCertificateIssuerTimeInvalid:
+        return "a CA certificate of its chain is expired or not yet valid";
+      case StatusCodes.BadCertificateChainIncomplete:
+        return "its issuing CA is not in pki/trusted/certs or pki/issuers/certs (or the chain is too long)";
+      case StatusCodes.BadCertificatePolicyCheckFailed:
+        return `too weak for the offered policies (${i.keyBits}-bit key, ${i.signatureAlgorithm}; at least ${this.minKeyBits} bits and SHA-256 are needed)`;
+      case StatusCodes.BadCertificateUriInvalid:
+        return `its applicationUri (${i.applicationUri ?? "none"}) is not the one the client announced (${options.applicationUri ?? "?"})`;
+      case StatusCodes.BadCertificateRevoked:
+      case StatusCodes.BadCertificateIssuerRevoked:
+        return "revoked by a CRL in pki/trusted/crl or pki/issuers/crl";
+      case StatusCodes.BadCertificateUseNotAllowed:
+      case StatusCodes.BadCertificateIssuerUseNotAllowed:
+        return "its key usage does not allow this use";
+      default:
+        return "its signature or structure is invalid";
+    }
   }
 
   private check(chain: Buffer, options: VerifyOptions): number {

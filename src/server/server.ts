@@ -22,7 +22,7 @@ import type { TransportLimits } from "../transport/limits.js";
 import { UaTcpServer } from "./listener.js";
 import { DEFAULT_DECODING_LIMITS } from "../ua/binary-reader.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { Pki } from "../security/pki.js";
 import { POLICY_ALGORITHMS, SecurePolicy, type SecurePolicyName } from "../security/policies.js";
@@ -41,16 +41,16 @@ import type { Role } from "./roles.js";
 import { UserDirectory, userEntries } from "./users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
 import { Northbound } from "../northbound/northbound.js";
+import { leveled, Logger, type ServerLog } from "./log.js";
+import { deviceStateLogger } from "./device-log.js";
+import type { BufferPool } from "../transport/buffer-pool.js";
 
-export interface ServerLog {
-  info(message: string): void;
-  warn(message: string): void;
+export type { ServerLog } from "./log.js";
+
+export interface FieldgateServerOptions {
+  /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
+  readonly configFile?: string;
 }
-
-const consoleLog: ServerLog = {
-  info: (m) => console.log(`fieldgate: ${m}`),
-  warn: (m) => console.warn(`fieldgate: ${m}`),
-};
 
 function transportLimits(t: GatewayConfig["transport"], maxChannels: number): Partial<TransportLimits> {
   return {
@@ -122,11 +122,13 @@ export class FieldgateServer implements ServerCore {
   private readonly policies = new Map<string, SecurityPolicy>([[SecurityPolicyNone.uri, SecurityPolicyNone]]);
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
+  private readonly configFile: string | undefined;
   private listening = false;
 
-  constructor(config: GatewayConfig, log: ServerLog = consoleLog) {
+  constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
     this.config = config;
     this.log = log;
+    this.configFile = options.configFile;
     const l = config.limits;
     this.limits = { ...l };
     this.allowAnonymous = config.security.allowAnonymous;
@@ -173,6 +175,7 @@ export class FieldgateServer implements ServerCore {
       drivers: builtinDrivers(),
       log,
       trace: loopTrace,
+      onStateChange: deviceStateLogger(leveled(log)),
     });
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
     this.diagnostics = new DiagnosticsNamespace(this.registry, this.scheduler, this.subscriptions, systemClock, {
@@ -233,6 +236,18 @@ export class FieldgateServer implements ServerCore {
     return this.transport.port;
   }
 
+  /** The process-wide chunk buffer pool (metrics). */
+  get bufferPool(): BufferPool {
+    return this.transport.pool;
+  }
+
+  /** Secure channels (TCP connections) open now. */
+  get channelCount(): number {
+    let n = 0;
+    for (const _ of this.transport.channels()) n++;
+    return n;
+  }
+
   /** The URL clients use, with the host name for a wildcard listener. */
   get endpointUrl(): string {
     return `opc.tcp://${advertisedHost(this.config.server.host)}:${this.port}`;
@@ -269,7 +284,8 @@ export class FieldgateServer implements ServerCore {
       certificateValidityDays: Math.max(1, Math.round(sec.certificateValidity / 86_400_000)),
       maxChainLength: sec.maxChainLength,
       maxRejected: sec.maxRejectedCertificates,
-      log: (m) => this.log.warn(m),
+      log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
+      trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
     });
     this.pki = pki;
     const modes = new Set(this.offers.filter((o) => o.securityMode !== MessageSecurityMode.None).map((o) => o.securityMode));

@@ -3,7 +3,8 @@
 // start`. The bench and the soak import them; a bench target of another checkout reads that
 // checkout's shebang (bench/targets/fieldgate.ts shippedRuntime).
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { shippedRuntime } from "../../bench/targets/fieldgate.js";
@@ -38,5 +39,23 @@ describe("the gateway's environment and V8 flags", () => {
   it("are what the bench reads back from the built command's shebang", () => {
     expect(GATEWAY_ENV).toEqual({ MALLOC_MMAP_THRESHOLD_: "65536" });
     expect(shippedRuntime(repo)).toEqual({ nodeFlags: [...GATEWAY_NODE_FLAGS], env: { ...GATEWAY_ENV } });
+  });
+
+  it("reach the process when the shebang runs it, as the installed command does", () => {
+    // The shebang of the built cli.js on a script that prints what it got: env(1) -S must split
+    // the line into the assignment, node and the flags.
+    const dir = mkdtempSync(join(tmpdir(), "fieldgate-shebang-"));
+    try {
+      const first = readFileSync(join(repo, "src/cli.ts"), "utf8").split("\n")[0]!;
+      const script = join(dir, "probe.mjs");
+      writeFileSync(script, `${first}\nprocess.stdout.write(JSON.stringify({ env: process.env.MALLOC_MMAP_THRESHOLD_, flags: process.execArgv }));\n`);
+      chmodSync(script, 0o755);
+      // env(1) finds node on PATH, as on the appliance.
+      const r = spawnSync(script, [], { encoding: "utf8", timeout: 10_000, env: { ...process.env, PATH: `${join(process.execPath, "..")}:${process.env.PATH ?? ""}` } });
+      expect(r.stderr).toBe("");
+      expect(JSON.parse(r.stdout)).toEqual({ env: GATEWAY_ENV.MALLOC_MMAP_THRESHOLD_, flags: [...GATEWAY_NODE_FLAGS] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

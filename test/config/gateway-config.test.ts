@@ -286,13 +286,13 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
       "2:3 transport.bufferPoolSize: unknown key; expected one of receiveBufferSize, sendBufferSize, maxMessageSize, maxChunkCount, helloTimeout, incompleteMessageTimeout, memoryLimit, maxPendingBytesPerChannel, sendTimeout, highWaterMark, lowWaterMark, minTokenLifetime, maxTokenLifetime",
     ],
   ],
-  ["empty file", "", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, update)"]],
-  ["only comments", "# server:\n#   port: 1\n", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, update)"]],
+  ["empty file", "", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, web, log, update)"]],
+  ["only comments", "# server:\n#   port: 1\n", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, web, log, update)"]],
   ["a list where a mapping was expected", "limits:\n  - maxSessions: 1\n", ["2:3 limits: expected a mapping, got a list of 1 item"]],
   [
     "a list at the top",
     "- server\n- limits\n",
-    ["1:1 : expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, update), got a list of 2 items"],
+    ["1:1 : expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, web, log, update), got a list of 2 items"],
   ],
   ["tabs", "server:\n\tport: 1\n", ["2:1 : YAML syntax error: a tab is used for indentation; YAML indents with spaces only"]],
   [

@@ -1,0 +1,173 @@
+// `fieldgate import kepware TAGS.csv --device NAME` and `fieldgate export csv`: the command
+// lines around kepware.ts. The import writes a device map (YAML) that `fieldgate validate`
+// accepts, to stdout or --out, and one line per row on stderr that was not converted, or was
+// with something left out, as FILE:LINE: tag: what.
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { Document, isMap, isSeq } from "yaml";
+import { BYTE_ORDERS, DRIVERS, deviceMapSchema, loadDeviceMap, type ByteOrder } from "./device-map.js";
+import { ConfigError, formatIssue, loadGatewayConfig, validateYaml } from "./load.js";
+import { formatDuration } from "./schema.js";
+import { decodeText, exportKepwareCsv, importKepwareCsv } from "./kepware.js";
+
+export const IMPORT_USAGE = `  fieldgate import kepware TAGS.csv --device NAME [--host H] [--port N] [--unit-id N]
+                 [--driver D] [--byte-order ABCD|CDAB|BADC|DCBA] [--out FILE]
+                                            a device map (YAML) from a Kepware tag CSV; rows not
+                                            converted are listed on stderr (exit 1 if any)`;
+export const EXPORT_USAGE = `  fieldgate export csv [--config FILE | --devices FILE] [--device NAME] [--semicolon] [--out FILE]
+                                            a device's tags as a Kepware tag CSV`;
+
+type Out = (s: string) => void;
+
+/** Runs `fieldgate import ...`; returns the exit code (0 all rows converted, 1 some not, 2 usage or nothing converted). */
+export async function importCommand(argv: string[], out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        device: { type: "string" },
+        host: { type: "string" },
+        port: { type: "string" },
+        "unit-id": { type: "string" },
+        driver: { type: "string" },
+        "byte-order": { type: "string" },
+        out: { type: "string", short: "o" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    err(`fieldgate import: ${(e as Error).message}\nusage:\n${IMPORT_USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    out(`usage:\n${IMPORT_USAGE}\n`);
+    return 0;
+  }
+  const [format, file] = positionals;
+  if (format !== "kepware" || file === undefined || v.device === undefined) {
+    err(`fieldgate import: expected \`import kepware TAGS.csv --device NAME\`\nusage:\n${IMPORT_USAGE}`);
+    return 2;
+  }
+  const driver = v.driver ?? "modbus-tcp";
+  if (!(DRIVERS as readonly string[]).includes(driver)) {
+    err(`fieldgate import: --driver: expected one of ${DRIVERS.join(", ")}, got "${driver}"`);
+    return 2;
+  }
+  const byteOrder = v["byte-order"]?.toUpperCase();
+  if (byteOrder !== undefined && !(BYTE_ORDERS as readonly string[]).includes(byteOrder)) {
+    err(`fieldgate import: --byte-order: expected one of ${BYTE_ORDERS.join(", ")}, got "${v["byte-order"]}"`);
+    return 2;
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    err(`fieldgate import: ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (e as Error).message}`);
+    return 2;
+  }
+  const result = importKepwareCsv(decodeText(bytes));
+  for (const n of result.notes) err(`${file}:${n.line}: ${n.tag ? `${n.tag}: ` : ""}${n.converted ? "" : "not converted: "}${n.message}`);
+  const skipped = result.notes.filter((n) => !n.converted).length;
+  if (result.tags.length === 0) {
+    err(`fieldgate import: no tag converted from ${file} (${result.rows} rows)`);
+    return 2;
+  }
+  const device: Record<string, unknown> = { name: v.device, driver };
+  if (driver === "modbus-tcp" || driver === "modbus-rtu-over-tcp") device.host = v.host ?? "127.0.0.1";
+  if (driver === "modbus-rtu") device.bus = "rs485-1";
+  if (v.port !== undefined) device.port = Number(v.port);
+  if (v["unit-id"] !== undefined) device.unitId = Number(v["unit-id"]);
+  if (byteOrder !== undefined) device.byteOrder = byteOrder as ByteOrder;
+  if (result.rate !== undefined) device.rate = formatDuration(result.rate);
+  const tags: Record<string, unknown>[] = result.tags.map((t) => (t.rate === undefined ? { ...t } : { ...t, rate: formatDuration(t.rate) }));
+  const doc = new Document(driver === "modbus-rtu" ? { buses: { "rs485-1": { port: "/dev/ttyUSB0" } }, devices: [{ ...device, tags }] } : { devices: [{ ...device, tags }] });
+  const seq = doc.getIn(["devices", 0, "tags"]);
+  if (isSeq(seq)) for (const item of seq.items) if (isMap(item)) item.flow = true;
+  const header = [
+    `# Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
+    "# Kepware's CSV holds the tags only: check the device's address, port, unit id and, for 32- and 64-bit",
+    "# values, byteOrder (Kepware's Data Encoding settings; ABCD is Modbus's own order), then",
+    "#     fieldgate validate --devices THIS_FILE",
+    driver === "modbus-rtu" ? "# The serial bus (rs485-1 on /dev/ttyUSB0, 9600 8E1) is a placeholder: set its port and line settings." : "",
+  ].filter((l) => l !== "");
+  const text = `${header.join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+  // What was written must load: the import is only as good as the map it makes.
+  const check = validateYaml(deviceMapSchema, text, v.out ?? "import.yaml");
+  if (!check.ok) {
+    for (const i of check.issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
+    return 2;
+  }
+  if (v.out !== undefined) writeFileSync(v.out, text);
+  else out(text);
+  err(`fieldgate import: ${result.tags.length} of ${result.rows} rows converted${skipped > 0 ? `, ${skipped} not (listed above)` : ""}${v.out ? `; wrote ${v.out}` : ""}`);
+  return skipped > 0 ? 1 : 0;
+}
+
+/** Runs `fieldgate export csv ...`. */
+export async function exportCommand(argv: string[], out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: "string", short: "c" },
+        devices: { type: "string" },
+        device: { type: "string" },
+        semicolon: { type: "boolean" },
+        out: { type: "string", short: "o" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    err(`fieldgate export: ${(e as Error).message}\nusage:\n${EXPORT_USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    out(`usage:\n${EXPORT_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] !== "csv" || positionals.length > 1) {
+    err(`fieldgate export: expected \`export csv\`\nusage:\n${EXPORT_USAGE}`);
+    return 2;
+  }
+  let map;
+  try {
+    const devicesFile = v.devices ?? loadGatewayConfig(v.config ?? "config/gateway.yaml").devices;
+    if (devicesFile === undefined) {
+      err("fieldgate export: the gateway config names no device map (devices:); give one with --devices FILE");
+      return 2;
+    }
+    map = loadDeviceMap(devicesFile);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      err(e.message);
+      return 1;
+    }
+    throw e;
+  }
+  const names = map.devices.map((d) => d.name);
+  const device = v.device === undefined ? (map.devices.length === 1 ? map.devices[0] : undefined) : map.devices.find((d) => d.name === v.device);
+  if (device === undefined) {
+    err(
+      v.device === undefined
+        ? `fieldgate export: the map has ${names.length} devices; name one with --device (${names.join(", ")})`
+        : `fieldgate export: no device "${v.device}" in the map (${names.join(", ") || "none"})`,
+    );
+    return 2;
+  }
+  const csv = exportKepwareCsv(device, v.semicolon ? ";" : ",");
+  if (v.out !== undefined) writeFileSync(v.out, csv);
+  else out(csv);
+  const lost = device.tags.filter((t) => t.history || (t.range !== undefined && t.scale === 1 && t.offset === 0)).length;
+  err(
+    `fieldgate export: ${device.tags.length} tags of ${device.name}${v.out ? ` to ${v.out}` : ""}` +
+      (device.byteOrder !== "ABCD" ? `; its byteOrder ${device.byteOrder} is a device setting in Kepware (Data Encoding), not in the CSV` : "") +
+      (lost > 0 ? `; ${lost} tag(s) with history or an unscaled range: Kepware's CSV has no column for those` : ""),
+  );
+  return 0;
+}
