@@ -50,6 +50,8 @@ function freePort() {
 }
 
 let bootNo = 0;
+/** The emulator running now: powered off when the test fails, or it would outlive the test and hold its output open. */
+let running;
 /** Powers the gateway on; the promise `exited` settles when it reboots or powers off (qemu ends). */
 async function powerOn() {
   bootNo++;
@@ -72,6 +74,7 @@ async function powerOn() {
   ];
   const t0 = Date.now();
   const proc = spawn(opt.qemu, args, { stdio: ["ignore", "inherit", "inherit"] });
+  running = proc;
   const exited = new Promise((resolve) => proc.on("exit", () => resolve(Date.now())));
   console.log(`boot ${bootNo}: power on at ${iso(t0)}, opc.tcp on 127.0.0.1:${port}`);
   configure({ url: `opc.tcp://127.0.0.1:${port}`, t0: String(t0), timeout: opt.timeout, shell: sock, console: consoleLog });
@@ -109,12 +112,19 @@ async function history(session, end = Date.now() + 3600_000) {
 }
 
 async function withSession(fn) {
-  const { client, session } = await waitForSession();
-  try {
-    return await fn(session);
-  } finally {
-    await session.close().catch(() => {});
-    await client.disconnect().catch(() => {});
+  for (let attempt = 1; ; attempt++) {
+    const { client, session } = await waitForSession();
+    try {
+      return await fn(session);
+    } catch (err) {
+      // An emulated guest on a busy host can miss the service's watchdog, and systemd restarts
+      // the gateway under the session: said in the log and asked again once, on a new session.
+      if (attempt > 1 || !/BadConnectionClosed|BadSecureChannelClosed|Invalid Channel|socket has been disconnected/.test(String(err?.message ?? err))) throw err;
+      log(`the connection closed under the session (${String(err?.message ?? err).split("\n")[0]}): connecting again`);
+    } finally {
+      await session.close().catch(() => {});
+      await client.disconnect().catch(() => {});
+    }
   }
 }
 
@@ -283,6 +293,7 @@ try {
   failures.push(err instanceof Error ? err.message : String(err));
   console.log(`FAIL ${failures.at(-1)}`);
 }
+if (running !== undefined && running.exitCode === null && running.signalCode === null) running.kill("SIGKILL");
 console.log(`figures: ${JSON.stringify(figures)}`);
 console.log(failures.length === 0 ? "update test: passed" : `update test: ${failures.length} failed`);
 process.exit(failures.length === 0 ? 0 : 1);
