@@ -135,7 +135,7 @@ export class Gateway {
 
   constructor(configFile: string) {
     const cli = join(repoRoot(), "dist", "src", "cli.js");
-    // With the flags of the installed `fieldgate` command's shebang: the soak measures what runs.
+    // With the environment and flags of the installed `fieldgate` command's shebang: the soak measures what runs.
     this.child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, "run", "--config", configFile], {
       env: { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" },
       stdio: ["ignore", "pipe", "pipe"],

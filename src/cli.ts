@@ -1,6 +1,6 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=4194304 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer
 // `fieldgate run | validate | cert | update | import | export`: the entry point of the gateway service and of its operators' tools.
-// The V8 flags and the malloc setting above are src/runtime-flags.ts's, which says why each.
+// The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";

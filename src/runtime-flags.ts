@@ -19,26 +19,36 @@
 // Result: counters 16,384 pass (99.9 %, lateness p99 2.3 ms, was 97-98 % and 5-7 ms); Read
 // 10 x 100 1.51 instead of 1.76 µs of CPU per Read; idle RSS with 10,000 tags unchanged (72 MB);
 // RSS under Read load 71 instead of 67 MB.
+// - --harmony-rab-gsab-transfer: ArrayBuffer's transfer() (ES2024; standard from Node 21 on,
+//   where this flag must go), with which the transport frees each socket read as soon as it is
+//   handled (src/transport/chunk-framer.ts freeRead) instead of leaving it as garbage until V8
+//   has counted tens of MB of it: a gateway with a 4 MiB budget under a 100 MB chunk flood
+//   peaked 6-7 MB above its RSS before the flood with it, 8-35 MB without.
 export const GATEWAY_NODE_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
   "--single-threaded-gc",
   "--heap-growing-percent=50",
   "--no-concurrent-recompilation",
+  "--harmony-rab-gsab-transfer",
 ];
 
 /**
  * The environment the gateway runs with, beside its flags (the same places set it).
  *
- * MALLOC_MMAP_THRESHOLD_ (glibc mallopt(3), M_MMAP_THRESHOLD): a login checks its password with
- * scrypt (16 MiB of working memory, src/server/users.ts) on a libuv worker thread. glibc serves
- * the first such block with mmap and returns it, but then raises its threshold past 16 MiB, so
- * later ones come from that thread's malloc arena, which keeps them: after ten logins (the
- * status page's or OPC UA's) the process held ~64 MB more for good, one block per worker
- * (bench web, 10 pages logging in: RSS 146 instead of 80 MB). A fixed threshold keeps blocks
- * of 4 MiB and more on mmap, given back when freed; nothing on the gateway's hot paths
- * allocates that much at once.
+ * MALLOC_MMAP_THRESHOLD_=65536 (glibc mallopt(3), M_MMAP_THRESHOLD): allocations of 64 KiB and
+ * more get pages of their own that go back to the system when freed. Without a fixed threshold
+ * glibc serves the first large block with mmap but then raises its threshold past every size it
+ * has freed once, so later ones come from the heap or a worker thread's malloc arena, which keep
+ * them resident:
+ * - socket reads and the transport's buffer slabs (issue 14): bench hostile (50 chunk flooders,
+ *   20 slow readers, 20 s), RSS 60 s after against the baseline +48 MB without, +30 MB at
+ *   128 KiB, +6 MB at 64 KiB; Read rates unchanged;
+ * - a login's scrypt (16 MiB of working memory, src/server/users.ts) on a libuv worker thread:
+ *   after ten logins the process held ~64 MB more for good, one block per worker (bench web, 10
+ *   pages logging in: RSS 146 instead of 80 MB, measured with a 4 MiB threshold, which 64 KiB
+ *   covers).
  */
-export const GATEWAY_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: "4194304" });
+export const GATEWAY_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: "65536" });
 
 /** GATEWAY_ENV as `NAME=value` words, as the shebang and `npm start` write them. */
 export function gatewayEnvWords(): string {

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { NodeOpcuaTarget, NODE_OPCUA_PEER } from "../peers/node-opcua.js";
 import { EchoTarget } from "../targets/echo.js";
-import { FieldgateTarget, fieldgateCli } from "../targets/fieldgate.js";
+import { FieldgateTarget, fieldgateCli, shippedRuntime } from "../targets/fieldgate.js";
 import { summarize, type CaseSummary } from "./compare.js";
 import { allowedCpus, findTaskset } from "./proc.js";
 import type { CaseResult } from "./report.js";
@@ -42,11 +42,11 @@ export function placement(options: CommonOptions, notes: string[]): Pick<BenchCo
 }
 
 export function makeTarget(name: string, root: string, options: CommonOptions): ServerTarget {
-  // fieldgate@DIR: the built checkout in DIR (its dist/ and config/), e.g. main beside a branch in one run.
   if (name.startsWith("fieldgate@")) {
-    const dir = resolve(name.slice("fieldgate@".length));
-    if (!existsSync(fieldgateCli(dir))) throw new Error(`${fieldgateCli(dir)} is missing: build that checkout first (npx tsc -p tsconfig.json there)`);
-    return new FieldgateTarget({ root: dir, name, config: options.config ? resolve(options.config) : undefined });
+    // Another checkout built beside this one (a scratch clone of main, say): both in one run.
+    const other = resolve(name.slice("fieldgate@".length));
+    if (!existsSync(fieldgateCli(other))) throw new Error(`${fieldgateCli(other)} is missing: build that checkout first (npm ci && npm run build there)`);
+    return new FieldgateTarget({ root: other, name, config: options.config ? resolve(options.config) : undefined, ...shippedRuntime(other) });
   }
   switch (name) {
     case "fieldgate":

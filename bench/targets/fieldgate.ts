@@ -1,5 +1,5 @@
 // fieldgate as a server under test: the built CLI (`dist/src/cli.js run`) on a free port.
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
@@ -14,8 +14,10 @@ export interface FieldgateTargetOptions {
   config?: string;
   /** dataDir of the derived configs (default $TMPDIR/fieldgate-bench-data, kept across runs). */
   dataDir?: string;
-  /** Extra node flags for the server (e.g. --max-semi-space-size). */
+  /** The server's node flags; default: this checkout's src/runtime-flags.ts. */
   nodeFlags?: readonly string[];
+  /** The server's environment beyond the bench's own; default: this checkout's GATEWAY_ENV. */
+  env?: Readonly<Record<string, string>>;
   /** The target's name in reports (default fieldgate; `fieldgate@DIR` for another checkout). */
   name?: string;
 }
@@ -35,6 +37,27 @@ export function fieldgateCli(root: string): string {
   return join(root, "dist", "src", "cli.js");
 }
 
+/**
+ * The environment and node flags another checkout's build runs with, read from the shebang of
+ * its dist/src/cli.js (`#!/usr/bin/env -S [NAME=value ...] node [flag ...]`): a fieldgate@DIR
+ * target measures that build as it ships, not with this checkout's flags.
+ */
+export function shippedRuntime(root: string): { nodeFlags: string[]; env: Record<string, string> } {
+  const first = readFileSync(fieldgateCli(root), "utf8").split("\n", 1)[0]!;
+  const m = /^#!\S*env -S (.*)$/.exec(first);
+  if (m === null) throw new Error(`${fieldgateCli(root)}: no \`#!/usr/bin/env -S ... node ...\` shebang to take the flags from`);
+  const words = m[1]!.split(" ").filter((w) => w !== "");
+  const node = words.indexOf("node");
+  if (node < 0) throw new Error(`${fieldgateCli(root)}: the shebang does not run node`);
+  const env: Record<string, string> = {};
+  for (const w of words.slice(0, node)) {
+    const eq = w.indexOf("=");
+    if (eq <= 0) throw new Error(`${fieldgateCli(root)}: "${w}" in the shebang is not NAME=value`);
+    env[w.slice(0, eq)] = w.slice(eq + 1);
+  }
+  return { nodeFlags: words.slice(node + 1), env };
+}
+
 export function defaultFieldgateConfig(root: string): string | undefined {
   const path = join(root, "config", "gateway.yaml");
   return existsSync(path) ? path : undefined;
@@ -49,7 +72,7 @@ export class FieldgateTarget implements ServerTarget {
 
   start(options: TargetStartOptions): Promise<RunningServer> {
     // The flags the gateway ships with (src/cli.ts's shebang, npm start): measure what runs.
-    const { root, nodeFlags = GATEWAY_NODE_FLAGS } = this.options;
+    const { root, nodeFlags = GATEWAY_NODE_FLAGS, env: gatewayEnv = GATEWAY_ENV } = this.options;
     const cli = fieldgateCli(root);
     if (!existsSync(cli)) {
       return Promise.reject(new Error(`${cli} is missing: build first (npm run build)`));
@@ -71,7 +94,7 @@ export class FieldgateTarget implements ServerTarget {
     const extra = (process.env.FIELDGATE_BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
     const preload = history !== undefined ? ["--import", historyPreload()] : [];
     const args = [...nodeFlags, ...extra, ...preload, cli, "run", "--config", config, "--port", "0"];
-    const env: NodeJS.ProcessEnv = { ...process.env, ...GATEWAY_ENV, FIELDGATE_DIAGNOSTICS: "1" };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...gatewayEnv, FIELDGATE_DIAGNOSTICS: "1" };
     if (history !== undefined) {
       const params: HistoryPreloadParams = { root, config, ...history };
       env[HISTORY_PRELOAD_ENV] = JSON.stringify(params);
@@ -82,7 +105,8 @@ export class FieldgateTarget implements ServerTarget {
         command: process.execPath,
         args,
         cwd: root,
-        // The gateway's own heap and GC report (src/server/diagnostics-report.ts).
+        // The gateway's environment (src/runtime-flags.ts) and its own heap and GC report
+        // (src/server/diagnostics-report.ts).
         env,
         diagnostics: true,
         listening: /fieldgate: listening on (opc\.tcp:\/\/\S+)/,

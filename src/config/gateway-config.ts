@@ -308,21 +308,28 @@ const transport = object(
       min: "100ms",
       max: "10m",
     }),
-    maxPendingBytesPerChannel: size({
-      description: "Bytes of incomplete messages one channel may hold.",
-      default: "16MiB",
-      min: "64KiB",
-      max: "1GiB",
-    }),
-    maxPendingBytesTotal: size({
-      description: "Bytes of incomplete messages all channels together may hold.",
-      default: "64MiB",
-      min: "64KiB",
+    memoryLimit: size({
+      description:
+        "All the memory the network layer may hold for all connections together: message chunks being received, requests being put together, responses being sent. When it is spent, connections stop reading, new ones are refused (BadTcpNotEnoughResources) and clients that hold the most are closed; established sessions keep being served. Memory above a small floor is given back when idle.",
+      default: "32MiB",
+      min: "1MiB",
       max: "4GiB",
+    }),
+    maxPendingBytesPerChannel: optional(
+      size({
+        description: "Bytes of incomplete messages one channel may hold, out of memoryLimit. Default: half of memoryLimit, at most 16 MiB.",
+        min: "64KiB",
+        max: "4GiB",
+      }),
+    ),
+    sendTimeout: duration({
+      description: "A client that takes none of the responses waiting for it for this long (it stopped reading its socket) is disconnected.",
+      default: "10s",
+      min: "100ms",
+      max: "10m",
     }),
     highWaterMark: count("Queued responses on one channel at which its socket stops reading.", 100, 100_000),
     lowWaterMark: count("Queued responses at which a paused channel reads again.", 50, 100_000, 0),
-    bufferPoolSize: count("Number of chunk buffers in the process-wide pool; when all are in use, connections stop reading.", 1024, 1_000_000),
     minTokenLifetime: duration({
       description: "Shortest security token lifetime granted; shorter requests are raised to it.",
       default: "10s",
@@ -341,7 +348,10 @@ const transport = object(
     check(v, c) {
       ordered(c, "lowWaterMark", v.lowWaterMark, "highWaterMark", v.highWaterMark, String, true);
       ordered(c, "minTokenLifetime", v.minTokenLifetime, "maxTokenLifetime", v.maxTokenLifetime, fmtMs);
-      ordered(c, "maxPendingBytesPerChannel", v.maxPendingBytesPerChannel, "maxPendingBytesTotal", v.maxPendingBytesTotal, fmtBytes);
+      if (v.maxPendingBytesPerChannel !== undefined) ordered(c, "maxPendingBytesPerChannel", v.maxPendingBytesPerChannel, "memoryLimit", v.memoryLimit, fmtBytes);
+      // Part 6 §7.1.2.3: eight chunks at least, so that a few connections fit beside the send reserve.
+      const chunk = Math.max(v.receiveBufferSize, v.sendBufferSize);
+      if (v.memoryLimit < 8 * chunk) c.report(c.given("memoryLimit") ? "memoryLimit" : "receiveBufferSize", `expected memoryLimit (${fmtBytes(v.memoryLimit)}) to hold at least 8 chunks of ${fmtBytes(chunk)}`);
       ordered(c, "receiveBufferSize", v.receiveBufferSize, "maxMessageSize", v.maxMessageSize, fmtBytes);
     },
   },

@@ -1,6 +1,8 @@
 // The secure channel over one UA-TCP connection (Part 6 §6.7): OPN Issue/Renew, tokens and their
-// lifetimes, sequence numbers, MSG reassembly, CLO, and chunking of responses. One SecureChannel
-// per accepted (or reverse) connection; `channelId` is 0 until the OPN Issue.
+// lifetimes, sequence numbers, MSG reassembly, CLO, and the chunks of responses: each response is
+// encoded into the connection's ChunkWriter (transport/chunk-writer.ts), and this channel seals
+// every chunk as it fills (MessageSealer: header, sequence number, signature, encryption). One
+// SecureChannel per accepted (or reverse) connection; `channelId` is 0 until the OPN Issue.
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { BinaryWriter } from "../ua/binary-writer.js";
@@ -9,9 +11,10 @@ import { IdType, numericNodeId, type NodeId } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
 import { MessageSecurityMode, SecurityTokenRequestType } from "../ua/generated/enums.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
-import { StatusCodes } from "../ua/generated/status-codes.js";
+import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
 import { decodeOpenSecureChannelRequest, encodeOpenSecureChannelResponse } from "../ua/generated/types.js";
 import { ConnectionState, TcpConnection, type ConnectionContext, type ConnectionSink } from "../transport/tcp-connection.js";
+import type { ChunkSealer } from "../transport/chunk-writer.js";
 import { MessageAssembler } from "../transport/message-assembler.js";
 import { ChunkType, HEADER_SIZE, MessageType, writeHeader } from "../transport/ua-tcp.js";
 import type { HandshakeJob, HandshakeLimiter } from "./handshake-limiter.js";
@@ -49,7 +52,6 @@ const SYMMETRIC_HEADER_SIZE = HEADER_SIZE + 8;
 const SEQUENCE_HEADER_SIZE = 8;
 /** Part 6 §6.7.2.4: legacy sequence numbers may wrap only above UInt32.MaxValue - 1024, to below 1024. */
 const SEQUENCE_WRAP_FLOOR = 4294966271;
-const TWO_32 = 4294967296;
 /**
  * Part 4 §5.5.2.1: clients renew at 75 % of the lifetime, and a channel lives until its last
  * token has expired and the overlap period (25 % of the lifetime) has passed.
@@ -92,17 +94,21 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
   private sendToken: Token | null = null;
   private nextTokenId = 1;
   private lastReceivedSequence = -1;
-  private nextSendSequence = 1;
+  /** Part 6 §6.7.2.4: the SequenceNumber of the next chunk sent. */
+  nextSendSequence = 1;
   private readonly assembler: MessageAssembler;
+  private readonly sealer: MessageSealer;
   private closedNotified = false;
-  /** An OPN Issue waiting for the handshake limiter (a copy: the chunk outlives the read). */
+  /** An OPN Issue waiting for the handshake limiter: a copy in a pool buffer (the chunk outlives the read). */
   private pendingOpen: Buffer | null = null;
+  private pendingOpenLength = 0;
 
   constructor(socket: Socket, ctx: ChannelContext) {
     this.ctx = ctx;
-    this.assembler = new MessageAssembler(ctx.limits, ctx.budget);
     this.connection = new TcpConnection(socket, ctx);
     this.connection.sink = this;
+    this.assembler = new MessageAssembler(ctx.limits, ctx.pool, this.connection, ctx.scratch);
+    this.sealer = new MessageSealer(this);
   }
 
   get channelId(): number {
@@ -123,51 +129,47 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
   }
 
   /**
-   * Encodes `encodingId` as a NodeId then `value` with `encode`, chunks, sends; marks request
-   * `requestId` as answered (backpressure). Throws UaStatusError(BadResponseTooLarge) without
-   * sending anything if the message exceeds the client's max message size / chunk count; the
-   * caller then sends a ServiceFault instead. A no-op if the channel is already closed.
+   * Encodes `encodingId` as a NodeId then `value` with `encode` straight into pool buffers, each
+   * chunk sealed and queued as it fills; marks request `requestId` as answered (backpressure).
+   * When the message cannot be completed (over the client's MaxMessageSize or MaxChunkCount,
+   * BadResponseTooLarge; the memory budget has no buffer for it, BadTcpNotEnoughResources; or
+   * `encode` throws), either nothing was sent yet: the error is thrown and the caller sends a
+   * ServiceFault instead; or chunks were out already: an abort chunk with the error ends the
+   * message (Part 6 §6.7.3: as §7.1.2.3 asks for responses over MaxMessageSize) and the request
+   * counts as answered. A no-op if the channel is already closed.
    */
   sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): void {
     const conn = this.connection;
     const token = this.sendToken;
     if (conn.state !== ConnectionState.Open || token === null) return;
-    const crypto = token.keys.send;
-    const w = conn.writer;
-    const msgStart = conn.beginOutput();
-    const bodyStart = msgStart + SYMMETRIC_HEADER_SIZE + SEQUENCE_HEADER_SIZE;
-    w.ensure(SYMMETRIC_HEADER_SIZE + SEQUENCE_HEADER_SIZE);
-    w.pos = bodyStart;
-    const savedMax = w.maxSize;
-    // Part 6 §7.1.2.3: the client's MaxMessageSize bounds the body; the writer stops right there
-    // instead of growing for a response that cannot be sent anyway.
-    w.maxSize = bodyStart + conn.maxResponseSize;
+    const w = conn.out;
+    this.sealer.prepare(token, requestId, conn.sendBufferSize);
+    w.begin(this.sealer, conn.maxResponseSize, conn.maxResponseChunks, this.ctx.pool.bufferSize);
     try {
       encodeNodeId(w, encodingNodeId(encodingId));
       encode(w, value);
+      w.end(true);
     } catch (err) {
-      w.maxSize = savedMax;
-      w.reset(msgStart);
-      if (err instanceof UaStatusError && err.statusCode === StatusCodes.BadEncodingLimitsExceeded) {
-        throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response over ${conn.maxResponseSize} bytes`);
+      let status = err instanceof UaStatusError ? err.statusCode : StatusCodes.BadEncodingError;
+      // Part 6 §7.1.2.3: a response over the client's limits is BadResponseTooLarge.
+      if (status === StatusCodes.BadEncodingLimitsExceeded) status = StatusCodes.BadResponseTooLarge;
+      let nothingSent: boolean;
+      try {
+        nothingSent = w.abort(status, statusCodeName(status), true);
+      } catch (abortErr) {
+        // Chunks went out and not even the abort chunk fits the budget: the message cannot be
+        // ended for the peer, so the channel ends.
+        conn.close(StatusCodes.BadTcpNotEnoughResources, abortErr instanceof Error ? abortErr.message : String(abortErr));
+        return;
       }
-      throw err;
+      if (nothingSent) {
+        if (status === StatusCodes.BadResponseTooLarge && !(err instanceof UaStatusError && err.statusCode === status)) {
+          throw new UaStatusError(status, `response over the client's limits (${conn.maxResponseSize} bytes, ${conn.maxResponseChunks || "any"} chunks)`);
+        }
+        throw err;
+      }
     }
-    w.maxSize = savedMax;
-    const bodyLength = w.pos - bodyStart;
-    // maxSize only stops growth; a staging buffer already big enough needs this check too.
-    if (bodyLength > conn.maxResponseSize) {
-      w.reset(msgStart);
-      throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response of ${bodyLength} bytes, client takes ${conn.maxResponseSize}`);
-    }
-    const maxBody = crypto.maxBodySize(conn.sendBufferSize, SYMMETRIC_HEADER_SIZE);
-    const chunks = Math.max(1, Math.ceil(bodyLength / maxBody));
-    if (conn.maxResponseChunks !== 0 && chunks > conn.maxResponseChunks) {
-      w.reset(msgStart);
-      throw new UaStatusError(StatusCodes.BadResponseTooLarge, `response needs ${chunks} chunks, client takes ${conn.maxResponseChunks}`);
-    }
-    this.layOutChunks(MessageType.MSG, requestId, msgStart, SYMMETRIC_HEADER_SIZE, bodyLength, maxBody, chunks, crypto, token.id);
-    conn.commitOutput(true);
+    conn.messageDone(true);
   }
 
   /** Closes the channel; with a status, sends ERR first. */
@@ -197,15 +199,26 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
   /** HandshakeJob: the queued OPN Issue gets its turn. */
   runHandshake(): void {
     const chunk = this.pendingOpen;
-    this.pendingOpen = null;
-    if (chunk === null || this.connection.state !== ConnectionState.Open) return;
+    if (chunk === null) return;
+    if (this.connection.state !== ConnectionState.Open) {
+      this.dropPendingOpen();
+      return;
+    }
     try {
-      this.processOpen(chunk, 0, chunk.length);
+      this.processOpen(chunk, 0, this.pendingOpenLength);
     } catch (err) {
       this.connection.close(err instanceof UaStatusError ? err.statusCode : StatusCodes.BadInternalError, err instanceof Error ? err.message : String(err));
       return;
+    } finally {
+      this.dropPendingOpen();
     }
     this.connection.resumeInput();
+  }
+
+  private dropPendingOpen(): void {
+    if (this.pendingOpen === null) return;
+    this.ctx.pool.release(this.pendingOpen, this.connection);
+    this.pendingOpen = null;
   }
 
   nextDeadline(): number {
@@ -233,7 +246,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
 
   onClosing(): void {
     this.assembler.clear();
-    this.pendingOpen = null;
+    this.dropPendingOpen();
     if (this.current !== null && !this.closedNotified) {
       this.closedNotified = true;
       this.ctx.handler.onChannelClosed(this);
@@ -256,10 +269,14 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
         if (!limiter.admit(this.connection.remoteHost)) {
           throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "too many new secure channels from this address");
         }
-        this.pendingOpen = Buffer.from(buf.subarray(start, end));
+        const copy = this.ctx.pool.acquire(this.connection);
+        if (copy === undefined) throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "no memory left for a handshake");
+        buf.copy(copy, 0, start, end);
+        this.pendingOpen = copy;
+        this.pendingOpenLength = end - start;
         this.connection.suspendInput();
         if (!limiter.submit(this)) {
-          this.pendingOpen = null;
+          this.dropPendingOpen();
           throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "too many secure channel handshakes waiting");
         }
         return;
@@ -353,39 +370,46 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     const conn = this.connection;
     const asymmetric = this.asymmetric!;
     const crypto = asymmetric.send;
-    const w = conn.writer;
-    const msgStart = conn.beginOutput();
-    w.ensure(HEADER_SIZE);
-    w.pos = msgStart + HEADER_SIZE;
-    w.writeUInt32(this.id);
-    w.writeString(this.securityPolicyUri);
-    w.writeByteString(asymmetric.senderCertificate);
-    w.writeByteString(asymmetric.receiverThumbprint);
-    const headersSize = w.pos - msgStart;
-    w.writeUInt32(0);
-    w.writeUInt32(0);
-    const bodyStart = w.pos;
-    encodeNodeId(w, OPN_RESPONSE_NODE_ID);
-    encodeOpenSecureChannelResponse(w, {
-      responseHeader: {
-        timestamp: Date.now(),
-        requestHandle,
-        serviceResult: StatusCodes.Good,
-        serviceDiagnostics: {},
-      },
-      serverProtocolVersion: conn.protocolVersion,
-      securityToken: { channelId: this.id, tokenId, createdAt: Date.now(), revisedLifetime: lifetime },
-      serverNonce,
-    });
-    const bodyLength = w.pos - bodyStart;
-    const maxBody = crypto.maxBodySize(conn.sendBufferSize, headersSize);
-    if (bodyLength > maxBody) {
-      // Part 6 §6.7.2: OPN messages are single chunks; only a huge certificate chain gets here.
-      w.reset(msgStart);
-      throw new UaStatusError(StatusCodes.BadTcpInternalError, "OPN response does not fit one chunk");
+    const w = conn.beginControl();
+    if (w === undefined) throw new UaStatusError(StatusCodes.BadTcpNotEnoughResources, "no memory left for the OpenSecureChannel response");
+    try {
+      // Part 6 §6.7.2: OPN messages are single chunks, encoded in one pool buffer.
+      w.pos = HEADER_SIZE;
+      w.writeUInt32(this.id);
+      w.writeString(this.securityPolicyUri);
+      w.writeByteString(asymmetric.senderCertificate);
+      w.writeByteString(asymmetric.receiverThumbprint);
+      const headersSize = w.pos;
+      w.writeUInt32(0);
+      w.writeUInt32(0);
+      const bodyStart = w.pos;
+      encodeNodeId(w, OPN_RESPONSE_NODE_ID);
+      encodeOpenSecureChannelResponse(w, {
+        responseHeader: {
+          timestamp: Date.now(),
+          requestHandle,
+          serviceResult: StatusCodes.Good,
+          serviceDiagnostics: {},
+        },
+        serverProtocolVersion: conn.protocolVersion,
+        securityToken: { channelId: this.id, tokenId, createdAt: Date.now(), revisedLifetime: lifetime },
+        serverNonce,
+      });
+      const bodyEnd = w.pos;
+      if (bodyEnd - bodyStart > crypto.maxBodySize(conn.sendBufferSize, headersSize)) {
+        // Only a huge certificate chain gets here.
+        throw new UaStatusError(StatusCodes.BadTcpInternalError, "OPN response does not fit one chunk");
+      }
+      w.pos = sealChunk(this, w.buffer, 0, MessageType.OPN, ChunkType.Final, headersSize, bodyEnd, crypto, 0, requestId);
+    } catch (err) {
+      conn.abandonControl(w);
+      // The body ran past the buffer: the same as not fitting the chunk.
+      if (err instanceof UaStatusError && err.statusCode === StatusCodes.BadEncodingLimitsExceeded) {
+        throw new UaStatusError(StatusCodes.BadTcpInternalError, "OPN response does not fit one chunk");
+      }
+      throw err;
     }
-    this.layOutChunks(MessageType.OPN, requestId, msgStart, headersSize, bodyLength, maxBody, 1, crypto, 0);
-    conn.commitOutput(false);
+    conn.endControl(w, false);
   }
 
   // ---------------------------------------------------------------- MSG / CLO
@@ -423,14 +447,17 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
       return;
     }
     if (chunkType === ChunkType.Final) {
-      const a = this.assembler.final(requestId, buf, bodyStart, bodyEnd);
-      if (a === undefined) {
+      const m = this.assembler.final(requestId, buf, bodyStart, bodyEnd);
+      if (m === undefined) {
         this.handUp(requestId, buf, bodyStart, bodyEnd);
       } else {
+        // Decoding and running it costs in proportion to the whole message: this connection's
+        // share of the event loop is spent for that long (transport/turns.ts).
+        this.connection.spend(m.end - m.start);
         try {
-          this.handUp(requestId, a.buffer, 0, a.length);
+          this.handUp(requestId, m.body, m.start, m.end);
         } finally {
-          this.assembler.finish(a);
+          this.assembler.finish(m);
         }
       }
     } else if (chunkType === ChunkType.Intermediate) {
@@ -456,55 +483,71 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     }
     this.lastReceivedSequence = seq;
   }
+}
 
-  /**
-   * Turns the body written at msgStart + headersSize + 8 into `chunks` chunks in place. Working
-   * from the last chunk to the first, each chunk body moves right by the headers of the chunks
-   * before it, so every byte moves at most once and nothing is overwritten before it is moved.
-   */
-  private layOutChunks(
-    type: number,
-    requestId: number,
-    msgStart: number,
-    headersSize: number,
-    bodyLength: number,
-    maxBody: number,
-    chunks: number,
-    crypto: ChunkCrypto,
-    tokenId: number,
-  ): void {
-    const w = this.connection.writer;
-    const fullPlain = SEQUENCE_HEADER_SIZE + maxBody;
-    const fullWire = headersSize + crypto.cipherLength(fullPlain + crypto.trailerSize(fullPlain));
-    const lastBody = bodyLength - (chunks - 1) * maxBody;
-    const lastPlain = SEQUENCE_HEADER_SIZE + lastBody;
-    const lastWire = headersSize + crypto.cipherLength(lastPlain + crypto.trailerSize(lastPlain));
-    const total = (chunks - 1) * fullWire + lastWire;
-    const written = headersSize + SEQUENCE_HEADER_SIZE + bodyLength;
-    if (total > written) w.ensure(total - written);
-    const buf = w.buffer;
-    const bodyStart = msgStart + headersSize + SEQUENCE_HEADER_SIZE;
-    const seqBase = this.nextSendSequence;
-    for (let i = chunks - 1; i >= 0; i--) {
-      const isLast = i === chunks - 1;
-      const len = isLast ? lastBody : maxBody;
-      const chunkStart = msgStart + i * fullWire;
-      const encStart = chunkStart + headersSize;
-      const dst = encStart + SEQUENCE_HEADER_SIZE;
-      const src = bodyStart + i * maxBody;
-      if (dst !== src) buf.copyWithin(dst, src, src + len);
-      writeHeader(buf, chunkStart, type, isLast ? ChunkType.Final : ChunkType.Intermediate, isLast ? lastWire : fullWire);
-      if (type !== MessageType.OPN) {
-        buf.writeUInt32LE(this.id, chunkStart + HEADER_SIZE);
-        buf.writeUInt32LE(tokenId, chunkStart + HEADER_SIZE + 4);
-      }
-      // Part 6 §6.7.2.4: wraps to 0 after UInt32.MaxValue, which is below 1024 as required.
-      buf.writeUInt32LE((seqBase + i) % TWO_32, encStart);
-      buf.writeUInt32LE(requestId, encStart + 4);
-      crypto.secure(buf, chunkStart, encStart, dst + len);
-    }
-    this.nextSendSequence = (seqBase + chunks) % TWO_32;
-    w.pos = msgStart + total;
+/**
+ * Seals the chunk at buf[chunkStart...]: its body ends at `bodyEnd`, after the message header,
+ * the security header (`headersSize` bytes in all) and the sequence header. Writes MessageSize,
+ * SecureChannelId and TokenId (MSG, CLO), SequenceNumber and RequestId, then signs and encrypts
+ * (Part 6 §6.7.2). Returns the chunk's size on the wire.
+ */
+function sealChunk(
+  channel: SecureChannel,
+  buf: Buffer,
+  chunkStart: number,
+  type: number,
+  chunkType: number,
+  headersSize: number,
+  bodyEnd: number,
+  crypto: ChunkCrypto,
+  tokenId: number,
+  requestId: number,
+): number {
+  const encStart = chunkStart + headersSize;
+  const plain = bodyEnd - encStart;
+  const wire = headersSize + crypto.cipherLength(plain + crypto.trailerSize(plain));
+  writeHeader(buf, chunkStart, type, chunkType, wire);
+  if (type !== MessageType.OPN) {
+    buf.writeUInt32LE(channel.channelId, chunkStart + HEADER_SIZE);
+    buf.writeUInt32LE(tokenId, chunkStart + HEADER_SIZE + 4);
+  }
+  const seq = channel.nextSendSequence;
+  buf.writeUInt32LE(seq, encStart);
+  buf.writeUInt32LE(requestId, encStart + 4);
+  // Part 6 §6.7.2.4: wraps to 0 after UInt32.MaxValue, which is below 1024 as required.
+  channel.nextSendSequence = seq === 0xffffffff ? 0 : seq + 1;
+  crypto.secure(buf, chunkStart, encStart, bodyEnd);
+  return wire;
+}
+
+/** Seals the chunks of one response with the channel's send token (one per channel, reused). */
+class MessageSealer implements ChunkSealer {
+  readonly bodyOffset = SYMMETRIC_HEADER_SIZE + SEQUENCE_HEADER_SIZE;
+  private crypto: ChunkCrypto | null = null;
+  private tokenId = 0;
+  private requestId = 0;
+  private chunkSize = 0;
+
+  constructor(private readonly channel: SecureChannel) {}
+
+  prepare(token: { readonly id: number; readonly keys: SymmetricSecurity }, requestId: number, chunkSize: number): void {
+    this.crypto = token.keys.send;
+    this.tokenId = token.id;
+    this.requestId = requestId;
+    this.chunkSize = chunkSize;
+  }
+
+  maxBodyIn(room: number): number {
+    return this.crypto!.maxBodySize(Math.min(room, this.chunkSize), SYMMETRIC_HEADER_SIZE);
+  }
+
+  wireLength(bodyLength: number): number {
+    const plain = SEQUENCE_HEADER_SIZE + bodyLength;
+    return SYMMETRIC_HEADER_SIZE + this.crypto!.cipherLength(plain + this.crypto!.trailerSize(plain));
+  }
+
+  seal(buf: Buffer, chunkStart: number, bodyEnd: number, chunkType: number): number {
+    return sealChunk(this.channel, buf, chunkStart, MessageType.MSG, chunkType, SYMMETRIC_HEADER_SIZE, bodyEnd, this.crypto!, this.tokenId, this.requestId);
   }
 }
 

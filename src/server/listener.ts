@@ -1,8 +1,12 @@
 // The opc.tcp listener: accepts connections, keeps the registry of live channels under the
-// `maxChannels` cap, opens reverse connections (Part 6 §7.1.2.6 ReverseHello), and closes it all.
-// It lives in server/, not transport/: it builds SecureChannels (security/) on the connections
-// that transport/ frames, and the layers below it import neither.
+// `maxChannels` cap and the memory budget (a new connection waits, unread, while the budget is
+// spent, and is refused with BadTcpNotEnoughResources at its HEL deadline), opens reverse
+// connections (Part 6 §7.1.2.6 ReverseHello), sweeps once a second (slow readers closed, idle
+// memory released), and closes it all. It lives in server/, not transport/: it builds
+// SecureChannels (security/) on the connections that transport/ frames, and the layers below it
+// import neither.
 import net from "node:net";
+import { performance } from "node:perf_hooks";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { UaStatusError } from "../ua/errors.js";
 import { SecureChannel, type ChannelContext, type ChannelHandler } from "../security/secure-channel.js";
@@ -10,8 +14,8 @@ import { defaultSecurityPolicies, type SecurityPolicyRegistry } from "../securit
 import type { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { BufferPool } from "../transport/buffer-pool.js";
 import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "../transport/limits.js";
+import { ReassemblyBuffer } from "../transport/message-assembler.js";
 import type { TaskTimer } from "../transport/tcp-connection.js";
-import type { PendingBudget } from "../transport/message-assembler.js";
 import { ConnectionState } from "../transport/tcp-connection.js";
 import { MAX_URL_LENGTH } from "../transport/ua-tcp.js";
 
@@ -22,7 +26,7 @@ export interface UaTcpServerOptions {
   handler: ChannelHandler;
   /** Times the processing of each socket read (the server's loop trace). */
   timer?: TaskTimer;
-  /** The process-wide pool; by default the server makes one from `limits`. */
+  /** The memory budget and its buffers; by default the server makes one from `limits`. */
   pool?: BufferPool;
   /** ApplicationUri sent in ReverseHello. */
   serverUri?: string;
@@ -48,6 +52,11 @@ export class UaTcpServer {
   private closing = false;
   private serverClosed = false;
   private closeResolvers: (() => void)[] = [];
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly sweepMs: number;
+  private sweeps = 0;
+  /** Connections that had to wait for memory to be read at all (the budget was spent when they came). */
+  waitedForMemory = 0;
 
   constructor(options: UaTcpServerOptions) {
     this.limits = resolveLimits(options.limits);
@@ -55,8 +64,7 @@ export class UaTcpServer {
       options.pool ??
       new BufferPool({
         bufferSize: Math.max(this.limits.receiveBufferSize, this.limits.sendBufferSize),
-        capacity: this.limits.poolBufferCount,
-        sendReserve: this.limits.poolSendReserve,
+        limit: this.limits.memoryLimit,
       });
     if (this.pool.bufferSize < MIN_BUFFER_SIZE) throw new RangeError(`pool buffers must hold at least ${MIN_BUFFER_SIZE} bytes`);
     this.host = options.host;
@@ -64,11 +72,12 @@ export class UaTcpServer {
     this.serverUri = options.serverUri ?? "urn:fieldgate:server";
     // Not 1 on every start, so a client reconnecting after a restart does not meet its old id.
     this.nextId = 1 + Math.floor(Math.random() * 0x10000);
-    const budget: PendingBudget = { pendingBytes: 0, limit: this.limits.maxPendingBytesTotal };
+    // The slow-reader deadline is checked at a quarter of its length (at most once a second).
+    this.sweepMs = Math.max(50, Math.min(1000, Math.floor(this.limits.sendTimeoutMs / 4)));
     this.ctx = {
       limits: this.limits,
       pool: this.pool,
-      budget,
+      scratch: new ReassemblyBuffer(this.pool),
       handler: options.handler,
       policies: options.policies ?? defaultSecurityPolicies(),
       handshakes: options.handshakes,
@@ -95,6 +104,8 @@ export class UaTcpServer {
         this.server.off("error", onError);
         const address = this.server.address();
         this.actualPort = typeof address === "object" && address !== null ? address.port : this.requestedPort;
+        this.sweepTimer = setInterval(onSweep, this.sweepMs, this);
+        this.sweepTimer.unref();
         resolve();
       });
     });
@@ -110,6 +121,8 @@ export class UaTcpServer {
    */
   close(status?: number): Promise<void> {
     this.closing = true;
+    if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     const done = new Promise<void>((resolve) => {
       this.closeResolvers.push(resolve);
     });
@@ -171,6 +184,12 @@ export class UaTcpServer {
     }
     const channel = new SecureChannel(socket, this.ctx);
     this.live.add(channel);
+    if (this.pool.exhausted) {
+      // The budget is spent: established channels keep what is left; a newcomer waits, unread,
+      // until memory comes back or its HEL deadline passes (BadTcpNotEnoughResources then).
+      this.waitedForMemory++;
+      channel.connection.waitForMemory();
+    }
     if (active >= this.limits.maxChannels) {
       if (victim !== undefined) {
         // The oldest channel without a session makes room (a client that connected and idles).
@@ -197,10 +216,26 @@ export class UaTcpServer {
     this.checkClosed();
   }
 
+  /** @internal Once a second (sweepMs): slow readers, idle memory. */
+  sweep(): void {
+    const now = performance.now();
+    for (const c of this.live) c.connection.sweep(now);
+    // Memory is released once a second even when the sweep runs more often.
+    if (++this.sweeps * this.sweepMs >= 1000) {
+      this.sweeps = 0;
+      this.pool.trim();
+      this.ctx.scratch.trim();
+    }
+  }
+
   private checkClosed(): void {
     if (!this.closing || !this.serverClosed || this.live.size > 0) return;
     const resolvers = this.closeResolvers;
     this.closeResolvers = [];
     for (const resolve of resolvers) resolve();
   }
+}
+
+function onSweep(server: UaTcpServer): void {
+  server.sweep();
 }

@@ -3,17 +3,33 @@
 // is buffered. A chunk that lies whole in one socket read is handed on as a view of that read;
 // only a chunk that spans reads is copied, into one pool buffer. Socket reads that cannot be
 // processed yet (waiting for a pool buffer, or the connection refuses more input for now) are
-// kept by reference; the connection pauses its socket meanwhile.
+// kept by reference, and charged to the memory budget while kept (`settleCharge`); the
+// connection pauses its socket meanwhile.
 //
 // What a chunk means, and whether the connection takes more input, is the connection's business
 // (tcp-connection.ts); messages of several chunks are put together above, in message-assembler.ts.
 import { performance } from "node:perf_hooks";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import type { BufferPool, PoolWaiter } from "./buffer-pool.js";
+import type { BufferPool, PoolHolder, PoolWaiter } from "./buffer-pool.js";
 import { ChunkType, HEADER_SIZE, MessageType, messageTypeName, minMessageSize, readMessageType } from "./ua-tcp.js";
 
+/** ArrayBuffer.prototype.transfer (ES2024; in Node 20 with --harmony-rab-gsab-transfer, as the gateway runs). */
+const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer, length?: number) => ArrayBuffer }).transfer;
+
+/**
+ * Frees a socket read that has been handled in full now, rather than at some later GC: under a
+ * flood, reads come by the hundred megabytes and would otherwise wait as garbage for V8 to count
+ * enough of them (tens of megabytes) before it collects. Only a read that owns its whole memory
+ * (as Node's socket reads do) is freed; every consumer of the bytes copies what it keeps (the
+ * chunks handed on are "valid only during the call"), and a view kept against that rule sees an
+ * empty buffer rather than memory reused for something else.
+ */
+export function freeRead(b: Buffer): void {
+  if (transfer !== undefined && b.byteOffset === 0 && b.length === b.buffer.byteLength && b.length > 0) transfer.call(b.buffer as ArrayBuffer, 0);
+}
+
 /** The connection a framer works for. */
-export interface FramerOwner extends PoolWaiter {
+export interface FramerOwner extends PoolWaiter, PoolHolder {
   /** Whether another chunk may be processed now (backpressure, a suspended handshake, closing). */
   canRead(): boolean;
   /** Until HEL has come, no other message type is allowed (Part 6 §7.1.3). */
@@ -43,6 +59,8 @@ export class ChunkFramer {
   private partialNeed = 0;
   private readonly queue: Buffer[] = [];
   private queuePos = 0;
+  /** Bytes of kept reads not processed yet (as of the last `settleCharge`), charged to the budget. */
+  private charged = 0;
 
   constructor(owner: FramerOwner, pool: BufferPool) {
     this.owner = owner;
@@ -66,12 +84,30 @@ export class ChunkFramer {
       const data = queue[0];
       const pos = this.parse(data, this.queuePos);
       if (pos >= data.length) {
-        queue.shift();
+        // Nothing of it is needed any more (a chunk that spanned it was copied out).
+        if (queue.shift() === data) freeRead(data);
         this.queuePos = 0;
       } else {
         this.queuePos = pos;
       }
     }
+  }
+
+  /** Bytes of socket reads kept and not processed, as of the last `settleCharge`. */
+  get keptBytes(): number {
+    return this.charged;
+  }
+
+  /** Charges the budget for the reads kept now (or gives back what was processed). */
+  settleCharge(): void {
+    let kept = 0;
+    if (this.queue.length > 0) {
+      for (const b of this.queue) kept += b.length;
+      kept -= this.queuePos;
+    }
+    if (kept > this.charged) this.pool.charge(kept - this.charged, true);
+    else if (kept < this.charged) this.pool.uncharge(this.charged - kept);
+    this.charged = kept;
   }
 
   /** The pool has a buffer again. */
@@ -85,14 +121,16 @@ export class ChunkFramer {
   /** Drops all input (the connection is closing) and returns the pool buffer it held. */
   release(): void {
     if (this.partial !== null) {
-      this.pool.release(this.partial);
+      this.pool.release(this.partial, this.owner);
       this.partial = null;
     }
     this.hdrLen = 0;
     this.incompleteSince = 0;
+    for (const b of this.queue) freeRead(b);
     this.queue.length = 0;
     this.queuePos = 0;
     this.waitingBuffer = false;
+    this.settleCharge();
   }
 
   /** Parses data[pos...]; returns where it stopped (data.length when all is consumed). */
@@ -111,7 +149,7 @@ export class ChunkFramer {
         this.partial = null;
         this.incompleteSince = 0;
         owner.onChunk(buf, 0, this.partialNeed);
-        this.pool.release(buf);
+        this.pool.release(buf, owner);
         continue;
       }
       if (this.hdrLen > 0 || len - pos < HEADER_SIZE) {
@@ -124,11 +162,8 @@ export class ChunkFramer {
         if (this.hdrLen < HEADER_SIZE) return pos;
         const size = this.checkHeader(this.hdr, 0);
         if (size < 0) return len;
-        const buf = this.pool.acquire();
-        if (buf === undefined) {
-          this.waitForBuffer();
-          return pos;
-        }
+        const buf = this.pool.acquire(owner);
+        if (buf === undefined) return this.waitForBuffer() ? pos : len;
         this.hdr.copy(buf, 0, 0, HEADER_SIZE);
         this.hdrLen = 0;
         this.partial = buf;
@@ -144,11 +179,8 @@ export class ChunkFramer {
         pos += size;
         continue;
       }
-      const buf = this.pool.acquire();
-      if (buf === undefined) {
-        this.waitForBuffer();
-        return pos;
-      }
+      const buf = this.pool.acquire(owner);
+      if (buf === undefined) return this.waitForBuffer() ? pos : len;
       data.copy(buf, 0, pos, len);
       this.partial = buf;
       this.partialLen = len - pos;
@@ -190,8 +222,19 @@ export class ChunkFramer {
     this.owner.onIncomplete();
   }
 
-  private waitForBuffer(): void {
+  /**
+   * No receive buffer for a chunk that spans reads. A connection that holds little waits for one
+   * (backpressure); one that already holds more than its fair share of the budget (the chunks of
+   * a message it has not finished) would wait holding it, while others wait for what it holds:
+   * it is refused. Returns false when the connection was closed.
+   */
+  private waitForBuffer(): boolean {
+    if (this.owner.heldBytes >= this.pool.fairShare) {
+      this.owner.close(StatusCodes.BadTcpNotEnoughResources, "the server's memory for incoming messages is spent");
+      return false;
+    }
     this.waitingBuffer = true;
     this.pool.waitForReceive(this.owner);
+    return true;
   }
 }

@@ -14,8 +14,12 @@ export interface TransportLimits {
   maxChunkCount: number;
   /** Bytes of incomplete multi-chunk messages one channel may hold. */
   maxPendingBytesPerChannel: number;
-  /** Bytes of incomplete multi-chunk messages all channels together may hold. */
-  maxPendingBytesTotal: number;
+  /**
+   * All the memory the transport's connections may hold together: chunk buffers received, being
+   * assembled and being sent, and socket reads waiting (buffer-pool.ts). When it is spent,
+   * connections stop reading and new ones are refused with BadTcpNotEnoughResources.
+   */
+  memoryLimit: number;
   /** Incomplete multi-chunk messages one channel may have open at once. */
   maxIncompleteMessagesPerChannel: number;
   /** A chunk or message not completed within this many ms closes the channel (BadTimeout). */
@@ -28,6 +32,8 @@ export interface TransportLimits {
   responseLowWater: number;
   /** Also pause reading while more than this many response bytes wait to be written (big responses). */
   maxQueuedResponseBytes: number;
+  /** A connection whose peer takes none of the responses waiting for it in this many ms is closed (a slow reader). */
+  sendTimeoutMs: number;
   /** Live connections; one over evicts the oldest channel without a session. */
   maxChannels: number;
   /** Bounds of the revised token lifetime (Part 4 §5.5.2). */
@@ -35,10 +41,6 @@ export interface TransportLimits {
   maxTokenLifetimeMs: number;
   /** Lifetime given when the client asks for 0. */
   defaultTokenLifetimeMs: number;
-  /** Fixed-size buffers in the process-wide pool. */
-  poolBufferCount: number;
-  /** Of those, how many only sends may take, so responses always drain (see buffer-pool.ts). */
-  poolSendReserve: number;
   /** After ERR or close, how long the peer gets to read what is pending before the socket is destroyed. */
   closeLingerMs: number;
 }
@@ -49,24 +51,25 @@ export const DEFAULT_TRANSPORT_LIMITS: Readonly<TransportLimits> = Object.freeze
   maxMessageSize: 16 * 1024 * 1024,
   maxChunkCount: 256,
   maxPendingBytesPerChannel: 16 * 1024 * 1024,
-  maxPendingBytesTotal: 64 * 1024 * 1024,
+  memoryLimit: 32 * 1024 * 1024,
   maxIncompleteMessagesPerChannel: 4,
   incompleteMessageTimeoutMs: 10_000,
   helloTimeoutMs: 5_000,
   responseHighWater: 100,
   responseLowWater: 50,
   maxQueuedResponseBytes: 8 * 1024 * 1024,
+  sendTimeoutMs: 10_000,
   maxChannels: 100,
   minTokenLifetimeMs: 10_000,
   maxTokenLifetimeMs: 3_600_000,
   defaultTokenLifetimeMs: 3_600_000,
-  poolBufferCount: 256,
-  poolSendReserve: 32,
   closeLingerMs: 1_000,
 });
 
 /** Part 6 §7.1.2.3: buffer sizes below this are refused. */
 export const MIN_BUFFER_SIZE = 8192;
+/** The smallest memory budget: room for a few connections' chunks and the send reserve. */
+export const MIN_MEMORY_LIMIT = 1024 * 1024;
 
 function invalid(name: string, why: string): UaStatusError {
   return new UaStatusError(StatusCodes.BadConfigurationError, `transport limit ${name} ${why}`);
@@ -80,9 +83,10 @@ export function resolveLimits(overrides?: Partial<TransportLimits>): TransportLi
       const v = overrides[key];
       if (v !== undefined) l[key] = v;
     }
-    // A pool sized in the config without a reserve gets an eighth of it for sends.
-    if (overrides.poolSendReserve === undefined && overrides.poolBufferCount !== undefined) {
-      l.poolSendReserve = Math.max(1, Math.min(l.poolBufferCount - 1, Math.ceil(l.poolBufferCount / 8)));
+    // A smaller budget without its own per-connection bounds scales them down with it.
+    if (overrides.memoryLimit !== undefined) {
+      if (overrides.maxPendingBytesPerChannel === undefined) l.maxPendingBytesPerChannel = Math.min(l.maxPendingBytesPerChannel, Math.floor(l.memoryLimit / 2));
+      if (overrides.maxQueuedResponseBytes === undefined) l.maxQueuedResponseBytes = Math.min(l.maxQueuedResponseBytes, Math.floor(l.memoryLimit / 4));
     }
   }
   for (const key of Object.keys(l) as (keyof TransportLimits)[]) {
@@ -99,9 +103,10 @@ export function resolveLimits(overrides?: Partial<TransportLimits>): TransportLi
   if (l.maxChannels < 1) throw invalid("maxChannels", "must be at least 1");
   if (l.minTokenLifetimeMs > l.maxTokenLifetimeMs) throw invalid("minTokenLifetimeMs", "must not exceed maxTokenLifetimeMs");
   if (l.maxTokenLifetimeMs > 0xffffffff) throw invalid("maxTokenLifetimeMs", "must fit a UInt32");
-  if (l.poolBufferCount < 2) throw invalid("poolBufferCount", "must be at least 2");
-  if (l.poolSendReserve < 1 || l.poolSendReserve >= l.poolBufferCount) {
-    throw invalid("poolSendReserve", "must be at least 1 and below poolBufferCount");
+  const chunk = Math.max(l.receiveBufferSize, l.sendBufferSize);
+  if (l.memoryLimit < Math.max(MIN_MEMORY_LIMIT, 8 * chunk)) {
+    throw invalid("memoryLimit", `must be at least ${Math.max(MIN_MEMORY_LIMIT, 8 * chunk)} bytes (1 MiB and 8 chunks)`);
   }
+  if (l.maxPendingBytesPerChannel > l.memoryLimit) throw invalid("maxPendingBytesPerChannel", "must not exceed memoryLimit");
   return l;
 }

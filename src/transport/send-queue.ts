@@ -1,125 +1,104 @@
-// The send path of one connection: complete chunks are written into the connection's reusable
-// writer (staging), then copied into pool buffers and written to the socket; a buffer returns to
-// the pool in its write callback. Writes respect `socket.write()` returning false and wait for
-// 'drain' (DESIGN: Transport); an empty pool makes the queue wait for a send buffer, never
-// allocate past the bound.
-//
-// The queue also knows where each response ends in the stream, so the connection can count the
-// responses not yet written out for its backpressure (tcp-connection.ts decides what to do).
+// The send path of one connection: pool buffers of sealed chunks (chunk-writer.ts lays them out),
+// written to the socket in order; a buffer returns to the pool in its write callback. Writes
+// respect `socket.write()` returning false and wait for 'drain' (DESIGN: Transport). The queue
+// also knows which chunk ends a response, so the connection can count the responses not yet
+// written out for its backpressure, and it counts completed writes, so the server can tell a
+// peer that stopped reading (tcp-connection.ts decides what to do about either).
 import type { Socket } from "node:net";
-import { BinaryWriter } from "../ua/binary-writer.js";
-import type { BufferPool, PoolWaiter } from "./buffer-pool.js";
+import type { BufferPool, PoolHolder } from "./buffer-pool.js";
 
-/** Staging writers above this size are dropped once empty, so one big response does not pin memory. */
-const STAGING_KEEP = 256 * 1024;
+/** The connection a queue sends for. */
+export interface SendOwner extends PoolHolder {
+  /** A write completed (its buffer went back): input held back for queued bytes may go on. */
+  onSent(): void;
+}
 
 export class SendQueue {
-  /** Staging for outgoing chunks; stream offsets [base, base + writer.pos). */
-  readonly writer: BinaryWriter;
+  /** Responses queued and not yet handed to the socket in full. */
+  unsentResponses = 0;
+  /** Bytes queued and not yet handed to the socket. */
+  unsentBytes = 0;
+  /** Write callbacks so far: standing still while writes are pending means the peer reads nothing. */
+  writesDone = 0;
 
   private readonly socket: Socket;
   private readonly pool: BufferPool;
-  private readonly waiter: PoolWaiter;
-  private readonly stagingSize: number;
-  private base = 0;
-  private sent = 0;
-  /** Stream offsets where the responses not yet written out end, oldest first. */
-  private ring = new Float64Array(64);
-  private ringHead = 0;
-  private ringLen = 0;
-  private waitingDrain = false;
-  private waitingBuffer = false;
+  private readonly holder: SendOwner;
+  // Queued buffers, oldest first, from `head` on: bytes to send, responses that end in them.
+  private readonly bufs: Buffer[] = [];
+  private readonly lens: number[] = [];
+  private readonly ends: number[] = [];
+  private head = 0;
+  /** Written, callback pending, oldest first (writes complete in order). */
   private readonly inflight: Buffer[] = [];
+  private waitingDrain = false;
   private readonly onWriteDone: (err?: Error | null) => void;
 
-  constructor(socket: Socket, pool: BufferPool, waiter: PoolWaiter, stagingSize: number) {
+  constructor(socket: Socket, pool: BufferPool, holder: SendOwner) {
     this.socket = socket;
     this.pool = pool;
-    this.waiter = waiter;
-    this.stagingSize = stagingSize;
-    this.writer = new BinaryWriter(Buffer.allocUnsafe(stagingSize), 0x7fffffff);
+    this.holder = holder;
     // One callback per connection (not per write): writes complete in order, so it frees the oldest.
     this.onWriteDone = () => {
       const buf = this.inflight.shift();
-      if (buf !== undefined) this.pool.release(buf);
+      if (buf !== undefined) this.pool.release(buf, this.holder);
+      this.writesDone++;
+      this.holder.onSent();
     };
   }
 
-  /** Bytes staged and not yet handed to the socket. */
-  get unsentBytes(): number {
-    return this.base + this.writer.pos - this.sent;
+  /** Buffers held: queued, and written but not yet taken by the kernel. */
+  get buffers(): number {
+    return this.bufs.length - this.head + this.inflight.length;
   }
 
-  /** Responses committed and not yet handed to the socket in full. */
-  get unsentResponses(): number {
-    return this.ringLen;
+  /** The socket said it is full (`write()` returned false) and has not drained since. */
+  get blocked(): boolean {
+    return this.waitingDrain;
   }
 
-  /** Prepares the staging writer for one more message; returns the offset it starts at. */
-  begin(): number {
-    const w = this.writer;
-    const unsent = this.sent - this.base;
-    if (unsent > 0 && unsent >= w.pos >> 1) {
-      // Most of the staging is already written out: move the rest to the front.
-      w.buffer.copyWithin(0, unsent, w.pos);
-      w.pos -= unsent;
-      this.base = this.sent;
-    }
-    return w.pos;
+  /** Writes are pending that the peer has not taken yet. */
+  get pending(): boolean {
+    return this.inflight.length > 0 || this.head < this.bufs.length;
   }
 
-  /** The bytes appended since `begin()` are complete chunks; a response counts until written. */
-  commit(isResponse: boolean): void {
-    if (!isResponse) return;
-    if (this.ringLen === this.ring.length) this.growRing();
-    this.ring[(this.ringHead + this.ringLen) % this.ring.length] = this.base + this.writer.pos;
-    this.ringLen++;
+  /** Queues buf[0, length) of sealed chunks, in which `responses` responses end (they count for backpressure until written). */
+  enqueue(buf: Buffer, length: number, responses: number): void {
+    this.bufs.push(buf);
+    this.lens.push(length);
+    this.ends.push(responses);
+    this.unsentBytes += length;
+    this.unsentResponses += responses;
   }
 
-  /** Drops bytes appended since `begin()` (an encoding failed). */
-  rollback(start: number): void {
-    this.writer.reset(start);
-  }
-
-  /** Writes what is staged as far as the socket and the pool allow; true when all of it went. */
+  /** Writes what is queued as far as the socket allows; true when all of it went. */
   flush(): boolean {
-    if (this.waitingDrain || this.waitingBuffer) return false;
-    const w = this.writer;
-    const end = this.base + w.pos;
+    if (this.waitingDrain) return false;
+    const { bufs, lens, ends } = this;
     let corked = false;
-    while (this.sent < end) {
-      const buf = this.pool.acquireForSend();
-      if (buf === undefined) {
-        this.waitingBuffer = true;
-        this.pool.waitForSend(this.waiter);
-        break;
-      }
-      const off = this.sent - this.base;
-      const n = Math.min(buf.length, w.pos - off);
-      w.buffer.copy(buf, 0, off, off + n);
-      this.sent += n;
-      if (!corked && this.sent < end) {
-        // More than one buffer to go: let them leave in one writev.
+    while (this.head < bufs.length) {
+      const i = this.head;
+      const buf = bufs[i];
+      const n = lens[i];
+      if (!corked && i + 1 < bufs.length) {
+        // More than one chunk to go: let them leave in one writev.
         this.socket.cork();
         corked = true;
       }
+      bufs[i] = undefined as unknown as Buffer;
+      this.head++;
+      this.unsentBytes -= n;
+      this.unsentResponses -= ends[i];
       this.inflight.push(buf);
       const ok = this.socket.write(n === buf.length ? buf : buf.subarray(0, n), this.onWriteDone);
-      while (this.ringLen > 0 && this.ring[this.ringHead] <= this.sent) {
-        this.ringHead = (this.ringHead + 1) % this.ring.length;
-        this.ringLen--;
-      }
       if (!ok) {
         this.waitingDrain = true;
         break;
       }
     }
     if (corked) this.socket.uncork();
-    if (this.sent !== end) return false;
-    this.base = this.sent;
-    w.reset(0);
-    if (w.buffer.length > STAGING_KEEP) w.buffer = Buffer.allocUnsafe(this.stagingSize);
-    return true;
+    this.compact();
+    return this.head === bufs.length;
   }
 
   /** The socket took its buffered writes ('drain'). */
@@ -127,22 +106,24 @@ export class SendQueue {
     this.waitingDrain = false;
   }
 
-  /** The pool may have a send buffer again. */
-  bufferArrived(): void {
-    this.waitingBuffer = false;
-  }
-
-  /** The socket is gone: nothing staged will be sent. */
+  /** The socket is gone: queued chunks go back unsent (written ones come back through their callbacks). */
   clear(): void {
-    this.writer.reset(0);
-    this.base = this.sent = 0;
-    this.ringLen = 0;
+    for (let i = this.head; i < this.bufs.length; i++) this.pool.release(this.bufs[i], this.holder);
+    this.bufs.length = this.lens.length = this.ends.length = 0;
+    this.head = 0;
+    this.unsentBytes = 0;
+    this.unsentResponses = 0;
   }
 
-  private growRing(): void {
-    const next = new Float64Array(this.ring.length * 2);
-    for (let i = 0; i < this.ringLen; i++) next[i] = this.ring[(this.ringHead + i) % this.ring.length];
-    this.ring = next;
-    this.ringHead = 0;
+  private compact(): void {
+    if (this.head === this.bufs.length) {
+      this.bufs.length = this.lens.length = this.ends.length = 0;
+      this.head = 0;
+    } else if (this.head > 64 && this.head * 2 > this.bufs.length) {
+      this.bufs.splice(0, this.head);
+      this.lens.splice(0, this.head);
+      this.ends.splice(0, this.head);
+      this.head = 0;
+    }
   }
 }

@@ -1,6 +1,12 @@
 // Writes the primitive types of Part 6 §5.2.2 into a Buffer at a position. The buffer grows
 // (doubling) up to `maxSize`; past that, BadEncodingLimitsExceeded. One writer per channel is
 // reused: `reset()` keeps the buffer, so steady-state encoding allocates nothing.
+//
+// Every write asks `ensure(n)` for n contiguous bytes first. A subclass may answer the overflow
+// differently: the transport's ChunkWriter (src/transport/chunk-writer.ts) finishes the chunk it
+// is filling and goes on in the next one instead of growing. So encoders never keep a position to
+// write at later except through `mark()` / `patchInt32()`, and write what may be longer than a
+// chunk (strings, byte strings, raw bytes) through the methods here, which the subclass splits.
 import { UaStatusError, encodingLimitsError } from "./errors.js";
 import { StatusCodes } from "./generated/status-codes.js";
 
@@ -27,6 +33,8 @@ export class BinaryWriter {
   buffer: Buffer;
   pos: number;
   maxSize: number;
+  /** Writes up to here need nothing from `ensure` (buffer.length here; a chunk's body end in ChunkWriter). */
+  limit: number;
   /** Nesting depth of the value being encoded; builtin-codec.ts bounds it like the reader's. */
   depth = 0;
   /** Max nesting written; the same bound as the decoder's so we never emit what we cannot read. */
@@ -36,6 +44,16 @@ export class BinaryWriter {
     this.buffer = buffer;
     this.pos = 0;
     this.maxSize = maxSize;
+    this.limit = buffer.length;
+  }
+
+  /** Writes into `buffer` from `pos` on (a caller's buffer; it grows only up to `maxSize`). */
+  setBuffer(buffer: Buffer, pos = 0): this {
+    this.buffer = buffer;
+    this.limit = buffer.length;
+    this.pos = pos;
+    this.depth = 0;
+    return this;
   }
 
   /** Rewinds to `pos` for a new message; also clears the nesting depth left by a failed encode. */
@@ -45,10 +63,15 @@ export class BinaryWriter {
     return this;
   }
 
-  /** Makes room for `n` more bytes. */
+  /** Makes room for `n` more contiguous bytes at `pos` (`buffer` and `pos` may change). */
   ensure(n: number): void {
+    if (this.pos + n <= this.limit) return;
+    this.overflow(n);
+  }
+
+  /** `ensure` found too little room: this writer grows its buffer. */
+  protected overflow(n: number): void {
     const needed = this.pos + n;
-    if (needed <= this.buffer.length) return;
     if (needed > this.maxSize) throw encodingLimitsError(`message of more than ${this.maxSize} bytes`);
     // max(): a writer built over an empty buffer would otherwise never grow.
     let size = Math.max(this.buffer.length * 2, 256);
@@ -56,7 +79,35 @@ export class BinaryWriter {
     const next = Buffer.allocUnsafe(Math.min(size, this.maxSize));
     this.buffer.copy(next, 0, 0, this.pos);
     this.buffer = next;
+    this.limit = next.length;
   }
+
+  /** Bytes written since the start of the message (equal to `pos` here; chunk headers excluded in ChunkWriter). */
+  offset(): number {
+    return this.pos;
+  }
+
+  /**
+   * `offset()` of the next byte, for a 4-byte field to be filled in later with `patchInt32` (a
+   * length known only once what follows is written). Every mark must be patched: ChunkWriter
+   * keeps the chunks from the mark on unsent until then.
+   */
+  mark(): number {
+    return this.pos;
+  }
+
+  /** Writes Int32 `v` at a position `mark()` returned, where 4 bytes were written meanwhile; the mark is done with. */
+  patchInt32(mark: number, v: number): void {
+    this.buffer.writeInt32LE(v, mark);
+  }
+
+  /** A copy of what was written since `mark` (the mark stays open). */
+  copyFrom(mark: number): Buffer {
+    return Buffer.from(this.buffer.subarray(mark, this.pos));
+  }
+
+  /** A mark that was only needed for `copyFrom` is done with. */
+  unmark(): void {}
 
   /** The bytes written so far, as a view of the writer's buffer (valid until the next write). */
   view(start = 0): Buffer {

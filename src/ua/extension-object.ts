@@ -55,11 +55,12 @@ export function encodeExtensionObject(w: BinaryWriter, v: ExtensionObject): void
       // The binary encoding id is always sent, whichever of the two ids the caller named.
       encodeNs0NumericNodeId(w, codec.binaryEncodingId);
       w.writeByte(EO_BINARY);
-      const lengthAt = w.pos;
+      // The length is known once the body is written: a mark, not a position (the body may
+      // run over into further chunks).
+      const lengthAt = w.mark();
       w.writeInt32(0);
       codec.encode(w, body);
-      // Re-read the buffer: encoding may have grown (replaced) it.
-      w.buffer.writeInt32LE(w.pos - lengthAt - 4, lengthAt);
+      w.patchInt32(lengthAt, w.offset() - lengthAt - 4);
     } else if (typeof (body as Partial<XmlBody>).xml === "string") {
       encodeNodeId(w, v.typeId);
       w.writeByte(EO_XML);

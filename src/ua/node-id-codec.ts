@@ -16,7 +16,8 @@ const enum NodeIdEncoding {
 const NAMESPACE_URI_FLAG = 0x80;
 const SERVER_INDEX_FLAG = 0x40;
 
-export function encodeNodeId(w: BinaryWriter, v: NodeId): void {
+/** `flags`: the ExpandedNodeId bits OR'ed into the encoding byte (0 for a NodeId). */
+export function encodeNodeId(w: BinaryWriter, v: NodeId, flags = 0): void {
   const ns = v.namespace;
   if ((ns & 0xffff) !== ns) throw encodingError(`NodeId namespace ${String(ns)} is not a UInt16`);
   const value = v.value;
@@ -28,21 +29,21 @@ export function encodeNodeId(w: BinaryWriter, v: NodeId): void {
       // Part 6 §5.2.2.9: the smallest form that holds the id.
       if (ns === 0 && value <= 0xff) {
         w.ensure(2);
-        w.buffer[w.pos] = NodeIdEncoding.TwoByte;
+        w.buffer[w.pos] = NodeIdEncoding.TwoByte | flags;
         w.buffer[w.pos + 1] = value;
         w.pos += 2;
       } else if (ns <= 0xff && value <= 0xffff) {
         w.ensure(4);
         const b = w.buffer;
         const p = w.pos;
-        b[p] = NodeIdEncoding.FourByte;
+        b[p] = NodeIdEncoding.FourByte | flags;
         b[p + 1] = ns;
         b[p + 2] = value & 0xff;
         b[p + 3] = value >>> 8;
         w.pos = p + 4;
       } else {
         w.ensure(7);
-        w.buffer[w.pos] = NodeIdEncoding.Numeric;
+        w.buffer[w.pos] = NodeIdEncoding.Numeric | flags;
         w.buffer.writeUInt16LE(ns, w.pos + 1);
         w.buffer.writeUInt32LE(value, w.pos + 3);
         w.pos += 7;
@@ -51,19 +52,19 @@ export function encodeNodeId(w: BinaryWriter, v: NodeId): void {
     }
     case IdType.String:
       if (typeof value !== "string") throw encodingError("string NodeId without a string value");
-      w.writeByte(NodeIdEncoding.String);
+      w.writeByte(NodeIdEncoding.String | flags);
       w.writeUInt16(ns);
       w.writeString(value);
       return;
     case IdType.Guid:
       if (typeof value !== "string") throw encodingError("Guid NodeId without a Guid value");
-      w.writeByte(NodeIdEncoding.Guid);
+      w.writeByte(NodeIdEncoding.Guid | flags);
       w.writeUInt16(ns);
       w.writeGuid(value);
       return;
     case IdType.Opaque:
       if (!(value instanceof Uint8Array)) throw encodingError("opaque NodeId without a Buffer value");
-      w.writeByte(NodeIdEncoding.ByteString);
+      w.writeByte(NodeIdEncoding.ByteString | flags);
       w.writeUInt16(ns);
       w.writeByteString(value);
       return;
@@ -126,19 +127,13 @@ export function decodeNodeId(r: BinaryReader): NodeId {
 }
 
 export function encodeExpandedNodeId(w: BinaryWriter, v: ExpandedNodeId): void {
-  const start = w.pos;
-  encodeNodeId(w, v.nodeId);
-  let flags = 0;
-  if (v.namespaceUri !== undefined) {
-    flags |= NAMESPACE_URI_FLAG;
-    w.writeString(v.namespaceUri);
-  }
+  // The flags go into the NodeId's first byte, so they are known before it is written (no
+  // patching of a byte that may be in a chunk already sent).
   const serverIndex = v.serverIndex ?? 0;
-  if (serverIndex !== 0) {
-    flags |= SERVER_INDEX_FLAG;
-    w.writeUInt32(serverIndex);
-  }
-  w.buffer[start] |= flags;
+  const flags = (v.namespaceUri !== undefined ? NAMESPACE_URI_FLAG : 0) | (serverIndex !== 0 ? SERVER_INDEX_FLAG : 0);
+  encodeNodeId(w, v.nodeId, flags);
+  if (v.namespaceUri !== undefined) w.writeString(v.namespaceUri);
+  if (serverIndex !== 0) w.writeUInt32(serverIndex);
 }
 
 export function decodeExpandedNodeId(r: BinaryReader): ExpandedNodeId {

@@ -142,7 +142,7 @@ export function renderMetrics(server: FieldgateServer, version: string, web?: { 
   const pool = server.bufferPool;
   e.family("fieldgate_buffer_pool_buffers_in_use", "gauge", "Chunk buffers of the process-wide pool in use.").sample("fieldgate_buffer_pool_buffers_in_use", pool.inUse);
   e.family("fieldgate_buffer_pool_buffers_in_use_max", "gauge", "Most chunk buffers in use at once since start.").sample("fieldgate_buffer_pool_buffers_in_use_max", pool.maxInUse);
-  e.family("fieldgate_buffer_pool_buffers", "gauge", "Chunk buffers the pool may hold (transport.bufferPoolSize).").sample("fieldgate_buffer_pool_buffers", pool.capacity);
+  e.family("fieldgate_buffer_pool_buffers", "gauge", "Chunk buffers the transport's memory budget can hold (transport.memoryLimit over the buffer size).").sample("fieldgate_buffer_pool_buffers", pool.capacity);
   e.family("fieldgate_buffer_pool_buffer_size_bytes", "gauge", "Size of one chunk buffer, bytes.").sample("fieldgate_buffer_pool_buffer_size_bytes", pool.bufferSize);
   e.family("fieldgate_buffer_pool_misses_total", "counter", "Times a connection found no buffer free and waited.").sample("fieldgate_buffer_pool_misses_total", pool.misses);
 

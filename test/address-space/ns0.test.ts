@@ -48,16 +48,12 @@ function read(ns0: Ns0Manager, nodeId: NodeId, attributeId: number = AttributeId
 }
 
 describe("generated namespace 0", () => {
-  it("loads quickly and has the expected size", () => {
-    const t0 = performance.now();
+  // How fast it loads is the bench's to say (idle: start to listening), not a timed test's.
+  it("has the expected size", () => {
     const table = new Ns0Table();
-    const ms = performance.now() - t0;
     expect(table.count).toBe(T.ns0Ids.length);
     expect(table.count).toBeGreaterThan(800);
     expect(table.count).toBeLessThan(1500);
-    // A generous bound for a shared CI core; typically a couple of ms.
-    expect(ms).toBeLessThan(100);
-    console.log(`ns0: ${table.count} nodes, index built in ${ms.toFixed(2)} ms`);
   });
 
   it("has every reference target and both directions of every reference", () => {

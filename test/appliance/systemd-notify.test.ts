@@ -8,7 +8,8 @@ import { EventEmitter } from "node:events";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requirePeers, skipWithout } from "../helpers/ci.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { SystemdNotifier, watchdogInterval } from "../../src/server/systemd-notify.js";
@@ -179,7 +180,10 @@ while True:
     print(json.dumps(msg.decode()), flush=True)
 `;
 
-describe.skipIf(!realOk)("fieldgate run under a notify socket", () => {
+const notifyMissing = realOk ? "" : "dist/ (npm run build), python3 and systemd-notify (Debian: systemd)";
+
+describe.skipIf(skipWithout(notifyMissing))("fieldgate run under a notify socket", () => {
+  beforeAll(() => requirePeers(notifyMissing));
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-notify-"));
   const config = join(dir, "gateway.yaml");
   writeFileSync(config, "server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ./data\n");

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requirePeers, skipWithout } from "../helpers/ci.js";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const unitsDir = join(repo, "systemd");
@@ -41,10 +42,13 @@ function execPaths(unitText: string): string[] {
   return paths;
 }
 
-describe.skipIf(!haveAnalyze)("systemd units", () => {
+const analyzeMissing = haveAnalyze ? "" : "systemd-analyze and the system unit folder (Debian: apt-get install systemd)";
+
+describe.skipIf(skipWithout(analyzeMissing))("systemd units", () => {
   let root = "";
 
   beforeAll(() => {
+    requirePeers(analyzeMissing);
     root = mkdtempSync(join(tmpdir(), "fieldgate-units-"));
     const target = join(root, "usr/lib/systemd/system");
     mkdirSync(target, { recursive: true });

@@ -1,16 +1,18 @@
-// The gateway runs with the V8 flags and the environment of src/runtime-flags.ts wherever it is
+// The gateway runs with the environment and V8 flags of src/runtime-flags.ts wherever it is
 // started: the installed command (src/cli.ts's shebang, which fieldgate.service runs) and `npm
-// start`. The bench and the soak import the lists themselves.
+// start`. The bench and the soak import them; a bench target of another checkout reads that
+// checkout's shebang (bench/targets/fieldgate.ts shippedRuntime).
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { shippedRuntime } from "../../bench/targets/fieldgate.js";
 import { GATEWAY_ENV, GATEWAY_NODE_FLAGS, gatewayEnvWords } from "../../src/runtime-flags.js";
 
 const repo = join(import.meta.dirname, "../..");
 
-describe("the gateway's V8 flags", () => {
+describe("the gateway's environment and V8 flags", () => {
   it("are the shebang of src/cli.ts", () => {
     const first = readFileSync(join(repo, "src/cli.ts"), "utf8").split("\n")[0]!;
     expect(first).toBe(`#!/usr/bin/env -S ${gatewayEnvWords()} node ${GATEWAY_NODE_FLAGS.join(" ")}`);
@@ -26,6 +28,17 @@ describe("the gateway's V8 flags", () => {
     expect([r.status, r.stdout, r.stderr]).toEqual([0, "ok", ""]);
     const bad = spawnSync(process.execPath, ["--no-such-gc-flag", "-e", "0"], { encoding: "utf8", timeout: 10_000 });
     expect(bad.status !== 0 || bad.stderr !== "").toBe(true);
+  });
+
+  it("give the transport ArrayBuffer transfer(), with which it frees socket reads", () => {
+    const probe = "const a = new ArrayBuffer(8); a.transfer(0); process.stdout.write(String(a.byteLength))";
+    const r = spawnSync(process.execPath, [...GATEWAY_NODE_FLAGS, "-e", probe], { encoding: "utf8", timeout: 10_000 });
+    expect([r.status, r.stdout, r.stderr]).toEqual([0, "0", ""]);
+  });
+
+  it("are what the bench reads back from the built command's shebang", () => {
+    expect(GATEWAY_ENV).toEqual({ MALLOC_MMAP_THRESHOLD_: "65536" });
+    expect(shippedRuntime(repo)).toEqual({ nodeFlags: [...GATEWAY_NODE_FLAGS], env: { ...GATEWAY_ENV } });
   });
 
   it("reach the process when the shebang runs it, as the installed command does", () => {

@@ -113,11 +113,11 @@ describe("defaults", () => {
       maxChunkCount: 256,
       helloTimeout: 5000,
       incompleteMessageTimeout: 10_000,
-      maxPendingBytesPerChannel: 16 * 1024 * 1024,
-      maxPendingBytesTotal: 64 * 1024 * 1024,
+      memoryLimit: 32 * 1024 * 1024,
+      maxPendingBytesPerChannel: undefined,
+      sendTimeout: 10_000,
       highWaterMark: 100,
       lowWaterMark: 50,
-      bufferPoolSize: 1024,
       minTokenLifetime: 10_000,
       maxTokenLifetime: 3_600_000,
     });
@@ -266,9 +266,26 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
     ["3:22 limits.minSessionTimeout: expected at most maxSessionTimeout (1m), got 2m"],
   ],
   [
-    "pending bytes per channel above the total",
+    "pending bytes per channel above the memory limit",
     "transport:\n  maxPendingBytesPerChannel: 128MiB\n",
-    ["2:30 transport.maxPendingBytesPerChannel: expected at most maxPendingBytesTotal (64MiB), got 128MiB"],
+    ["2:30 transport.maxPendingBytesPerChannel: expected at most memoryLimit (32MiB), got 128MiB"],
+  ],
+  [
+    "a memory limit below the given per-channel bound",
+    "transport:\n  maxPendingBytesPerChannel: 16MiB\n  memoryLimit: 8MiB\n",
+    ["2:30 transport.maxPendingBytesPerChannel: expected at most memoryLimit (8MiB), got 16MiB"],
+  ],
+  [
+    "a memory limit that holds fewer than 8 chunks",
+    "transport:\n  memoryLimit: 2MiB\n  receiveBufferSize: 1MiB\n",
+    ["2:16 transport.memoryLimit: expected memoryLimit (2MiB) to hold at least 8 chunks of 1MiB"],
+  ],
+  [
+    "a retired key (memoryLimit bounds the buffers now)",
+    "transport:\n  bufferPoolSize: 1024\n",
+    [
+      "2:3 transport.bufferPoolSize: unknown key; expected one of receiveBufferSize, sendBufferSize, maxMessageSize, maxChunkCount, helloTimeout, incompleteMessageTimeout, memoryLimit, maxPendingBytesPerChannel, sendTimeout, highWaterMark, lowWaterMark, minTokenLifetime, maxTokenLifetime",
+    ],
   ],
   ["empty file", "", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, web, log, update)"]],
   ["only comments", "# server:\n#   port: 1\n", ["1:1 : the file is empty; expected a mapping (server, dataDir, devices, security, users, limits, transport, history, northbound, web, log, update)"]],

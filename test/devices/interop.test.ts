@@ -20,7 +20,7 @@ import {
 } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { HAVE_PYMODBUS, PYMODBUS_MISSING, startModbusSerialServer, startPymodbus, type PythonPeer } from "../drivers/peers.js";
+import { HAVE_PYMODBUS, PYMODBUS_MISSING, requirePeers, skipWithout, startModbusSerialServer, startPymodbus, type PythonPeer } from "../drivers/peers.js";
 
 /** The modbus-serial peer's memory: a float32 21.5 at input:0-1, writable holding and coils. */
 const holding = new Uint16Array(100);
@@ -220,7 +220,8 @@ describe("device namespace over node-opcua-client", () => {
     await until(id("sim.ramp"), (d) => good(d) && d.value.value !== a.value.value, "sim.ramp changes");
   });
 
-  it.skipIf(!HAVE_PYMODBUS)(`reads and writes Debian's python3-pymodbus server (${PYMODBUS_MISSING} otherwise)`, async () => {
+  it.skipIf(skipWithout(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING))(`reads and writes Debian's python3-pymodbus server (${PYMODBUS_MISSING} otherwise)`, async () => {
+    requirePeers(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING);
     expect((await until(id("pym.h5"), good, "pym.h5")).value.value).toBe(2005);
     expect((await until(id("pym.i7"), good, "pym.i7")).value.value).toBe(5007);
     expect((await until(id("pym.c3"), good, "pym.c3")).value.value).toBe(false);

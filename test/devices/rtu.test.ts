@@ -16,7 +16,7 @@ import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import type { ModbusLinkOptions } from "../../drivers/modbus/options.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
+import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
 
 const missing = [HAVE_SOCAT ? "" : SOCAT_MISSING, HAVE_PYMODBUS ? "" : PYMODBUS_MISSING].filter((s) => s !== "").join("; ");
 
@@ -28,7 +28,8 @@ const scheduler = new DeadlineScheduler(systemClock);
 const links: ModbusLinkOptions[] = [];
 
 beforeAll(async () => {
-  if (missing) return;
+  if (skipWithout(missing)) return;
+  requirePeers(missing);
   pty = await ptyPair();
   peer = await startPymodbus("rtu", pty.b);
   const registry = new NamespaceRegistry();
@@ -82,7 +83,7 @@ async function until(what: string, ok: () => boolean, ms = 10_000): Promise<void
 
 const value = (device: string, tag: string) => devices.variable(device, tag)!.value;
 
-describe.skipIf(missing !== "")(`two RTU slaves on one bus (${missing || "socat and python3-pymodbus present"})`, () => {
+describe.skipIf(skipWithout(missing))(`two RTU slaves on one bus (${missing || "socat and python3-pymodbus present"})`, () => {
   it("share one serial link and read each its own registers", async () => {
     expect(links).toHaveLength(1);
     expect(links[0]).toMatchObject({ kind: "rtu", path: pty!.a, baudRate: 19200, parity: "none", dataBits: 8, stopBits: 1, timeout: 200 });

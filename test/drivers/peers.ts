@@ -20,6 +20,7 @@ export const HAVE_PYMODBUS =
 export const HAVE_SOCAT = spawnSync("socat", ["-V"], { stdio: "ignore" }).status === 0;
 export const PYMODBUS_MISSING = "needs Debian's python3-pymodbus (apt-get install python3-pymodbus)";
 export const SOCAT_MISSING = "needs socat (apt-get install socat)";
+export { IN_CI, requirePeers, skipWithout } from "../helpers/ci.js";
 
 /** A free loopback port (modbus-serial's ServerTCP treats port 0 as 502, so it needs a real one). */
 export function freePort(): Promise<number> {

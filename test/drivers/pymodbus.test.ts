@@ -10,7 +10,7 @@ import { openModbusLink } from "../../drivers/modbus/index.js";
 import type { ModbusLink, ModbusLinkOptions } from "../../drivers/modbus/index.js";
 import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, startPymodbus } from "./peers.js";
+import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus } from "./peers.js";
 import type { PtyPair, PythonPeer } from "./peers.js";
 
 const links: ModbusLink[] = [];
@@ -77,9 +77,10 @@ async function exceptions(l: ModbusLink): Promise<void> {
   expect(coils.exceptionCode).toBe(2);
 }
 
-describe.skipIf(!HAVE_PYMODBUS)(`pymodbus Modbus TCP${HAVE_PYMODBUS ? "" : ` (skipped: ${PYMODBUS_MISSING})`}`, () => {
+describe.skipIf(skipWithout(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING))(`pymodbus Modbus TCP${HAVE_PYMODBUS ? "" : ` (skipped: ${PYMODBUS_MISSING})`}`, () => {
   let peer: PythonPeer;
   beforeAll(async () => {
+    requirePeers(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING);
     peer = await startPymodbus("tcp");
   });
   afterAll(async () => {
@@ -121,8 +122,9 @@ describe.skipIf(!HAVE_PYMODBUS)(`pymodbus Modbus TCP${HAVE_PYMODBUS ? "" : ` (sk
   });
 });
 
-describe.skipIf(!HAVE_PYMODBUS)(`pymodbus RTU over TCP${HAVE_PYMODBUS ? "" : ` (skipped: ${PYMODBUS_MISSING})`}`, () => {
+describe.skipIf(skipWithout(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING))(`pymodbus RTU over TCP${HAVE_PYMODBUS ? "" : ` (skipped: ${PYMODBUS_MISSING})`}`, () => {
   it("serves every function code and exception through RTU framing on TCP", async () => {
+    requirePeers(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING);
     const peer = await startPymodbus("rtu-over-tcp");
     try {
       const l = open({ kind: "rtu-over-tcp", host: "127.0.0.1", port: peer.port, timeout: 1000 });
@@ -136,10 +138,11 @@ describe.skipIf(!HAVE_PYMODBUS)(`pymodbus RTU over TCP${HAVE_PYMODBUS ? "" : ` (
 
 const serialSkip = !HAVE_PYMODBUS || !HAVE_SOCAT;
 const serialWhy = !HAVE_SOCAT ? SOCAT_MISSING : PYMODBUS_MISSING;
-describe.skipIf(serialSkip)(`pymodbus RTU on a socat pty pair, two slaves on one bus${serialSkip ? ` (skipped: ${serialWhy})` : ""}`, () => {
+describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a socat pty pair, two slaves on one bus${serialSkip ? ` (skipped: ${serialWhy})` : ""}`, () => {
   let pty: PtyPair;
   let peer: PythonPeer;
   beforeAll(async () => {
+    requirePeers(serialSkip ? serialWhy : "");
     pty = await ptyPair();
     peer = await startPymodbus("rtu", pty.b);
   });

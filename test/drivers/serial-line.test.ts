@@ -9,7 +9,7 @@ import { crc16 } from "../../drivers/modbus/pdu.js";
 import type { ModbusLink } from "../../drivers/modbus/index.js";
 import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, startPymodbus } from "./peers.js";
+import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus } from "./peers.js";
 import type { PtyPair, PythonPeer } from "./peers.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,7 +29,7 @@ type Mangle = (answer: Buffer) => { chunks: Buffer[]; gap?: number };
 
 const skip = !HAVE_SOCAT || !HAVE_PYMODBUS;
 const why = !HAVE_SOCAT ? SOCAT_MISSING : PYMODBUS_MISSING;
-describe.skipIf(skip)(`RTU on a noisy serial line${skip ? ` (skipped: ${why})` : ""}`, () => {
+describe.skipIf(skipWithout(skip ? why : ""))(`RTU on a noisy serial line${skip ? ` (skipped: ${why})` : ""}`, () => {
   let bus: PtyPair;
   let line: PtyPair;
   let slave: PythonPeer;
@@ -42,6 +42,7 @@ describe.skipIf(skip)(`RTU on a noisy serial line${skip ? ` (skipped: ${why})` :
   let answer = Buffer.alloc(0);
 
   beforeAll(async () => {
+    requirePeers(skip ? why : "");
     bus = await ptyPair(); // driver (a) ↔ repeater (b)
     line = await ptyPair(); // repeater (a) ↔ pymodbus (b)
     slave = await startPymodbus("rtu", line.b);

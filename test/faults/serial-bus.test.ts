@@ -17,7 +17,7 @@ import { systemClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
+import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
 
 const missing = [HAVE_SOCAT ? "" : SOCAT_MISSING, HAVE_PYMODBUS ? "" : PYMODBUS_MISSING].filter((s) => s !== "").join("; ");
 
@@ -28,7 +28,8 @@ let devices: DeviceNamespace;
 const scheduler = new DeadlineScheduler(systemClock);
 
 beforeAll(async () => {
-  if (missing) return;
+  if (skipWithout(missing)) return;
+  requirePeers(missing);
   pty = await ptyPair();
   peer = await startPymodbus("rtu", pty.b);
   const registry = new NamespaceRegistry();
@@ -84,7 +85,7 @@ function slots(device: string): { ran: number; due: number } {
   return { ran, due: ran + skipped };
 }
 
-describe.skipIf(missing !== "")(`a dead slave on a shared RTU bus (${missing || "socat and python3-pymodbus present"})`, () => {
+describe.skipIf(skipWithout(missing))(`a dead slave on a shared RTU bus (${missing || "socat and python3-pymodbus present"})`, () => {
   it("the dead slave goes BadNoCommunication and is demoted; the live ones keep their rate", async () => {
     await until("dead3 demoted", () => runtime!.poller("dead3")!.state === "demoted");
     expect(value("dead3").statusCode).toBe(StatusCodes.BadNoCommunication);

@@ -141,7 +141,6 @@ describe("connection protocol", () => {
   it("HEL trickling in byte by byte past the HEL timeout (slowloris)", async () => {
     const c = await raw();
     const h = hello();
-    const started = Date.now();
     let i = 0;
     while (!c.closed && c.frames.length === 0 && i < h.length - 1) {
       await c.write(h.subarray(i, i + 1));
@@ -149,7 +148,8 @@ describe("connection protocol", () => {
       await delay(40);
     }
     expect(hex(await c.expectErr())).toBe(hex(StatusCodes.BadTimeout));
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Closed at the deadline, before the HEL was complete (the loop counts bytes, not time).
+    expect(i).toBeLessThan(h.length - 1);
   });
 
   it("a silent connection is closed after the HEL timeout", async () => {

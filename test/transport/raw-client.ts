@@ -411,17 +411,33 @@ export class ChannelClient {
     return id;
   }
 
-  /** Reads one whole response message (all its chunks); returns request id and body. */
-  async response(timeoutMs = 2000): Promise<{ requestId: number; body: Buffer; chunks: number }> {
+  /**
+   * Reads one whole response message (all its chunks); returns request id and body. A message
+   * ended by an abort chunk (Part 6 §6.7.3) returns the abort's Error as `aborted` and its body.
+   * Sequence numbers must rise, by one from chunk to chunk of a message (Part 6 §6.7.2.4).
+   */
+  async response(timeoutMs = 2000): Promise<{ requestId: number; body: Buffer; chunks: number; aborted?: number }> {
     const parts: Buffer[] = [];
     for (;;) {
       const f = await this.raw.next(timeoutMs);
       if (f.type !== "MSG") throw new Error(`expected MSG, got ${f.type} ${f.type === "ERR" ? parseErr(f).status.toString(16) : ""}`);
       const m = parseMsg(f);
+      // Within a message each chunk takes the next number; between messages an OPN may take one.
+      if (this.serverSequence !== undefined && (parts.length > 0 ? m.sequenceNumber !== this.serverSequence + 1 : m.sequenceNumber <= this.serverSequence)) {
+        throw new Error(`server SequenceNumber ${m.sequenceNumber} after ${this.serverSequence}`);
+      }
+      this.serverSequence = m.sequenceNumber;
+      if (parts.length > 0 && m.requestId !== this.partRequestId) throw new Error(`chunk for request ${m.requestId} inside the response to ${this.partRequestId}`);
+      this.partRequestId = m.requestId;
+      if (f.chunkType === "A") return { requestId: m.requestId, body: m.body, chunks: parts.length + 1, aborted: m.body.readUInt32LE(0) };
       parts.push(m.body);
       if (f.chunkType === "F") return { requestId: m.requestId, body: Buffer.concat(parts), chunks: parts.length };
     }
   }
+
+  /** SequenceNumber of the last MSG chunk from the server. */
+  private serverSequence: number | undefined;
+  private partRequestId = 0;
 
   /** One request/response round trip. */
   async roundTrip(responseSize = 16): Promise<Buffer> {

@@ -9,10 +9,11 @@ import type { TransportLimits } from "../../src/transport/limits.js";
 import { UaTcpServer } from "../../src/server/listener.js";
 import { TEST_RESPONSE_ENCODING } from "./raw-client.js";
 
+const PATTERN = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
+/** n bytes of i & 0xff, through writeBytes: a response may run over many chunks. */
 export function writeFiller(w: BinaryWriter, n: number): void {
-  w.ensure(n);
-  for (let i = 0; i < n; i++) w.buffer[w.pos + i] = i & 0xff;
-  w.pos += n;
+  for (let i = 0; i < n; i += 256) w.writeBytes(n - i >= 256 ? PATTERN : PATTERN.subarray(0, n - i));
 }
 
 export interface HeldRequest {

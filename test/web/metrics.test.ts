@@ -104,9 +104,10 @@ describe("/metrics", () => {
     expect(value(f, "fieldgate_device_state", { device: "sim", state: "ok" })).toBe(1);
     expect(value(f, "fieldgate_device_state", { device: "sim", state: "failing" })).toBe(0);
     expect(value(f, "fieldgate_device_round_trip_seconds", { device: "sim" })).toBeLessThan(1);
-    expect(value(f, "fieldgate_buffer_pool_buffers")).toBe(1024);
+    // The default transport.memoryLimit (32 MiB) in 64 KiB buffers.
+    expect(value(f, "fieldgate_buffer_pool_buffers")).toBe(512);
     expect(value(f, "fieldgate_buffer_pool_buffer_size_bytes")).toBe(65536);
-    expect(value(f, "fieldgate_buffer_pool_buffers_in_use")).toBeLessThanOrEqual(1024);
+    expect(value(f, "fieldgate_buffer_pool_buffers_in_use")).toBeLessThanOrEqual(512);
   });
 
   it("the poll lateness histogram is a histogram: cumulative buckets in seconds, +Inf equal to the count", async () => {

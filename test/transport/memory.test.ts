@@ -1,0 +1,146 @@
+// The memory budget with real connections on loopback: floods larger than the budget refused
+// with BadTcpNotEnoughResources long before any deadline while an established channel is served,
+// the per-channel bound at its place, slow readers closed at sendTimeout, newcomers waiting while
+// the budget is spent, and the pool back at its floor once idle. Small bounds, so it runs fast.
+import { afterEach, describe, expect, it } from "vitest";
+import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import type { PoolHolder } from "../../src/transport/buffer-pool.js";
+import type { TransportLimits } from "../../src/transport/limits.js";
+import type { UaTcpServer } from "../../src/server/listener.js";
+import { ChannelClient, hello, msg, parseErr, RawClient, testRequest } from "./raw-client.js";
+import { startServer, type TestHandler } from "./test-server.js";
+
+const KiB = 1024;
+const CHUNK = 8192;
+
+const SMALL: Partial<TransportLimits> = {
+  receiveBufferSize: CHUNK,
+  sendBufferSize: CHUNK,
+  memoryLimit: 1024 * KiB,
+  maxPendingBytesPerChannel: 256 * KiB,
+  // Far beyond the test's own time-out: a refusal seen here is the budget's, not a deadline's.
+  incompleteMessageTimeoutMs: 60_000,
+  helloTimeoutMs: 60_000,
+};
+
+let server: UaTcpServer | undefined;
+let handler: TestHandler;
+const opened: { raw: RawClient }[] = [];
+
+async function start(limits: Partial<TransportLimits> = {}): Promise<UaTcpServer> {
+  const s = await startServer({ ...SMALL, ...limits });
+  server = s.server;
+  handler = s.handler;
+  return server;
+}
+
+async function client(): Promise<ChannelClient> {
+  const c = await ChannelClient.open(server!.port, { receiveBufferSize: CHUNK, sendBufferSize: CHUNK });
+  opened.push(c);
+  return c;
+}
+
+afterEach(async () => {
+  for (const c of opened.splice(0)) c.raw.destroy();
+  await server?.close();
+  server = undefined;
+});
+
+/** Sends `count` intermediate chunks of one request (a message never finished). */
+async function intermediates(c: ChannelClient, requestId: number, count: number): Promise<void> {
+  const body = Buffer.alloc(CHUNK - 24, 0x41);
+  for (let i = 0; i < count && !c.raw.closed; i++) await c.raw.write(msg(c.next(requestId, "C"), body));
+}
+
+describe("the memory budget", () => {
+  it("a chunk flood five times the budget: every flooder refused with BadTcpNotEnoughResources, an established channel served throughout", async () => {
+    const s = await start();
+    const healthy = await client();
+    const flooders = await Promise.all(Array.from({ length: 10 }, () => client()));
+    const ids = flooders.map((c) => c.requestId++);
+    // Part one: 11 chunks each, 110 of the 112 buffers the budget has for receiving.
+    await Promise.all(flooders.map((c, i) => intermediates(c, ids[i], 11)));
+    await expect.poll(() => s.pool.inUse, { timeout: 5000 }).toBeGreaterThanOrEqual(110);
+    expect(flooders.every((c) => !c.raw.closed)).toBe(true);
+    // With the receive side all but spent, the established channel is answered (the send reserve).
+    expect((await healthy.roundTrip(3000)).length).toBe(3004);
+    // Part two: up to 64 chunks each (5 MiB together); none gets past the budget or its own bound.
+    await Promise.all(flooders.map((c, i) => intermediates(c, ids[i], 53)));
+    const codes = await Promise.all(flooders.map((c) => c.raw.expectErr(5000)));
+    expect(new Set(codes)).toEqual(new Set([StatusCodes.BadTcpNotEnoughResources]));
+    // Socket reads are charged as they arrive (they exist already): at most two per connection past the limit.
+    expect(s.pool.maxUsed).toBeLessThanOrEqual(s.pool.limit + flooders.length * 128 * KiB);
+    expect((await healthy.roundTrip(3000)).length).toBe(3004);
+    await expect.poll(() => s.pool.inUse).toBe(0);
+  }, 20_000);
+
+  it("one connection is refused at maxPendingBytesPerChannel, with the budget far from spent", async () => {
+    const s = await start();
+    const c = await client();
+    await intermediates(c, c.requestId++, 64);
+    expect(await c.raw.expectErr(5000)).toBe(StatusCodes.BadTcpNotEnoughResources);
+    // 256 KiB are 32 buffers; one more may hold a chunk that spans reads, one the ERR.
+    expect(s.pool.maxInUse).toBeLessThanOrEqual(32 + 2);
+    expect(s.pool.maxInUse).toBeGreaterThanOrEqual(32);
+  });
+
+  it("a slow reader is closed once it has taken nothing for sendTimeout, and what it held comes back", async () => {
+    const s = await start({ sendTimeoutMs: 600 });
+    const slow = await client();
+    slow.raw.socket.pause();
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 200; i++) parts.push(msg(slow.next(slow.requestId++), testRequest(60_000)));
+    slow.raw.socket.write(Buffer.concat(parts));
+    const conn = [...s.channels()].find((ch) => ch.connection.remoteAddress.endsWith(`:${slow.raw.socket.localPort}`))!.connection;
+    await expect.poll(() => conn.closeStatus, { timeout: 10_000 }).toBe(StatusCodes.BadTimeout);
+    expect(conn.closeReason).toMatch(/took no response bytes for \d+ ms/);
+    expect(handler.requests).toBeLessThan(200);
+    await expect.poll(() => s.pool.inUse, { timeout: 5000 }).toBe(0);
+  });
+
+  it("a connection that comes while the budget is spent is not read until memory comes back; one that waits too long is refused", async () => {
+    const s = await start({ helloTimeoutMs: 1500 });
+    const hog: PoolHolder = { heldBytes: 0 };
+    const held: Buffer[] = [];
+    for (let b = s.pool.acquire(hog); b !== undefined; b = s.pool.acquire(hog)) held.push(b);
+    expect(s.pool.exhausted).toBe(true);
+    const waiting = await RawClient.connect(s.port);
+    opened.push({ raw: waiting });
+    await waiting.write(hello({ receiveBufferSize: CHUNK, sendBufferSize: CHUNK }));
+    await expect(waiting.next(300)).rejects.toThrow(/no frame/);
+    for (const b of held.splice(0)) s.pool.release(b, hog);
+    expect((await waiting.next(2000)).type).toBe("ACK");
+
+    for (let b = s.pool.acquire(hog); b !== undefined; b = s.pool.acquire(hog)) held.push(b);
+    const refused = await RawClient.connect(s.port);
+    opened.push({ raw: refused });
+    await refused.write(hello({ receiveBufferSize: CHUNK, sendBufferSize: CHUNK }));
+    const f = await refused.next(5000);
+    expect(f.type).toBe("ERR");
+    expect(parseErr(f).status).toBe(StatusCodes.BadTcpNotEnoughResources);
+    for (const b of held.splice(0)) s.pool.release(b, hog);
+  });
+
+  it("after a burst, the idle pool gives its memory back down to its floor", async () => {
+    // 2 MiB: a floor of one slab (256 KiB); each client may have 512 KiB of answers queued, once
+    // its socket (8 MB of answers asked for) takes no more.
+    const s = await start({ memoryLimit: 2048 * KiB });
+    const clients = [await client(), await client()];
+    for (const c of clients) {
+      c.raw.socket.pause();
+      const parts: Buffer[] = [];
+      for (let i = 0; i < 400; i++) parts.push(msg(c.next(c.requestId++), testRequest(20_000)));
+      await c.raw.write(Buffer.concat(parts));
+    }
+    await expect.poll(() => s.pool.slabCount, { timeout: 5000 }).toBeGreaterThan(3);
+    const burst = s.pool.slabCount;
+    for (const c of clients) c.raw.socket.resume();
+    for (const c of clients) for (let i = 0; i < 400; i++) expect((await c.response(5000)).body.length).toBe(20_004);
+    const c = clients[0];
+    // Idle now: the server's sweep trims once a second, keeping what the last 5 s needed.
+    await expect.poll(() => s.pool.slabCount, { timeout: 15_000, interval: 250 }).toBe(Math.ceil(s.pool.floor / s.pool.slabBytes));
+    expect(s.pool.used).toBe(s.pool.slabCount * s.pool.slabBytes);
+    expect(s.pool.slabsReleased).toBeGreaterThanOrEqual(burst - s.pool.slabCount);
+    expect((await c.roundTrip(100)).length).toBe(104);
+  }, 30_000);
+});
