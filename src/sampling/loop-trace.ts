@@ -169,6 +169,6 @@ export const loopTrace = new LoopTrace();
 
 /** A stall as a line for the diagnostics namespace and the log. */
 export function formatStall(s: Stall): string {
-  const cause = s.cause === "" ? "nothing this process timed (another process had the CPU?)" : `${s.cause} (${s.causeMs.toFixed(1)} ms)`;
+  const cause = s.cause === "" ? "nothing this process timed (an untimed task of its own, or another process had the CPU)" : `${s.cause} (${s.causeMs.toFixed(1)} ms)`;
   return `${new Date(s.at).toISOString()}: ${s.slot} ran ${s.lateMs.toFixed(1)} ms late; the loop was busy with ${cause}`;
 }
