@@ -22,7 +22,6 @@ import {
   BuiltinType,
   IdType,
   NULL_VARIANT,
-  VariantArrayType,
   numericNodeId,
   stringNodeId,
   type DataValue,
@@ -33,7 +32,7 @@ import {
   type Variant,
 } from "../ua/builtins.js";
 import { UaStatusError, statusOf } from "../ua/errors.js";
-import { AttributeIds, DataTypeIds, ObjectTypeIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
+import { AttributeIds, ObjectTypeIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdEquals, nodeIdKey } from "../ua/node-id.js";
 import { parseNumericRange, writeRange } from "../ua/numeric-range.js";
@@ -48,7 +47,7 @@ import {
   type RequestContext,
   type ValueSource,
 } from "./node-manager.js";
-import { ns0Table } from "./ns0-table.js";
+import { checkValue, coerceBytes, expectedBuiltin } from "./value-checks.js";
 import { ValueCache } from "../values/value-cache.js";
 import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNode } from "./ua-node.js";
 
@@ -141,9 +140,6 @@ export interface MemoryNamespaceOptions {
 const ROLE_BITS: Readonly<Record<Role, number>> = { viewer: 1, operator: 2, admin: 4 };
 const DEFAULT_WRITE_ROLES: readonly Role[] = ["operator", "admin"];
 /** Marks for the abstract numeric DataTypes (Part 5 §12.2.9); above every BuiltinType. */
-const ABSTRACT_NUMBER = 100;
-const ABSTRACT_INTEGER = 101;
-const ABSTRACT_UINTEGER = 102;
 const WRITE_BITS = AccessLevel.CurrentWrite | AccessLevel.StatusWrite | AccessLevel.TimestampWrite | AccessLevel.HistoryWrite;
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });
@@ -572,77 +568,4 @@ function dropReference(refs: NodeReference[], referenceTypeId: NodeId, targetId:
     const r = refs[i]!;
     if (r.isForward === isForward && nodeIdEquals(r.targetId, targetId) && nodeIdEquals(r.referenceTypeId, referenceTypeId)) refs.splice(i, 1);
   }
-}
-
-/** The built-in type (or ABSTRACT_* mark) a value of `dataType` must have. */
-function expectedBuiltin(dataType: NodeId): number {
-  if (dataType.namespace === 0 && typeof dataType.value === "number") {
-    switch (dataType.value) {
-      case DataTypeIds.Number:
-        return ABSTRACT_NUMBER;
-      case DataTypeIds.Integer:
-        return ABSTRACT_INTEGER;
-      case DataTypeIds.UInteger:
-        return ABSTRACT_UINTEGER;
-    }
-    const b = ns0Table().builtinTypeOf(dataType.value);
-    if (b !== undefined) return b;
-  }
-  throw new UaStatusError(StatusCodes.BadDataTypeIdUnknown, `DataType ${String(dataType.value)} is not in namespace 0`);
-}
-
-function typeMatches(expected: number, actual: BuiltinType): boolean {
-  switch (expected) {
-    case BuiltinType.Variant:
-      return true;
-    case ABSTRACT_NUMBER:
-      return actual >= BuiltinType.SByte && actual <= BuiltinType.Double;
-    case ABSTRACT_INTEGER:
-      return actual === BuiltinType.SByte || actual === BuiltinType.Int16 || actual === BuiltinType.Int32 || actual === BuiltinType.Int64;
-    case ABSTRACT_UINTEGER:
-      return actual === BuiltinType.Byte || actual === BuiltinType.UInt16 || actual === BuiltinType.UInt32 || actual === BuiltinType.UInt64;
-    default:
-      return actual === expected;
-  }
-}
-
-/** ValueRank (Part 3 §5.6.2): -3 scalar or 1-D, -2 any, -1 scalar, 0 one or more dimensions, n exactly n. */
-export function rankMatches(valueRank: number, value: Variant): boolean {
-  const dims =
-    value.arrayType === VariantArrayType.Scalar ? 0 : value.arrayType === VariantArrayType.Array ? 1 : (value.dimensions?.length ?? 0);
-  switch (valueRank) {
-    case -3:
-      return dims <= 1;
-    case -2:
-      return true;
-    case -1:
-      return dims === 0;
-    case 0:
-      return dims >= 1;
-    default:
-      return dims === valueRank;
-  }
-}
-
-/** BadTypeMismatch unless the Variant's type and shape fit DataType and ValueRank (Part 4 §5.10.4). */
-function checkValue(v: MemoryVariable, value: Variant): StatusCode {
-  if (value.dataType === BuiltinType.Null) {
-    // An empty Variant is a value only where any value is (BaseDataType).
-    return v.expectedType === BuiltinType.Variant ? StatusCodes.Good : StatusCodes.BadTypeMismatch;
-  }
-  if (!typeMatches(v.expectedType, value.dataType)) return StatusCodes.BadTypeMismatch;
-  if (!rankMatches(v.valueRank, value)) return StatusCodes.BadTypeMismatch;
-  return StatusCodes.Good;
-}
-
-/** Part 4 §5.10.4: a ByteString may be written to a Byte array Variable and vice versa. */
-function coerceBytes(v: MemoryVariable, value: Variant): Variant {
-  if (v.expectedType === BuiltinType.ByteString && v.valueRank === -1 && value.dataType === BuiltinType.Byte && value.arrayType === VariantArrayType.Array) {
-    return { dataType: BuiltinType.ByteString, arrayType: VariantArrayType.Scalar, value: Buffer.from(value.value as number[]) };
-  }
-  if (v.expectedType === BuiltinType.Byte && v.valueRank === 1 && value.dataType === BuiltinType.ByteString && value.arrayType === VariantArrayType.Scalar) {
-    const bytes = value.value as Buffer | null;
-    return { dataType: BuiltinType.Byte, arrayType: VariantArrayType.Array, value: bytes ? Array.from(bytes) : [] };
-  }
-  return value;
 }

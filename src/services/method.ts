@@ -9,7 +9,7 @@
 import type { MethodCaller, MethodEntry } from "../address-space/methods.js";
 import { mayCall } from "../address-space/methods.js";
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
-import { rankMatches } from "../address-space/memory-namespace.js";
+import { rankMatches } from "../address-space/value-checks.js";
 import { BuiltinType, type Variant } from "../ua/builtins.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
 import { ObjectIds, ReferenceTypeIds } from "../ua/generated/node-ids.js";
