@@ -22,7 +22,7 @@ import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
 import type { ReassemblyBuffer } from "./message-assembler.js";
 import { SendQueue } from "./send-queue.js";
 import { TurnShare, type TurnOwner } from "./turns.js";
-import { HEADER_SIZE, PROTOCOL_VERSION, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
+import { HEADER_SIZE, PROTOCOL_VERSION, negotiateHello, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
 
 /** What the secure channel layer implements. */
 export interface ConnectionSink {
@@ -321,18 +321,14 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
 
   private onHello(buf: Buffer, start: number, end: number): void {
     const hel = readHello(this.reader.setBuffer(buf, start + HEADER_SIZE, end));
-    const { receiveBufferSize, sendBufferSize, maxMessageSize } = hel;
-    if (receiveBufferSize < MIN_BUFFER_SIZE || sendBufferSize < MIN_BUFFER_SIZE) {
-      throw new UaStatusError(StatusCodes.BadCommunicationError, `buffer sizes ${receiveBufferSize}/${sendBufferSize} below ${MIN_BUFFER_SIZE}`);
-    }
+    const n = negotiateHello(hel, { receiveBufferSize: this.receiveBufferSize, sendBufferSize: this.sendBufferSize, maxMessageSize: this.limits.maxMessageSize }, MIN_BUFFER_SIZE);
     this.endpointUrl = hel.endpointUrl;
     // Part 6 §7.1.2.3: a server accepts any version at least its own; we speak 0, and ACK 0.
     this.peerProtocolVersion = hel.protocolVersion;
-    // Part 6 §7.1.2.4: ACK ReceiveBufferSize <= HEL SendBufferSize, ACK SendBufferSize <= HEL ReceiveBufferSize.
-    this.receiveBufferSize = Math.min(this.receiveBufferSize, sendBufferSize);
-    this.sendBufferSize = Math.min(this.sendBufferSize, receiveBufferSize);
-    this.maxResponseSize = maxMessageSize === 0 ? this.limits.maxMessageSize : Math.min(maxMessageSize, this.limits.maxMessageSize);
-    this.maxResponseChunks = hel.maxChunkCount;
+    this.receiveBufferSize = n.receiveBufferSize;
+    this.sendBufferSize = n.sendBufferSize;
+    this.maxResponseSize = n.maxResponseSize;
+    this.maxResponseChunks = n.maxResponseChunks;
     this.state = ConnectionState.Open;
     this.helloDeadline = performance.now() + this.limits.helloTimeoutMs;
     const w = this.beginControl();

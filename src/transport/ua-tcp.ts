@@ -131,3 +131,32 @@ export function writeReverseHello(w: BinaryWriter, serverUri: string, endpointUr
   w.writeString(endpointUrl);
   writeHeader(w.buffer, start, MessageType.RHE, ChunkType.Final, w.pos - start);
 }
+
+/** What a HEL settles for one connection (Part 6 §7.1.2.3, §7.1.2.4). */
+export interface Negotiated {
+  readonly receiveBufferSize: number;
+  readonly sendBufferSize: number;
+  /** Largest response body the client takes: its MaxMessageSize (0 = any), capped by ours. */
+  readonly maxResponseSize: number;
+  /** Most chunks of one response, 0 = no limit. */
+  readonly maxResponseChunks: number;
+}
+
+/**
+ * The sizes of the ACK to a HEL, given our own: ACK ReceiveBufferSize <= HEL SendBufferSize and
+ * ACK SendBufferSize <= HEL ReceiveBufferSize; buffers below `minBufferSize` close the connection
+ * (BadCommunicationError).
+ */
+export function negotiateHello(hel: Hello, ours: { readonly receiveBufferSize: number; readonly sendBufferSize: number; readonly maxMessageSize: number }, minBufferSize: number): Negotiated {
+  const { receiveBufferSize, sendBufferSize, maxMessageSize } = hel;
+  if (receiveBufferSize < minBufferSize || sendBufferSize < minBufferSize) {
+    throw new UaStatusError(StatusCodes.BadCommunicationError, `buffer sizes ${receiveBufferSize}/${sendBufferSize} below ${minBufferSize}`);
+  }
+  return {
+    receiveBufferSize: Math.min(ours.receiveBufferSize, sendBufferSize),
+    sendBufferSize: Math.min(ours.sendBufferSize, receiveBufferSize),
+    maxResponseSize: maxMessageSize === 0 ? ours.maxMessageSize : Math.min(maxMessageSize, ours.maxMessageSize),
+    maxResponseChunks: hel.maxChunkCount,
+  };
+}
+
