@@ -38,11 +38,11 @@ export function cpuTimeMicros(pid: number): number {
 }
 
 /**
- * Time the main thread of `pid` spent ready to run but waiting for a CPU, in microseconds
- * (/proc/PID/schedstat, second field, ns), or NaN. On a core of its own this stays near zero;
- * when it grows, another process held the core and the server's lateness is the machine's.
+ * Time the main thread of `pid` (or, with "thread-self", the calling thread) spent ready to run
+ * but waiting for a CPU, in microseconds (/proc/.../schedstat, second field, ns), or NaN. On a
+ * core of its own this stays near zero; when it grows, another process or thread held the core.
  */
-export function runQueueWaitMicros(pid: number): number {
+export function runQueueWaitMicros(pid: number | "thread-self"): number {
   try {
     const fields = readFileSync(`/proc/${pid}/schedstat`, "latin1").trim().split(" ");
     return Number(fields[1]) / 1000;

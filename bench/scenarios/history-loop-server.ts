@@ -26,6 +26,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { BENCH_HISTORY_NODE as NODE, BENCH_HISTORY_URI, fillHistory } from "./history-read-load.js";
+import { runQueueWaitMicros } from "../harness/proc.js";
 
 export interface LoopServerParams {
   /** Checkout whose dist/ is run. */
@@ -124,17 +125,12 @@ function threadTimes(): Map<string, { comm: string; nice: number; cpuMs: number 
 }
 
 /**
- * ms this thread has waited on a run queue (runnable, another thread or process on the core),
- * from /proc/thread-self/schedstat; NaN without it. The task durations subtract it: on a
- * shared machine they would otherwise measure the neighbours.
+ * ms this thread has waited on a run queue (runnable, another thread or process on the core);
+ * NaN without /proc. The task durations subtract it: on a shared machine they would otherwise
+ * measure the neighbours.
  */
 function runDelayMs(): number {
-  try {
-    const text = readFileSync("/proc/thread-self/schedstat", "latin1");
-    return Number(text.split(" ")[1]) / 1e6;
-  } catch {
-    return NaN;
-  }
+  return runQueueWaitMicros("thread-self") / 1000;
 }
 
 type Method = (this: unknown, ...args: unknown[]) => unknown;
