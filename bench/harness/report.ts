@@ -81,7 +81,7 @@ export interface CaseResult {
   errorKinds: Record<string, number>;
   /** Anything that qualifies the figures (no taskset, server exit code, ...). */
   notes: string[];
-  /** A baseline case that serves no requests by design (a feature switched off): smoke does not ask for any. */
+  /** A case that serves no requests by design (idle, a feature switched off): smoke does not ask for any. */
   withoutRequests?: boolean;
 }
 

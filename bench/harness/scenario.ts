@@ -96,8 +96,6 @@ export interface Scenario<O extends CommonOptions> {
    * cases. Default: `--duration 1 --warmup 0.2`. Null leaves the scenario out of the smoke run.
    */
   readonly smokeArgs?: readonly string[] | null;
-  /** Results of a smoke run without requests are fine (idle); default false. */
-  readonly smokeWithoutRequests?: boolean;
   /**
    * Runs of `npm run bench:report` (bench/RESULTS.md): each entry is one argument list, run with
    * `--peer node-opcua --rounds <report rounds>` appended unless it has its own `--peer`/`--rounds`.

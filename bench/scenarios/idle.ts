@@ -53,7 +53,6 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
   usage: USAGE,
   parse: parseIdleOptions,
   smokeArgs: ["--tags", "100", "--settle", "1"],
-  smokeWithoutRequests: true,
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {
@@ -74,6 +73,7 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
         const report = await requestReport(server);
         if (server.exited) notes.push("the server exited while idle");
         results.push({
+          withoutRequests: true,
           scenario: "idle",
           case: caseName,
           target: target.name,

@@ -15,12 +15,12 @@ export interface SmokeOptions extends CommonOptions {
 const DEFAULT_SMOKE_ARGS = ["--duration", "1", "--warmup", "0.2"];
 
 /** What is wrong with one smoke result, or null. */
-export function smokeProblem(r: CaseResult, withoutRequests: boolean): string | null {
+export function smokeProblem(r: CaseResult): string | null {
   const f = r.figures;
   if (f.errorsTotal > 0) return `${f.errorsTotal} errors: ${Object.keys(r.errorKinds).join("; ")}`;
   if (f.channelFaults > 0) return `${f.channelFaults} channel faults`;
   if (f.lostInFlight > 0) return `${f.lostInFlight} requests unanswered`;
-  if (!withoutRequests && !(f.requests > 0 && f.requestsPerSecond > 0)) return "no requests completed in the window";
+  if (r.withoutRequests !== true && !(f.requests > 0 && f.requestsPerSecond > 0)) return "no requests completed in the window";
   // A figure a scenario measures must be sane; one it does not measure (NaN) is not asked for.
   if (f.startToListeningMs <= 0) return "start-to-listening time not positive";
   if (f.serverRssIdleBytes <= 0) return "idle RSS not positive";
@@ -53,7 +53,7 @@ export const smokeScenario: Scenario<SmokeOptions> = {
         const run = await runScenario(s, parsed, ctx.root, ctx.log);
         if (run.results.length === 0) failures.push(`${s.name}: no results`);
         for (const r of run.results) {
-          const problem = smokeProblem(r, s.smokeWithoutRequests === true || r.withoutRequests === true);
+          const problem = smokeProblem(r);
           if (problem !== null) failures.push(`${s.name} ${r.case} on ${r.target}: ${problem}`);
         }
         results.push(...run.results);
