@@ -115,29 +115,56 @@ export class EventItem {
     this.overflowFields = undefined;
   }
 
-  /** Writes up to `budget` EventFieldLists; returns how many. */
-  writeTo(w: NotificationWriter["w"], budget: number, maxBytes: number): number {
+  // What the last writeTo wrote: taken off the queue by commitWrite once the message went out
+  // whole, left queued by forgetWrite when it did not (nothing is lost to a failed response).
+  private wroteHead = false;
+  private wroteQueue = 0;
+  private wroteTail = false;
+
+  /** Writes up to `budget` EventFieldLists into the message being built (nothing leaves the queue yet); returns how many. */
+  writeTo(nw: NotificationWriter, budget: number, maxBytes: number): number {
+    const w = nw.w;
     let n = 0;
     const handle = this.clientHandle >>> 0;
+    this.forgetWrite();
     if (this.overflow === Overflow.Head && budget > 0) {
       writeFields(w, handle, this.overflowFields!);
-      this.overflow = Overflow.None;
-      this.overflowFields = undefined;
+      this.wroteHead = true;
       n++;
     }
     let taken = 0;
-    while (taken < this.queue.length && n < budget && w.pos < maxBytes) {
+    while (taken < this.queue.length && n < budget && nw.size < maxBytes) {
       writeFields(w, handle, this.queue[taken++]);
       n++;
     }
-    if (taken > 0) this.queue.splice(0, taken);
-    if (this.queue.length === 0 && this.overflow === Overflow.Tail && n < budget && w.pos < maxBytes) {
+    this.wroteQueue = taken;
+    if (taken === this.queue.length && this.overflow === Overflow.Tail && n < budget && nw.size < maxBytes) {
       writeFields(w, handle, this.overflowFields!);
-      this.overflow = Overflow.None;
-      this.overflowFields = undefined;
+      this.wroteTail = true;
       n++;
     }
     return n;
+  }
+
+  /** Entries still queued once what writeTo wrote is taken. */
+  get unwritten(): number {
+    return this.count - this.wroteQueue - (this.wroteHead || this.wroteTail ? 1 : 0);
+  }
+
+  /** What writeTo wrote was sent: it leaves the queue. */
+  commitWrite(): void {
+    if (this.wroteQueue > 0) this.queue.splice(0, this.wroteQueue);
+    if (this.wroteHead || this.wroteTail) {
+      this.overflow = Overflow.None;
+      this.overflowFields = undefined;
+    }
+    this.forgetWrite();
+  }
+
+  /** What writeTo wrote was not sent: it stays queued. */
+  forgetWrite(): void {
+    this.wroteHead = this.wroteTail = false;
+    this.wroteQueue = 0;
   }
 }
 
@@ -197,36 +224,72 @@ export class SubscriptionEvents implements SubscriptionEventsHook {
     return false;
   }
 
-  /** One EventNotificationList (Part 4 §7.25.3) with what the items queued, within the budget; returns how many. */
+  // The items the last write touched (pending[0, touched)), those it wrote out in full
+  // (pending[0, done)), and how many events it wrote: applied by commit, dropped by rollback.
+  private touched = 0;
+  private done = 0;
+  private wrote = 0;
+  /** Whether events are left to report once the last write is committed. */
+  moreAfterWrite = false;
+
+  /**
+   * One EventNotificationList (Part 4 §7.25.3) with what the items queued, within the budget;
+   * returns how many. Call it only while `hasNotifications` (a list is never taken back out).
+   * Nothing leaves the queues until `commit`.
+   */
   write(nw: NotificationWriter, budget: number, maxBytes: number): number {
     const w = nw.w;
-    const eoAt = w.pos;
     encodeNodeId(w, EVENT_LIST_ID);
     w.writeByte(0x01);
-    const bodyAt = w.pos;
+    const bodyAt = w.mark();
     w.writeInt32(0);
-    const countAt = w.pos;
+    const bodyStart = w.offset();
+    const countAt = w.mark();
     w.writeInt32(0);
     let written = 0;
     let head = 0;
+    let touched = 0;
     const p = this.pending;
-    while (head < p.length && written < budget && w.pos < maxBytes) {
+    while (head < p.length && written < budget && nw.size < maxBytes) {
       const item = p[head];
-      if (item.mode === MonitoringMode.Reporting && !item.deleted) written += item.writeTo(w, budget - written, maxBytes);
-      if (item.count > 0 && item.mode === MonitoringMode.Reporting && !item.deleted) break;
-      item.listed = false;
+      const live = item.mode === MonitoringMode.Reporting && !item.deleted;
+      if (live) {
+        written += item.writeTo(nw, budget - written, maxBytes);
+        touched = head + 1;
+        if (item.unwritten > 0) break;
+      }
       head++;
     }
-    if (head > 0) this.pending = p.slice(head);
-    if (written === 0) {
-      w.pos = eoAt;
-      return 0;
-    }
-    w.buffer.writeInt32LE(written, countAt);
-    w.buffer.writeInt32LE(w.pos - bodyAt - 4, bodyAt);
+    w.patchInt32(countAt, written);
+    w.patchInt32(bodyAt, w.offset() - bodyStart);
     nw.addPart();
-    this.counts.eventNotifications += written;
+    this.touched = touched;
+    this.done = head;
+    this.wrote = written;
+    let more = false;
+    for (let i = head; i < p.length && !more; i++) {
+      const item = p[i];
+      more = item.mode === MonitoringMode.Reporting && !item.deleted && (i < touched ? item.unwritten : item.count) > 0;
+    }
+    this.moreAfterWrite = more;
     return written;
+  }
+
+  /** The message with the last write went out whole: its events leave their queues. */
+  commit(): void {
+    const p = this.pending;
+    for (let i = 0; i < this.touched; i++) p[i].commitWrite();
+    for (let i = 0; i < this.done; i++) p[i].listed = false;
+    if (this.done > 0) this.pending = p.slice(this.done);
+    this.counts.eventNotifications += this.wrote;
+    this.touched = this.done = this.wrote = 0;
+  }
+
+  /** The message with the last write did not go out: its events stay queued. */
+  rollback(): void {
+    const p = this.pending;
+    for (let i = 0; i < this.touched; i++) p[i].forgetWrite();
+    this.touched = this.done = this.wrote = 0;
   }
 
   /** SetMonitoringMode to Reporting: what the item queued while Sampling is reported now. */

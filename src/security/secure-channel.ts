@@ -136,19 +136,22 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
    * `encode` throws), either nothing was sent yet: the error is thrown and the caller sends a
    * ServiceFault instead; or chunks were out already: an abort chunk with the error ends the
    * message (Part 6 §6.7.3: as §7.1.2.3 asks for responses over MaxMessageSize) and the request
-   * counts as answered. A no-op if the channel is already closed.
+   * counts as answered. A no-op if the channel is already closed. True when the response went
+   * out whole, false when it did not (closed channel, abort chunk).
    */
-  sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): void {
+  sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean {
     const conn = this.connection;
     const token = this.sendToken;
-    if (conn.state !== ConnectionState.Open || token === null) return;
+    if (conn.state !== ConnectionState.Open || token === null) return false;
     const w = conn.out;
     this.sealer.prepare(token, requestId, conn.sendBufferSize);
     w.begin(this.sealer, conn.maxResponseSize, conn.maxResponseChunks, this.ctx.pool.bufferSize);
+    let whole = false;
     try {
       encodeNodeId(w, encodingNodeId(encodingId));
       encode(w, value);
       w.end(true);
+      whole = true;
     } catch (err) {
       let status = err instanceof UaStatusError ? err.statusCode : StatusCodes.BadEncodingError;
       // Part 6 §7.1.2.3: a response over the client's limits is BadResponseTooLarge.
@@ -160,7 +163,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
         // Chunks went out and not even the abort chunk fits the budget: the message cannot be
         // ended for the peer, so the channel ends.
         conn.close(StatusCodes.BadTcpNotEnoughResources, abortErr instanceof Error ? abortErr.message : String(abortErr));
-        return;
+        return false;
       }
       if (nothingSent) {
         if (status === StatusCodes.BadResponseTooLarge && !(err instanceof UaStatusError && err.statusCode === status)) {
@@ -170,6 +173,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
       }
     }
     conn.messageDone(true);
+    return whole;
   }
 
   /** Closes the channel; with a status, sends ERR first. */

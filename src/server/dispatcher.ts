@@ -120,6 +120,7 @@ export class Dispatcher implements ChannelHandler {
   }
 
   private send(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, res: ResponseBase): void {
+    if (service.sendsResponse === true) return;
     try {
       channel.sendResponse(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res);
     } catch (err) {

@@ -43,6 +43,12 @@ export interface ServiceDefinition<Req extends RequestBase = RequestBase, Res ex
   readonly requires: SessionRequirement;
   decode(r: BinaryReader): Req;
   encode(w: BinaryWriter, v: Res): void;
+  /**
+   * The handler sends its response itself, on ctx.channel, when it has it (Publish: a
+   * subscription encodes it straight into the channel's chunks when it takes the request); its
+   * result is then only the header it sent, and `encode` is not used.
+   */
+  readonly sendsResponse?: boolean;
   /** Returns the response (its header made by `responseHeader`), or throws UaStatusError for a ServiceFault. */
   handle(ctx: ServiceContext, request: Req): Res | Promise<Res>;
 }

@@ -2,7 +2,9 @@
 // SetPublishingMode, Publish, Republish, TransferSubscriptions, DeleteSubscriptions. The work
 // is done by the server's SubscriptionEngine (src/subscriptions); these map requests to it.
 // Publish answers later: its handler returns a promise while the request waits in the session's
-// queue. Publish and Republish responses carry NotificationMessages already encoded.
+// queue, and the subscription that takes it writes the response into the channel itself (its
+// NotificationMessage encoded straight into the connection's chunks). Republish sends the bytes
+// that were kept of a message.
 import { UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -32,12 +34,8 @@ import {
   type TransferSubscriptionsRequest,
   type TransferSubscriptionsResponse,
 } from "../ua/generated/types.js";
-import {
-  encodePublishResponseOut,
-  encodeRepublishResponseOut,
-  type PublishResponseOut,
-  type RepublishResponseOut,
-} from "../subscriptions/notification-encoder.js";
+import { encodeRepublishResponseOut, type RepublishResponseOut } from "../subscriptions/notification-encoder.js";
+import type { PublishAnswer } from "../subscriptions/publisher.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 
 /** Room left in a response for everything around the NotificationMessage (headers, chunk framing). */
@@ -148,16 +146,19 @@ export const transferSubscriptions = defineService<TransferSubscriptionsRequest,
   },
 });
 
-export const publish = defineService<PublishRequest, PublishResponseOut>({
+export const publish = defineService<PublishRequest, PublishAnswer>({
   name: "Publish",
   requestEncodingId: ObjectIds.PublishRequest_Encoding_DefaultBinary,
   responseEncodingId: ObjectIds.PublishResponse_Encoding_DefaultBinary,
   requires: SessionRequirement.Activated,
+  // The subscription that takes the request writes the response into the channel (publisher.ts).
+  sendsResponse: true,
   decode: decodePublishRequest,
-  encode: encodePublishResponseOut,
-  handle(ctx: ServiceContext, req: PublishRequest): PublishResponseOut | Promise<PublishResponseOut> {
+  encode: sentBySubscription,
+  handle(ctx: ServiceContext, req: PublishRequest): PublishAnswer | Promise<PublishAnswer> {
     return ctx.server.subscriptions.publish(ctx.session!, {
       requestHandle: req.requestHeader.requestHandle,
+      requestId: ctx.requestId,
       timeoutHint: req.requestHeader.timeoutHint,
       acknowledgements: req.subscriptionAcknowledgements,
       channel: ctx.channel,
@@ -165,6 +166,10 @@ export const publish = defineService<PublishRequest, PublishResponseOut>({
     });
   },
 });
+
+function sentBySubscription(): void {
+  throw new UaStatusError(StatusCodes.BadInternalError, "a PublishResponse is sent by the subscription that answers it");
+}
 
 export const republish = defineService<RepublishRequest, RepublishResponseOut>({
   name: "Republish",

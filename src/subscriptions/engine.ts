@@ -11,8 +11,8 @@ import { MonitoringMode } from "../ua/generated/enums.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { SubscriptionAcknowledgement, TransferResult } from "../ua/generated/types.js";
 import { clamp, DEFAULT_SUBSCRIPTION_LIMITS, type SubscriptionLimits } from "./limits.js";
-import { NotificationWriter, type PublishResponseOut } from "./notification-encoder.js";
-import { PendingPublish, SessionPublisher, type PublishChannel, type SubscriptionSession } from "./publisher.js";
+import { NotificationWriter } from "./notification-encoder.js";
+import { PendingPublish, SessionPublisher, type PublishAnswer, type PublishChannel, type SubscriptionSession } from "./publisher.js";
 import { Sampler } from "./sampler.js";
 import { Subscription, type SubscriptionHost, type SubscriptionParameters, type SubscriptionStats } from "./subscription.js";
 
@@ -47,6 +47,8 @@ export interface RevisedSubscription {
 
 export interface PublishInput {
   readonly requestHandle: number;
+  /** The channel's id of the request (its response goes with it). */
+  readonly requestId: number;
   /** RequestHeader.timeoutHint, ms; 0 for none. */
   readonly timeoutHint: number;
   readonly acknowledgements: readonly SubscriptionAcknowledgement[] | undefined;
@@ -300,9 +302,11 @@ export class SubscriptionEngine implements SubscriptionHost {
 
   /**
    * Part 4 §5.13.5: processes the acknowledgements, then answers from a late subscription or a
-   * pending status change, or queues the request until a publishing cycle takes it.
+   * pending status change, or queues the request until a publishing cycle takes it. The response
+   * is sent on `input.channel` by whoever answers; the result is its header (or the error that
+   * ended the request).
    */
-  publish(session: SubscriptionSession, input: PublishInput): PublishResponseOut | Promise<PublishResponseOut> {
+  publish(session: SubscriptionSession, input: PublishInput): PublishAnswer | Promise<PublishAnswer> {
     this.stats.publishRequests++;
     const owner = this.publisherOf(session);
     const acks = input.acknowledgements ?? [];
@@ -315,7 +319,7 @@ export class SubscriptionEngine implements SubscriptionHost {
     if (owner.subscriptions.size === 0 && !owner.hasStatusMessages) throw new UaStatusError(StatusCodes.BadNoSubscription);
     for (const sub of owner.subscriptions) sub.resetLifetime();
     const deadline = input.timeoutHint > 0 ? this.clock.now() + input.timeoutHint : Infinity;
-    const req = new PendingPublish(input.requestHandle, input.channel, results, deadline, input.maxBytes);
+    const req = new PendingPublish(input.requestHandle, input.requestId, input.channel, results, deadline, input.maxBytes);
     owner.enqueue(req);
     owner.serve();
     return req.result();

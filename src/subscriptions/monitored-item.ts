@@ -258,6 +258,12 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     return this.slots[this.head];
   }
 
+  /** The k-th oldest queued notification (k < count), left in the queue. */
+  peekAt(k: number): QueueSlot {
+    const i = this.head + k;
+    return this.slots[i < this.queueSize ? i : i - this.queueSize];
+  }
+
   /** Drops the oldest queued notification, releasing its value. */
   shift(): void {
     const s = this.slots[this.head];

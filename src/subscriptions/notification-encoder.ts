@@ -1,7 +1,9 @@
 // Encodes NotificationMessages (Part 4 §7.21) straight from the monitored items' queues into
-// bytes: no MonitoredItemNotification or DataValue object is built per value. The bytes are kept
-// in the retransmission queue as they are and written into Publish and Republish responses
-// unchanged (Part 4 §5.13.6: Republish returns the very message that was sent).
+// bytes: no MonitoredItemNotification or DataValue object is built per value. A Publish writes its
+// message straight into the connection's ChunkWriter (subscription.ts writeResponse), so its bytes
+// are written once, into the pool chunks they are sent from; a copy of them is kept in the
+// retransmission queue and written into Republish responses unchanged (Part 4 §5.13.6: Republish
+// returns the very message that was sent).
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeNodeId, encodeVariant } from "../ua/builtin-codec.js";
 import { BuiltinType, numericNodeId, type NodeId } from "../ua/builtins.js";
@@ -26,7 +28,7 @@ export interface RepublishResponseOut {
   message: Buffer;
 }
 
-function writeUInt32Array(w: BinaryWriter, a: readonly number[]): void {
+export function writeUInt32Array(w: BinaryWriter, a: readonly number[]): void {
   w.writeInt32(a.length);
   for (let i = 0; i < a.length; i++) w.writeUInt32(a[i]);
 }
@@ -212,59 +214,74 @@ export function writeSlot(w: BinaryWriter, clientHandle: number, slot: QueueSlot
 }
 
 /**
- * Builds one NotificationMessage at a time in a reused writer: `begin`, then data changes
+ * Writes one NotificationMessage at a time into a writer: `begin` (into the writer a response is
+ * being encoded in: a connection's ChunkWriter, so the message's bytes are written once, in the
+ * pool chunks they leave from) or `beginOwn` (into a writer of its own, for a message kept as
+ * bytes: a StatusChangeNotification waiting for a Publish), then data changes
  * (`beginDataChanges`, `writeSlot` per value, `endDataChanges`) and/or a status change, then
- * `finish` returns a copy of the bytes that outlives the writer.
+ * `end` (or `finish`, which also returns a copy of a message of its own).
+ *
+ * Lengths and counts are filled in through the writer's marks, never by position, so a message
+ * may span chunks; nothing written can be taken back, so a caller writes a DataChangeNotification
+ * only when it has at least one notification for it.
  */
 export class NotificationWriter {
-  readonly w: BinaryWriter;
+  /** The writer of the message being written. */
+  w: BinaryWriter;
+  private readonly own: BinaryWriter;
+  private start = 0;
   private countAt = -1;
   private parts = 0;
-  private eoAt = -1;
   private bodyAt = -1;
+  private bodyStart = 0;
   private itemsAt = -1;
   /** Notifications written in the current DataChangeNotification. */
   items = 0;
 
   constructor(maxSize = 64 << 20) {
-    this.w = new BinaryWriter(Buffer.allocUnsafe(1 << 16), maxSize);
+    this.own = new BinaryWriter(Buffer.allocUnsafe(256), maxSize);
+    this.w = this.own;
   }
 
+  /** Bytes of the message written so far. */
   get size(): number {
-    return this.w.pos;
+    return this.w.offset() - this.start;
   }
 
-  begin(sequenceNumber: number, publishTime: number): void {
-    const w = this.w.reset();
+  /** Starts a message in `w` at its current position. */
+  begin(w: BinaryWriter, sequenceNumber: number, publishTime: number): void {
+    this.w = w;
+    this.start = w.offset();
     w.writeUInt32(sequenceNumber);
     w.writeDateTime(publishTime);
-    this.countAt = w.pos;
+    this.countAt = w.mark();
     w.writeInt32(0);
     this.parts = 0;
   }
 
+  /** Starts a message in the writer's own buffer (see finish). */
+  beginOwn(sequenceNumber: number, publishTime: number): void {
+    this.begin(this.own.reset(), sequenceNumber, publishTime);
+  }
+
   beginDataChanges(): void {
     const w = this.w;
-    this.eoAt = w.pos;
     encodeNodeId(w, DATA_CHANGE_ID);
     w.writeByte(0x01);
-    this.bodyAt = w.pos;
+    this.bodyAt = w.mark();
     w.writeInt32(0);
-    this.itemsAt = w.pos;
+    this.bodyStart = w.offset();
+    this.itemsAt = w.mark();
     w.writeInt32(0);
     this.items = 0;
   }
 
-  /** Closes the DataChangeNotification; an empty one is taken back out of the message. */
+  /** Closes the DataChangeNotification (its count and length are filled in). */
   endDataChanges(): void {
     const w = this.w;
-    if (this.items === 0) {
-      w.pos = this.eoAt;
-      return;
-    }
     w.writeInt32(0); // diagnosticInfos: none
-    w.buffer.writeInt32LE(this.items, this.itemsAt);
-    w.buffer.writeInt32LE(w.pos - this.bodyAt - 4, this.bodyAt);
+    w.patchInt32(this.itemsAt, this.items);
+    w.patchInt32(this.bodyAt, w.offset() - this.bodyStart);
     this.parts++;
   }
 
@@ -288,11 +305,17 @@ export class NotificationWriter {
     return this.parts;
   }
 
-  /** The message bytes, copied. */
+  /** The message is complete: its count of NotificationData is filled in. */
+  end(): void {
+    this.w.patchInt32(this.countAt, this.parts);
+  }
+
+  /** Ends a message begun with `beginOwn` and returns its bytes, copied. */
   finish(): Buffer {
-    const w = this.w;
-    w.buffer.writeInt32LE(this.parts, this.countAt);
-    return Buffer.from(w.view());
+    this.end();
+    const bytes = Buffer.from(this.own.view());
+    this.w = this.own;
+    return bytes;
   }
 }
 

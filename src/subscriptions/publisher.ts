@@ -3,12 +3,17 @@
 // subscriptions that are late (they had something to send and no request to send it with), and
 // the status changes to deliver (expired or transferred subscriptions).
 //
-// A waiting request holds one promise and no closure per notification: the response is built
-// when a subscription takes the request.
+// A waiting request holds one promise and no closure per notification. A subscription that
+// takes a request sends its response at once, encoded straight into the request's channel (the
+// connection's ChunkWriter: no PublishResponse exists whole in memory); the handler's result is
+// only the header that was sent, or the error that ended the request (a ServiceFault).
+import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { NodeId } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
+import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import type { PublishResponseOut } from "./notification-encoder.js";
+import type { ResponseHeader } from "../ua/generated/types.js";
+import { encodePublishResponseOut, type PublishResponseOut } from "./notification-encoder.js";
 import type { Subscription } from "./subscription.js";
 
 /** What the engine knows of a session (the server's Session satisfies it). */
@@ -21,20 +26,43 @@ export interface SubscriptionSession {
   readonly userId?: string;
 }
 
-/** The channel a request came on; a closed one cannot carry its response. */
+/** The channel a request came on (the server's SecureChannel); a closed one cannot carry its response. */
 export interface PublishChannel {
   readonly isOpen: boolean;
+  /**
+   * Encodes a response with `encode` straight into the channel's output. True when it went out
+   * whole; false when it could not (the channel is closed, or an abort chunk ended it after some
+   * of its chunks had gone: Part 6 §6.7.3); throws UaStatusError when nothing of it went out.
+   */
+  sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean;
+}
+
+/** The Publish handler's result once the response went out: the header it carried. */
+export interface PublishAnswer {
+  readonly responseHeader: ResponseHeader;
+}
+
+/** How sending a Publish response went (PendingPublish.send). */
+export const enum SendResult {
+  /** It went out whole. */
+  Whole = 0,
+  /** The request is over without it (the channel closed, or an abort chunk cut it off). */
+  Lost = 1,
+  /** Nothing of it went out; the request was answered with a ServiceFault of the error. */
+  Refused = 2,
 }
 
 export class PendingPublish {
   /** Set when answered before the handler returned. */
-  response: PublishResponseOut | undefined = undefined;
-  error: UaStatusError | undefined = undefined;
-  private resolveFn: ((r: PublishResponseOut) => void) | undefined = undefined;
-  private rejectFn: ((e: UaStatusError) => void) | undefined = undefined;
+  private answer: PublishAnswer | undefined = undefined;
+  private error: unknown = undefined;
+  private resolveFn: ((r: PublishAnswer) => void) | undefined = undefined;
+  private rejectFn: ((e: unknown) => void) | undefined = undefined;
 
   constructor(
     readonly requestHandle: number,
+    /** The secure channel's id of the request: the response goes with it. */
+    readonly requestId: number,
     readonly channel: PublishChannel,
     /** Results of the acknowledgements the request carried. */
     readonly results: readonly number[],
@@ -44,22 +72,35 @@ export class PendingPublish {
     readonly maxBytes: number,
   ) {}
 
-  answer(r: PublishResponseOut): void {
-    if (this.resolveFn) this.resolveFn(r);
-    else this.response = r;
+  /** Sends the PublishResponse that `encode` writes from `value` (with `header`), now, and settles the handler's result. */
+  send<T>(header: ResponseHeader, encode: (w: BinaryWriter, v: T) => void, value: T): SendResult {
+    let whole: boolean;
+    try {
+      whole = this.channel.sendResponse(this.requestId, ObjectIds.PublishResponse_Encoding_DefaultBinary, encode, value);
+    } catch (err) {
+      this.reject(err);
+      return SendResult.Refused;
+    }
+    const answer: PublishAnswer = { responseHeader: header };
+    if (this.resolveFn) this.resolveFn(answer);
+    else this.answer = answer;
+    return whole ? SendResult.Whole : SendResult.Lost;
   }
 
   fail(status: number): void {
-    const e = new UaStatusError(status);
+    this.reject(new UaStatusError(status));
+  }
+
+  private reject(e: unknown): void {
     if (this.rejectFn) this.rejectFn(e);
     else this.error = e;
   }
 
-  /** The handler's result: the response at once, or a promise of it. */
-  result(): PublishResponseOut | Promise<PublishResponseOut> {
-    if (this.response !== undefined) return this.response;
+  /** The handler's result: at once when already answered, or a promise of it. */
+  result(): PublishAnswer | Promise<PublishAnswer> {
+    if (this.answer !== undefined) return this.answer;
     if (this.error !== undefined) throw this.error;
-    return new Promise<PublishResponseOut>((resolve, reject) => {
+    return new Promise<PublishAnswer>((resolve, reject) => {
       this.resolveFn = resolve;
       this.rejectFn = reject;
     });
@@ -150,9 +191,10 @@ export class SessionPublisher {
   /** Answers waiting requests while something waits for them; then BadNoSubscription if nothing is left. */
   serve(): void {
     while ((this.statusMessages.length > 0 || this.late.length > 0) && this.hasRequest()) {
-      const status = this.statusMessages.shift();
+      const status = this.statusMessages[0];
       if (status !== undefined) {
-        this.respond(this.take(), status.subscriptionId, [], false, status.message);
+        // A status change that did not go out waits for the next request.
+        if (this.respond(this.take(), status.subscriptionId, [], false, status.message) === SendResult.Whole) this.statusMessages.shift();
         continue;
       }
       const sub = this.late.shift()!;
@@ -168,15 +210,17 @@ export class SessionPublisher {
     return this.statusMessages.length > 0;
   }
 
-  respond(req: PendingPublish, subscriptionId: number, available: readonly number[], more: boolean, message: Buffer): void {
-    req.answer({
+  /** Answers `req` with an encoded message (a keep-alive or a status change). */
+  respond(req: PendingPublish, subscriptionId: number, available: readonly number[], more: boolean, message: Buffer): SendResult {
+    const r: PublishResponseOut = {
       responseHeader: { timestamp: this.wallNow(), requestHandle: req.requestHandle, serviceResult: StatusCodes.Good, serviceDiagnostics: {} },
       subscriptionId,
       availableSequenceNumbers: available,
       moreNotifications: more,
       message,
       results: req.results,
-    });
+    };
+    return req.send(r.responseHeader, encodePublishResponseOut, r);
   }
 
   /** The session closed: every waiting request is answered `status`. */

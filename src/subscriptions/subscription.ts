@@ -11,9 +11,12 @@
 //   Publish request that arrives is answered at once;
 // - a Publish request received resets the lifetime counters of all the session's subscriptions.
 import type { ScheduledGroup, SampleTask } from "../sampling/scheduler.js";
+import type { BinaryWriter } from "../ua/binary-writer.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import { encodeResponseHeader, type ResponseHeader } from "../ua/generated/types.js";
 import type { MonitoredItem, ItemOwner, ItemStats } from "./monitored-item.js";
-import { keepAliveMessage, writeSlot, type NotificationWriter } from "./notification-encoder.js";
-import type { PendingPublish, SessionPublisher } from "./publisher.js";
+import { keepAliveMessage, writeSlot, writeUInt32Array, type NotificationWriter } from "./notification-encoder.js";
+import { SendResult, type PendingPublish, type SessionPublisher } from "./publisher.js";
 
 export interface SubscriptionParameters {
   publishingInterval: number;
@@ -50,6 +53,11 @@ function continuePublish(sub: Subscription): void {
   sub.continuePublishing();
 }
 
+/** The encoder of a PublishResponse with a message of the subscription's notifications (see Subscription.writeResponse). */
+function encodeMessageResponse(w: BinaryWriter, sub: Subscription): void {
+  sub.writeResponse(w);
+}
+
 export interface SubscriptionStats extends ItemStats {
   notificationMessages: number;
   notifications: number;
@@ -65,8 +73,16 @@ export interface SubscriptionStats extends ItemStats {
  */
 export interface SubscriptionEventsHook {
   readonly hasNotifications: boolean;
-  /** Writes up to `budget` queued events into the message being built; returns how many. */
+  /**
+   * Writes up to `budget` queued events into the message being built (only while
+   * hasNotifications); returns how many. They leave their queues with `commit`, once the
+   * message went out whole, and stay with `rollback`.
+   */
   write(nw: NotificationWriter, budget: number, maxBytes: number): number;
+  /** Whether events are left once the last write is committed. */
+  readonly moreAfterWrite: boolean;
+  commit(): void;
+  rollback(): void;
   close(): void;
 }
 
@@ -123,6 +139,19 @@ export class Subscription implements ItemOwner, SampleTask {
   private pendingHead = 0;
   private pendingCount = 0;
   private readonly retained: Retained[] = [];
+
+  // The response being written (writeResponse) and what its message took: nothing leaves the
+  // items' queues until the response went out whole (commit), so a response that could not be
+  // sent (no memory for it, the channel gone) loses no notification.
+  private answering: PendingPublish | undefined = undefined;
+  private answerHeader: ResponseHeader | undefined = undefined;
+  /** pending[pendingHead, takeHead) taken in full, and takePartial values of pending[takeHead]. */
+  private takeHead = 0;
+  private takePartial = 0;
+  private takeWritten = 0;
+  private takeEvents = 0;
+  /** The message as sent, for the retransmission queue. */
+  private takeMessage: Buffer | undefined = undefined;
 
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
@@ -210,20 +239,22 @@ export class Subscription implements ItemOwner, SampleTask {
     this.messageSent = true;
     this.keepAliveCounter = this.maxKeepAliveCount;
     this.lifetimeCounter = this.lifetimeCount;
-    const message = this.publishingEnabled && this.reportable ? this.buildMessage(req.maxBytes) : undefined;
-    if (message === undefined) {
-      this.stats.keepAlives++;
-      owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
+    if (this.publishingEnabled && this.reportable && this.hasReportable()) {
+      // A message that did not go out leaves its notifications queued: the next cycle tries again.
+      if (this.sendMessage(req) === SendResult.Whole) this.goOn(owner);
       return;
     }
-    const more = this.reportable;
-    owner.respond(req, this.id, this.availableSequenceNumbers(), more, message);
-    if (!more) return;
+    this.stats.keepAlives++;
+    owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
+  }
+
+  /** After a message: the rest follows in the next turn (the sampling deadlines may run first), or waits for a request. */
+  private goOn(owner: SessionPublisher): void {
+    if (!this.reportable) return;
     if (!owner.hasRequest()) {
       this.becomeLate();
       return;
     }
-    // The sampling deadlines come first: they may run before the rest is built.
     this.continuing = true;
     setImmediate(continuePublish, this);
   }
@@ -243,46 +274,142 @@ export class Subscription implements ItemOwner, SampleTask {
     return n;
   }
 
-  /** Encodes what the items have queued, up to the notification and byte limits; undefined if nothing. */
-  private buildMessage(maxBytes: number): Buffer | undefined {
+  /**
+   * Whether a message would carry anything: items at the head of the list that have nothing to
+   * report any more are taken off it (a message is never started that would stay empty).
+   */
+  private hasReportable(): boolean {
+    const pending = this.pending;
+    let head = this.pendingHead;
+    while (head < this.pendingCount && !pending[head]!.reportable) {
+      pending[head]!.inNotifyList = false;
+      pending[head] = undefined;
+      head++;
+    }
+    this.pendingHead = head;
+    if (head >= this.pendingCount) this.pendingHead = this.pendingCount = 0;
+    return this.pendingHead < this.pendingCount || (this.events !== undefined && this.events.hasNotifications);
+  }
+
+  /** Sends a message of what the items queued as the response to `req`: encoded straight into the channel's output. */
+  private sendMessage(req: PendingPublish): SendResult {
+    const header: ResponseHeader = { timestamp: this.host.wallNow(), requestHandle: req.requestHandle, serviceResult: StatusCodes.Good, serviceDiagnostics: {} };
+    this.answering = req;
+    this.answerHeader = header;
+    let result: SendResult;
+    try {
+      result = req.send(header, encodeMessageResponse, this);
+    } finally {
+      this.answering = this.answerHeader = undefined;
+    }
+    if (result === SendResult.Whole) this.commit();
+    else this.rollback();
+    return result;
+  }
+
+  /**
+   * @internal The PublishResponse (Part 4 §5.13.5) with a NotificationMessage of what the items
+   * queued, written into `w` (the channel's ChunkWriter): its bytes are written once, into the
+   * pool chunks they leave from, and copied once more only for the retransmission queue.
+   * moreNotifications is filled in once the message is written.
+   */
+  writeResponse(w: BinaryWriter): void {
+    const req = this.answering!;
+    encodeResponseHeader(w, this.answerHeader!);
+    w.writeUInt32(this.id);
+    // availableSequenceNumbers as they will be once this message is kept (retain).
+    const r = this.retained;
+    const drop = Math.max(0, r.length + 1 - this.host.retransmissionLimit);
+    w.writeInt32(r.length - drop + 1);
+    for (let i = drop; i < r.length; i++) w.writeUInt32(r[i].sequenceNumber);
+    w.writeUInt32(this.sequenceNumber);
+    const moreAt = w.mark();
+    w.writeByte(0);
+    const messageAt = w.mark();
+    const more = this.writeMessage(w, req.maxBytes);
+    this.takeMessage = w.copyFrom(messageAt);
+    w.unmark();
+    w.patchByte(moreAt, more ? 1 : 0);
+    writeUInt32Array(w, req.results);
+    w.writeInt32(0); // diagnosticInfos
+  }
+
+  /**
+   * Writes what the items have queued, up to the notification and byte limits and the slice of
+   * the event loop, without taking it off their queues; true when more remains.
+   */
+  private writeMessage(w: BinaryWriter, maxBytes: number): boolean {
     const nw = this.host.writer;
     const cap = this.host.maxNotificationsPerPublish;
     let budget = this.maxNotificationsPerPublish > 0 && this.maxNotificationsPerPublish < cap ? this.maxNotificationsPerPublish : cap;
-    nw.begin(this.sequenceNumber, this.host.wallNow());
-    nw.beginDataChanges();
-    const w = nw.w;
+    nw.begin(w, this.sequenceNumber, this.host.wallNow());
     const pending = this.pending;
     const count = this.pendingCount;
     let head = this.pendingHead;
-    const deadline = this.host.sliceDeadline();
-    let check = SLICE_CHECK;
-    while (head < count && budget > 0 && w.pos < maxBytes) {
-      const item = pending[head]!;
-      if (!item.reportable) {
-        item.inNotifyList = false;
-        head++;
-        continue;
-      }
-      const clientHandle = item.clientHandle;
-      const timestamps = item.timestamps;
-      const isValue = item.isValue;
-      while (item.count > 0 && budget > 0 && w.pos < maxBytes) {
-        writeSlot(w, clientHandle, item.peek(), timestamps, isValue);
-        item.shift();
-        nw.items++;
-        budget--;
-        if (--check === 0) {
-          check = SLICE_CHECK;
-          if (performance.now() > deadline) budget = 0;
+    let partial = 0;
+    let written = 0;
+    if (head < count) {
+      // hasReportable made sure pending[head] has something: the DataChangeNotification is not empty.
+      nw.beginDataChanges();
+      const deadline = this.host.sliceDeadline();
+      let check = SLICE_CHECK;
+      while (head < count && budget > 0 && nw.size < maxBytes) {
+        const item = pending[head]!;
+        if (!item.reportable) {
+          head++;
+          continue;
         }
+        const clientHandle = item.clientHandle;
+        const timestamps = item.timestamps;
+        const isValue = item.isValue;
+        const n = item.count;
+        let k = 0;
+        while (k < n && budget > 0 && nw.size < maxBytes) {
+          writeSlot(w, clientHandle, item.peekAt(k), timestamps, isValue);
+          k++;
+          budget--;
+          if (--check === 0) {
+            check = SLICE_CHECK;
+            if (performance.now() > deadline) budget = 0;
+          }
+        }
+        written += k;
+        if (k < n) {
+          partial = k;
+          break;
+        }
+        head++;
       }
-      if (item.count > 0) break;
-      item.inNotifyList = false;
-      head++;
+      nw.items = written;
+      nw.endDataChanges();
     }
-    const written = nw.items;
-    nw.endDataChanges();
-    const events = this.events !== undefined && budget > 0 && w.pos < maxBytes ? this.events.write(nw, budget, maxBytes) : 0;
+    const events = this.events;
+    let eventsWritten = 0;
+    if (events !== undefined && budget > 0 && nw.size < maxBytes && events.hasNotifications) eventsWritten = events.write(nw, budget, maxBytes);
+    nw.end();
+    this.takeHead = head;
+    this.takePartial = partial;
+    this.takeWritten = written;
+    this.takeEvents = eventsWritten;
+    const moreEvents = events !== undefined && (eventsWritten > 0 ? events.moreAfterWrite : events.hasNotifications);
+    return head < count || moreEvents;
+  }
+
+  /** The message went out whole: what it carries leaves the queues and it is kept for Republish. */
+  private commit(): void {
+    const pending = this.pending;
+    const count = this.pendingCount;
+    const head = this.takeHead;
+    for (let i = this.pendingHead; i < head; i++) {
+      const item = pending[i]!;
+      if (item.reportable) for (let n = item.count; n > 0; n--) item.shift();
+      item.inNotifyList = false;
+    }
+    if (this.takePartial > 0) {
+      const item = pending[head]!;
+      for (let n = this.takePartial; n > 0; n--) item.shift();
+    }
+    if (this.takeEvents > 0) this.events!.commit();
     // Taken entries are cleared so that deleted items are not kept alive by the list.
     pending.fill(undefined, this.pendingHead, head);
     if (head >= count) {
@@ -297,19 +424,25 @@ export class Subscription implements ItemOwner, SampleTask {
     } else {
       this.pendingHead = head;
     }
-    if (written + events === 0) return undefined;
-    const message = nw.finish();
-    this.retain(this.nextSequenceNumber(), message);
+    this.retain(this.nextSequenceNumber(), this.takeMessage!);
+    this.takeMessage = undefined;
+    const written = this.takeWritten;
     this.stats.notificationMessages++;
     this.stats.notifications += written;
     this.dataChangeNotifications += written;
-    return message;
+  }
+
+  /** The message did not go out: everything stays queued, the sequence number unused. */
+  private rollback(): void {
+    if (this.takeEvents > 0) this.events!.rollback();
+    this.takeEvents = 0;
+    this.takeMessage = undefined;
   }
 
   /** A message with only a StatusChangeNotification; consumes a sequence number. */
   statusChangeMessage(status: number): Buffer {
     const nw = this.host.writer;
-    nw.begin(this.nextSequenceNumber(), this.host.wallNow());
+    nw.beginOwn(this.nextSequenceNumber(), this.host.wallNow());
     nw.statusChange(status);
     return nw.finish();
   }

@@ -16,8 +16,8 @@
 // socket write carries many small responses, as a stream would, and a buffer holds what was
 // answered since the last flush, never more than it can hold.
 //
-// Positions to fill in later (a length that follows the bytes it counts) go through
-// `mark()`/`patchInt32()`: while a mark is open, chunks are kept unsealed (their room is kept
+// Positions to fill in later (a length that follows the bytes it counts, a flag known only at the
+// end) go through `mark()`/`patchInt32()`/`patchByte()`: while a mark is open, chunks are kept unsealed (their room is kept
 // for the signature), then sealed and handed on in order once it is patched. `copyFrom(mark)`
 // copies out what was written since an open mark (a NotificationMessage that the retransmission
 // queue must keep as it was sent), `unmark()` closes a mark that patches nothing. Strings, byte
@@ -199,14 +199,28 @@ export class ChunkWriter extends BinaryWriter {
   }
 
   override patchInt32(mark: number, v: number): void {
-    if (mark >= this.base) {
-      this.buffer.writeInt32LE(v, this.chunkStart + this.bodyOffset + mark - this.base);
-    } else {
-      let i = this.heldBuf.length - 1;
-      while (this.heldBase[i] > mark) i--;
-      this.heldBuf[i].writeInt32LE(v, this.heldStart[i] + this.bodyOffset + mark - this.heldBase[i]);
-    }
+    const buf = this.bufferAt(mark);
+    buf.writeInt32LE(v, this.patchAt);
     if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
+  }
+
+  override patchByte(mark: number, v: number): void {
+    const buf = this.bufferAt(mark);
+    buf[this.patchAt] = v;
+    if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
+  }
+
+  /** Position in the returned buffer of the byte at offset() `mark` (current chunk, or one kept for a mark). */
+  private patchAt = 0;
+  private bufferAt(mark: number): Buffer {
+    if (mark >= this.base) {
+      this.patchAt = this.chunkStart + this.bodyOffset + mark - this.base;
+      return this.buffer;
+    }
+    let i = this.heldBuf.length - 1;
+    while (this.heldBase[i] > mark) i--;
+    this.patchAt = this.heldStart[i] + this.bodyOffset + mark - this.heldBase[i];
+    return this.heldBuf[i];
   }
 
   override copyFrom(mark: number): Buffer {

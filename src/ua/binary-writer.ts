@@ -5,7 +5,7 @@
 // Every write asks `ensure(n)` for n contiguous bytes first. A subclass may answer the overflow
 // differently: the transport's ChunkWriter (src/transport/chunk-writer.ts) finishes the chunk it
 // is filling and goes on in the next one instead of growing. So encoders never keep a position to
-// write at later except through `mark()` / `patchInt32()`, and write what may be longer than a
+// write at later except through `mark()` / `patchInt32()` / `patchByte()`, and write what may be longer than a
 // chunk (strings, byte strings, raw bytes) through the methods here, which the subclass splits.
 import { UaStatusError, encodingLimitsError } from "./errors.js";
 import { StatusCodes } from "./generated/status-codes.js";
@@ -99,6 +99,11 @@ export class BinaryWriter {
   /** Writes Int32 `v` at a position `mark()` returned, where 4 bytes were written meanwhile; the mark is done with. */
   patchInt32(mark: number, v: number): void {
     this.buffer.writeInt32LE(v, mark);
+  }
+
+  /** Writes Byte `v` at a position `mark()` returned, where 1 byte was written meanwhile; the mark is done with. */
+  patchByte(mark: number, v: number): void {
+    this.buffer[mark] = v;
   }
 
   /** A copy of what was written since `mark` (the mark stays open). */

@@ -9,6 +9,8 @@ import { TimestampsToReturn } from "../../src/ua/generated/enums.js";
 import { decodeNotificationMessage, type DataChangeNotification } from "../../src/ua/generated/types.js";
 import { QueueSlot } from "../../src/subscriptions/monitored-item.js";
 import { NotificationWriter, OVERFLOW_INFO_BITS, writeSlot } from "../../src/subscriptions/notification-encoder.js";
+import { ChunkWriter } from "../../src/transport/chunk-writer.js";
+import { FakeOutput, FakeSealer } from "../transport/fake-chunks.js";
 
 function numberSlot(type: BuiltinType, num: number, sourceTs: number, serverTs: number, status = 0, overflow = false): QueueSlot {
   const s = new QueueSlot();
@@ -86,22 +88,45 @@ describe("writeSlot", () => {
 });
 
 describe("NotificationWriter", () => {
-  it("writes a message the generated decoder reads, and leaves out an empty DataChangeNotification", () => {
+  it("writes a message the generated decoder reads, in a buffer of its own or across the chunks of a ChunkWriter", () => {
+    const write = (nw: NotificationWriter, items: number): void => {
+      nw.beginDataChanges();
+      for (let i = 0; i < items; i++) writeSlot(nw.w, i, numberSlot(BuiltinType.UInt64, 3 + i, times0(), times0()), TimestampsToReturn.Both, true);
+      nw.items = items;
+      nw.endDataChanges();
+      nw.statusChange(0x800a0000);
+    };
     const nw = new NotificationWriter();
-    nw.begin(5, times0());
-    nw.beginDataChanges();
-    writeSlot(nw.w, 1, numberSlot(BuiltinType.UInt64, 3, times0(), times0()), TimestampsToReturn.Both, true);
-    nw.items++;
-    nw.endDataChanges();
-    nw.statusChange(0x800a0000);
-    const m = decodeNotificationMessage(new BinaryReader(nw.finish()));
+    nw.beginOwn(5, times0());
+    write(nw, 1);
+    const own = nw.finish();
+    const m = decodeNotificationMessage(new BinaryReader(own));
     expect(m.sequenceNumber).toBe(5);
     expect(m.notificationData).toHaveLength(2);
     expect((m.notificationData![0].body as DataChangeNotification).monitoredItems![0].value.value?.value).toBe(3n);
-    nw.begin(6, times0());
-    nw.beginDataChanges();
-    nw.endDataChanges();
-    expect(decodeNotificationMessage(new BinaryReader(nw.finish())).notificationData).toEqual([]);
+
+    // 300 notifications in chunks of 64 bytes: counts and lengths are patched in chunks long full.
+    nw.beginOwn(6, times0());
+    write(nw, 300);
+    const expected = nw.finish();
+    const out = new FakeOutput(256, 1000);
+    const sealer = new FakeSealer(64);
+    const w = new ChunkWriter(out);
+    w.begin(sealer, 1 << 20, 0, out.bufferSize);
+    const at = w.mark();
+    nw.begin(w, 6, times0());
+    write(nw, 300);
+    nw.end();
+    const kept = w.copyFrom(at);
+    w.unmark();
+    w.end(true);
+    w.flush();
+    const chunks = out.chunks();
+    expect(chunks.length).toBeGreaterThan(100);
+    expect(Buffer.concat(chunks.map((c) => c.body))).toEqual(expected);
+    expect(kept).toEqual(expected);
+    const dc = decodeNotificationMessage(new BinaryReader(kept)).notificationData![0].body as DataChangeNotification;
+    expect(dc.monitoredItems!.map((n) => n.clientHandle)).toEqual([...Array(300).keys()]);
   });
 });
 

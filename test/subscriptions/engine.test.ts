@@ -223,7 +223,7 @@ describe("the Publish queue", () => {
     const f = new Fixture();
     const s = f.session();
     f.subscribe(s, { interval: 100 });
-    const gone = { isOpen: true };
+    const gone = f.newChannel();
     f.publish(s, [], 0, gone);
     f.publish(s);
     gone.isOpen = false;

@@ -16,8 +16,7 @@ import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { SubscriptionEngine } from "../../src/subscriptions/engine.js";
 import { createMonitoredItems } from "../../src/subscriptions/items.js";
 import type { SubscriptionLimits } from "../../src/subscriptions/limits.js";
-import { encodePublishResponseOut, type PublishResponseOut } from "../../src/subscriptions/notification-encoder.js";
-import type { PublishChannel, SubscriptionSession } from "../../src/subscriptions/publisher.js";
+import type { PublishAnswer, PublishChannel, SubscriptionSession } from "../../src/subscriptions/publisher.js";
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
 import { BuiltinType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type ExtensionObject, type NodeId } from "../../src/ua/builtins.js";
@@ -52,8 +51,10 @@ export class Fixture {
   readonly runtime: DeviceRuntime;
   readonly mem: MemoryNamespace;
   readonly engine: SubscriptionEngine;
-  readonly channel: { isOpen: boolean } = { isOpen: true };
   readonly answers: Answer[] = [];
+  /** Responses sent, in order, until the request they answer settles (answers keep the order of settling). */
+  private readonly sent: PublishResponse[] = [];
+  readonly channel = this.newChannel();
 
   /** `publishSliceMs`: the engine's slice for building a Publish (default: no limit, so messages are exact). */
   constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10, publishSliceMs = Infinity) {
@@ -139,22 +140,39 @@ export class Fixture {
     ])[0];
   }
 
+  /**
+   * A channel as the server's: a response is encoded when it is sent (into a plain writer here),
+   * decoded with the generated decoder, and lands in `answers`; a closed one sends nothing.
+   */
+  newChannel(): PublishChannel & { isOpen: boolean } {
+    const sent = this.sent;
+    return {
+      isOpen: true,
+      sendResponse<T>(_requestId: number, _encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean {
+        if (!this.isOpen) return false;
+        sent.push(decodeResponse(encode, value));
+        return true;
+      },
+    };
+  }
+
   /** Sends a Publish as the service does; its answer lands in `answers` (now or when it comes). */
   publish(session: SubscriptionSession, acks: SubscriptionAcknowledgement[] = [], timeoutHint = 0, channel: PublishChannel = this.channel): void {
-    let result: PublishResponseOut | Promise<PublishResponseOut>;
+    let result: PublishAnswer | Promise<PublishAnswer>;
     try {
-      result = this.engine.publish(session, { requestHandle: 1, timeoutHint, acknowledgements: acks, channel, maxBytes: 1 << 24 });
+      result = this.engine.publish(session, { requestHandle: 1, requestId: 1, timeoutHint, acknowledgements: acks, channel, maxBytes: 1 << 24 });
     } catch (err) {
       this.answers.push({ t: this.clock.now(), status: (err as UaStatusError).statusCode });
       return;
     }
+    // The response itself came through the channel; a request settles right after it is sent.
     if (result instanceof Promise) {
       result.then(
-        (r) => this.answers.push({ t: this.clock.now(), response: roundTrip(r) }),
+        () => this.answers.push({ t: this.clock.now(), response: this.sent.shift() }),
         (e: UaStatusError) => this.answers.push({ t: this.clock.now(), status: e.statusCode }),
       );
     } else {
-      this.answers.push({ t: this.clock.now(), response: roundTrip(result) });
+      this.answers.push({ t: this.clock.now(), response: this.sent.shift() });
     }
   }
 
@@ -181,10 +199,10 @@ export async function settle(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Encodes our PublishResponse and decodes it with the generated decoder: what a client gets. */
-export function roundTrip(r: PublishResponseOut): PublishResponse {
+/** Encodes a PublishResponse as the channel would and decodes it with the generated decoder: what a client gets. */
+export function decodeResponse<T>(encode: (w: BinaryWriter, v: T) => void, value: T): PublishResponse {
   const w = new BinaryWriter(Buffer.allocUnsafe(256));
-  encodePublishResponseOut(w, r);
+  encode(w, value);
   const reader = new BinaryReader(Buffer.from(w.view()));
   const decoded = decodePublishResponse(reader);
   if (reader.pos !== reader.end) throw new Error(`${reader.end - reader.pos} bytes left after the PublishResponse`);
