@@ -27,10 +27,19 @@ export function encodeQualifiedName(w: BinaryWriter, v: QualifiedName): void {
   w.writeString(v.name);
 }
 
+/**
+ * The QualifiedName that nearly every ReadValueId and Browse result carries as its
+ * dataEncoding: namespace 0 with a null (or empty) name. Decoded as one shared, frozen value, so a
+ * Read of 10,000 nodes does not make 10,000 of them (garbage that outlives the young generation
+ * and grows the heap under load).
+ */
+const NULL_NAME: QualifiedName = Object.freeze({ namespaceIndex: 0, name: "" });
+
 export function decodeQualifiedName(r: BinaryReader): QualifiedName {
   const namespaceIndex = r.readUInt16();
   // A null name is read as "": the shape has no null name.
-  return { namespaceIndex, name: r.readString() ?? "" };
+  const name = r.readString() ?? "";
+  return namespaceIndex === 0 && name === "" ? NULL_NAME : { namespaceIndex, name };
 }
 
 const LT_LOCALE = 0x01;
