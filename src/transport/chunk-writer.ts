@@ -17,11 +17,12 @@
 // answered since the last flush, never more than it can hold.
 //
 // Positions to fill in later (a length that follows the bytes it counts, a flag known only at the
-// end) go through `mark()`/`patchInt32()`/`patchByte()`: while a mark is open, chunks are kept unsealed (their room is kept
-// for the signature), then sealed and handed on in order once it is patched. `copyFrom(mark)`
-// copies out what was written since an open mark (a NotificationMessage that the retransmission
-// queue must keep as it was sent), `unmark()` closes a mark that patches nothing. Strings, byte
-// strings and raw bytes longer than a chunk are split across chunks here.
+// end) go through `mark()`/`patchInt32()`/`patchByte()`: while a mark is open, chunks are kept
+// unsealed (their room is kept for the signature), then sealed and handed on in order once it is
+// patched. `copyFrom(mark)` copies out what was written since an open mark (the NotificationMessage
+// of a Publish, which the retransmission queue keeps as it was sent: subscription.ts), `unmark()`
+// closes a mark that patches nothing. Strings, byte strings and raw bytes longer than a chunk are
+// split across chunks here.
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -93,6 +94,8 @@ export class ChunkWriter extends BinaryWriter {
   private readonly heldEnd: number[] = [];
   private readonly heldBase: number[] = [];
   private marks = 0;
+  /** Where bufferAt found the byte it was asked for. */
+  private patchAt = 0;
 
   constructor(out: ChunkOutput) {
     super(EMPTY, 0);
@@ -210,8 +213,7 @@ export class ChunkWriter extends BinaryWriter {
     if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
   }
 
-  /** Position in the returned buffer of the byte at offset() `mark` (current chunk, or one kept for a mark). */
-  private patchAt = 0;
+  /** The buffer with the byte at offset() `mark` (the current chunk's, or one kept for a mark); its position goes to patchAt. */
   private bufferAt(mark: number): Buffer {
     if (mark >= this.base) {
       this.patchAt = this.chunkStart + this.bodyOffset + mark - this.base;

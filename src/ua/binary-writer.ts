@@ -5,8 +5,9 @@
 // Every write asks `ensure(n)` for n contiguous bytes first. A subclass may answer the overflow
 // differently: the transport's ChunkWriter (src/transport/chunk-writer.ts) finishes the chunk it
 // is filling and goes on in the next one instead of growing. So encoders never keep a position to
-// write at later except through `mark()` / `patchInt32()` / `patchByte()`, and write what may be longer than a
-// chunk (strings, byte strings, raw bytes) through the methods here, which the subclass splits.
+// write at later except through `mark()` / `patchInt32()` / `patchByte()`, and write what may be
+// longer than a chunk (strings, byte strings, raw bytes) through the methods here, which the
+// subclass splits.
 import { UaStatusError, encodingLimitsError } from "./errors.js";
 import { StatusCodes } from "./generated/status-codes.js";
 
