@@ -308,14 +308,14 @@ export class NotificationWriter {
   /** The message is complete: its count of NotificationData is filled in. */
   end(): void {
     this.w.patchInt32(this.countAt, this.parts);
+    // The connection's writer is not held past its message (nor its connection past its close).
+    this.w = this.own;
   }
 
   /** Ends a message begun with `beginOwn` and returns its bytes, copied. */
   finish(): Buffer {
     this.end();
-    const bytes = Buffer.from(this.own.view());
-    this.w = this.own;
-    return bytes;
+    return Buffer.from(this.own.view());
   }
 }
 
