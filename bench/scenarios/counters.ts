@@ -175,6 +175,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       passRatio: PASS_RATIO,
       serverPid: server.pid,
       serverDiagnostics: server.diagnostics,
+      serverCore: ctx.serverCpu,
     };
     // The other client's load runs for the whole of the counters client's (its set-up included);
     // it does not mark the server's window (the counters client does).
@@ -238,13 +239,22 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
     }
+    const cpu = r.server?.cpuMicros ?? NaN;
     const waited = r.server?.runQueueWaitMicros ?? NaN;
     if (Number.isFinite(waited)) notes.push(`the server's main thread waited ${(waited / 1000).toFixed(1)} ms for its core in the window (${((waited / (r.windowSeconds * 1e6)) * 100).toFixed(2)} %; /proc schedstat: other processes had it)`);
+    // What schedstat cannot see: other tasks' CPU time on the server's core, and the time the
+    // hypervisor took the virtual CPU away (steal; /proc/stat counts it in 10 ms ticks).
+    const core = r.core;
+    if (core !== null && Number.isFinite(core.busyMicros)) {
+      const others = Math.max(0, core.busyMicros - cpu);
+      notes.push(
+        `the server's core (CPU ${ctx.serverCpu}) was busy with other tasks ${((others / (r.windowSeconds * 1e6)) * 100).toFixed(1)} % of the window; hypervisor steal ${(core.stealMicros / 1000).toFixed(0)} ms (/proc/stat)`,
+      );
+    }
     notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start`);
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
-    const cpu = r.server?.cpuMicros ?? NaN;
     return {
       scenario: "counters",
       case: caseName,
@@ -292,6 +302,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         gcPauseP99Ms: num(r.gcPauseP99Ms),
         stallsInWindow: r.stalls.length,
         serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
+        serverCoreOthersShare: r.core === null ? null : num(Math.max(0, r.core.busyMicros - cpu) / (window * 1e6)),
+        serverCoreStealMs: r.core === null ? null : num(r.core.stealMicros / 1000),
         with: o.with,
         historyValues: o.with === "history" ? o.historyValues : null,
         historyReadsPerSecond: historyReads ? historyReads.reads / historyReads.windowSeconds : null,
