@@ -28,7 +28,6 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
   "--single-threaded-gc",
   "--heap-growing-percent=50",
-  "--no-concurrent-recompilation",
   "--harmony-rab-gsab-transfer",
 ];
 
