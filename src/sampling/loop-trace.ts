@@ -9,11 +9,12 @@
 // The scheduler reports every slot run more than STALL_MS late; the trace names the longest
 // task (or GC pause) that ended in the slot's lateness window and keeps the last STALLS of them.
 // What no timed task explains, the main thread's own clock does (Linux schedstat, read once per
-// firing of the scheduler, ~1 µs): since the previous firing, how long the thread ran, how long it
-// waited for its core while other processes had it, and how long it slept. Measured (bench
-// counters, 1,024 items, perf sched on the server's core): of the late slots that no task
-// explained, most waited behind other processes' threads on the core, some slept past the
-// deadline on an idle core (timer granularity: libuv counts whole ms), a few were untimed work.
+// firing of the scheduler, ~1 µs): since the previous firing, how long the thread ran, how long
+// it waited for its core while other threads or processes had it, and how long it slept.
+// Measured (bench counters, 1,024 items, perf sched on the server's core): of the late slots
+// that no task explained, most waited behind other processes' threads on the core, some slept
+// past the deadline on an idle core (timer granularity: libuv counts whole ms), a few were
+// untimed work.
 import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from "node:perf_hooks";
 import { LatenessHistogram } from "./lateness.js";
 import { openThreadTimes, type ThreadTimes } from "./thread-times.js";
@@ -45,7 +46,7 @@ export interface Stall {
 }
 
 /** Causes a late slot can have beside a timed task (Stall.cause). */
-export const WAITED_FOR_CORE = "other processes on its core (the main thread waited for the CPU)";
+export const WAITED_FOR_CORE = "other threads or processes on its core (the main thread waited for the CPU)";
 export const SLEPT_PAST = "nothing: the loop slept past the deadline (timer resolution, or the core woke late)";
 export const UNTIMED_WORK = "untimed work of its own";
 

@@ -96,7 +96,7 @@ describe("the loop trace", () => {
     expect(slept!.causeMs).toBeCloseTo(2.9, 5);
     expect(timed!.cause).toBe("a HistoryRead");
     expect(formatStall(waited!)).toMatch(
-      /poll @10 ms ran 5\.0 ms late; the loop was busy with other processes on its core \(the main thread waited for the CPU\) \(4\.0 ms\)$/,
+      /poll @10 ms ran 5\.0 ms late; the loop was busy with other threads or processes on its core \(the main thread waited for the CPU\) \(4\.0 ms\)$/,
     );
   });
 
