@@ -121,11 +121,23 @@ async function withSession(fn) {
       // the gateway under the session: said in the log and asked again once, on a new session.
       if (attempt > 1 || !/BadConnectionClosed|BadSecureChannelClosed|Invalid Channel|socket has been disconnected/.test(String(err?.message ?? err))) throw err;
       log(`the connection closed under the session (${String(err?.message ?? err).split("\n")[0]}): connecting again`);
+      await whyClosed();
     } finally {
       await session.close().catch(() => {});
       await client.disconnect().catch(() => {});
     }
   }
+}
+
+/** What the guest says about a gateway that closed a session under the client: its restarts and last journal lines, into the log. */
+async function whyClosed() {
+  const s = await openShell(`${opt.work}/shell-${bootNo}.sock`).catch(() => undefined);
+  if (!s) return log("(the debug shell did not answer: no more is known of why)");
+  const out = await s
+    .run("systemctl show fieldgate -p NRestarts -p Result -p ExecMainStatus -p ActiveEnterTimestamp; journalctl -b -u fieldgate --no-pager -o short-monotonic | tail -n 15", 30_000)
+    .catch((e) => `(the shell failed: ${e?.message ?? e})`);
+  s.close();
+  log(`the guest: ${out.replace(/\n/g, "\n       ")}`);
 }
 
 /** The data partition fills the (grown) disk, and the first-boot unit did not fail. */
