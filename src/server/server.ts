@@ -341,13 +341,16 @@ export class FieldgateServer implements ServerCore {
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
-    this.history.start();
     this.diagnostics.start();
     this.system.start(this.scheduler);
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.events.flushModelChanges();
     await this.northbound.apply(this.config.northbound);
+    // The history writer's worker thread last: on a gateway of one core its start-up (an isolate
+    // of its own, SQLite) would otherwise share the core with the device map's start. Samples
+    // polled before it runs wait in its queue, as they do between two flushes.
+    this.history.start();
     this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
   }
