@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --harmony-rab-gsab-transfer
 // `fieldgate run | validate | cert | update | import | export`: the entry point of the gateway service and of its operators' tools.
 // The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 import { parseArgs } from "node:util";
@@ -6,15 +6,22 @@ import { validateDeviceMapFile } from "./config/device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
-import { CERT_USAGE, certCommand } from "./security/cert-cli.js";
 import { hashPassword } from "./server/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
 import { Logger } from "./server/log.js";
-import { startStatusPage, type WebServer } from "./web/web-server.js";
-import { EXPORT_USAGE, IMPORT_USAGE, exportCommand, importCommand } from "./config/kepware-cli.js";
-import { UPDATE_USAGE, updateCommand } from "./update/cli.js";
+import type { WebServer } from "./web/web-server.js";
 
-const USAGE = `usage:
+// The operators' tools (cert, update, import, export) and the status page are imported when
+// they are used: a gateway that runs without them does not load their modules (the update
+// machinery, the Kepware CSV tools with the full yaml library), which cost start time and
+// memory at rest (bench/RESULTS.md, issue 14).
+async function usage(): Promise<string> {
+  const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }] = await Promise.all([
+    import("./security/cert-cli.js"),
+    import("./update/cli.js"),
+    import("./config/kepware-cli.js"),
+  ]);
+  return `usage:
   fieldgate run --config FILE [--port N]    run the gateway
   fieldgate validate --config FILE          check a config and the device map it names, and exit
                                             (0 = valid)
@@ -26,18 +33,19 @@ ${UPDATE_USAGE}
 ${IMPORT_USAGE}
 ${EXPORT_USAGE}
   fieldgate help | --help                   print this`;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === "help" || command === "--help" || command === "-h") {
-    console.log(USAGE);
+    console.log(await usage());
     return 0;
   }
   // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
-  if (command === "cert") return certCommand(rest);
-  if (command === "update") return updateCommand(rest);
-  if (command === "import") return importCommand(rest);
-  if (command === "export") return exportCommand(rest);
+  if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
+  if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
+  if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest);
+  if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -50,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   });
   if (values.help || command === undefined) {
     // No command at all is a mistake (exit 2); asking for help is not.
-    (command === undefined ? console.error : console.log)(USAGE);
+    (command === undefined ? console.error : console.log)(await usage());
     return command === undefined ? 2 : 0;
   }
   const configFile = values.config ?? "config/gateway.yaml";
@@ -62,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
     case "password":
       return password();
     default:
-      console.error(`unknown command "${command}"\n${USAGE}`);
+      console.error(`unknown command "${command}"\n${await usage()}`);
       return 2;
   }
 }
@@ -112,7 +120,7 @@ async function run(configFile: string, portOverride: string | undefined): Promis
   let web: WebServer | undefined;
   if (config.web.enabled) {
     try {
-      web = await startStatusPage(server, log);
+      web = await (await import("./web/web-server.js")).startStatusPage(server, log);
       log.info(`status page on ${web.url}${web.auth.loginRequired ? "" : " (this box only: no users configured, no login)"}`);
     } catch (err) {
       const message = isAddressInUse(err)

@@ -59,7 +59,9 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
       const caseName = `${options.tags} tags`;
       ctx.log(`idle ${caseName} on ${target.name}: starting the server`);
       const notes: string[] = [];
-      if (target.name === "fieldgate" && options.tags > 0) notes.push(prepareCache(options.coldCache, options.tags));
+      // Every fieldgate, a fieldgate@DIR peer too: they share the bench's dataDir, and a peer
+      // left on the cache would be compared restarting against a first start.
+      if (target.name.startsWith("fieldgate") && options.tags > 0) notes.push(prepareCache(options.coldCache, options.tags));
       const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
       try {
         // The first half settles start-up; CPU is measured over the second (polling, timers).

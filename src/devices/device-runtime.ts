@@ -223,7 +223,7 @@ export class DeviceRuntime {
     const values = this.o.values;
     for (let i = from; i < to; i++) {
       const t = config.tags[i]!;
-      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate, device: config.name, tag: t.name });
+      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate });
     }
   }
 

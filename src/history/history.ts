@@ -65,7 +65,9 @@ export class GatewayHistory implements HistoryDescription {
     const storeOptions = { maxSize: config.retention.maxSize, cacheSize: config.cacheSize };
     // Created (or opened and checked) here, so that a database that cannot be opened stops the
     // start with its error; the workers open it again.
-    new HistoryStore(file, storeOptions).close();
+    const check = new HistoryStore(file, storeOptions);
+    const empty = check.seriesCount === 0;
+    check.close();
     const onError = warn && ((err: unknown) => this.warn(warn, err));
     this.writer = new HistoryWriteThread({
       file,
@@ -79,6 +81,7 @@ export class GatewayHistory implements HistoryDescription {
       clockSynchronized: options.clockSynchronized,
       clockSyncWait: config.clockSyncWait,
       log: warn,
+      untilFirstSeries: empty,
     });
     this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), onError });
     this.maxNodesPerRead = config.maxNodesPerRead;

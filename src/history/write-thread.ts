@@ -62,6 +62,13 @@ export interface WriteThreadOptions extends HistoryWriterOptions {
   readonly store?: Pick<HistoryStoreOptions, "maxSize" | "cacheSize">;
   /** The worker's heap bounds (the default: V8's). */
   readonly resourceLimits?: ResourceLimits;
+  /**
+   * The database holds no series yet (the caller checked): the worker is started with the first
+   * series declared, not before. Until then it would have nothing to write and nothing to keep
+   * within the retention limits, and its thread (an isolate, SQLite) is ~12 MB of RSS of a
+   * gateway whose map keeps no history.
+   */
+  readonly untilFirstSeries?: boolean;
 }
 
 export class HistoryWriteThread implements HistorySink {
@@ -108,8 +115,13 @@ export class HistoryWriteThread implements HistorySink {
   start(): void {
     if (this.closed) return;
     this.started = true;
-    this.worker();
+    if (!this.waiting()) this.worker();
     this.arm(this.options.flushInterval);
+  }
+
+  /** No worker yet, and none needed: no series declared in a database that holds none. */
+  private waiting(): boolean {
+    return this.options.untilFirstSeries === true && this.link === undefined && this.queue.series.length === 0;
   }
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
@@ -251,6 +263,10 @@ export class HistoryWriteThread implements HistorySink {
       this.queue.clockStep();
     } catch (err) {
       this.options.onError?.(err);
+    }
+    if (this.waiting()) {
+      this.arm(this.options.flushInterval);
+      return;
     }
     this.tick();
   }

@@ -1,7 +1,8 @@
 // The northbound as the server sees it: an edge node made from `northbound.sparkplug`, started
 // and stopped with the gateway, replaced when a SIGHUP brings a changed section, and told when
 // the device map changes. Without the section nothing is made: no MQTT client, no store, no
-// observer on the value cache, no diagnostics nodes.
+// observer on the value cache, no diagnostics nodes, and the edge node's modules (MQTT session,
+// Sparkplug codec, store-and-forward) are not even loaded.
 import { join } from "node:path";
 import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
@@ -9,7 +10,7 @@ import type { DeviceRuntime } from "../devices/device-runtime.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { NorthboundConfig, SparkplugConfig } from "../config/northbound-config.js";
 import { NorthboundDiagnostics } from "./diagnostics.js";
-import { EdgeNode, type EdgeNodeLog } from "./edge-node.js";
+import type { EdgeNode, EdgeNodeLog } from "./edge-node.js";
 
 export interface NorthboundOptions {
   readonly values: ValueCache;
@@ -63,6 +64,7 @@ export class Northbound {
       this.diagnostics?.stop();
       return;
     }
+    const { EdgeNode } = await import("./edge-node.js");
     const edge = new EdgeNode({
       config,
       storeFile: config.storeAndForward.database ?? join(this.o.dataDir, "northbound.db"),

@@ -13,6 +13,7 @@ import { builtinDrivers } from "../../drivers/builtin.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
+import { lowerHelperThreads } from "../sampling/helper-threads.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
@@ -336,16 +337,20 @@ export class FieldgateServer implements ServerCore {
 
   async start(): Promise<void> {
     loopTrace.start();
+    lowerHelperThreads();
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();
-    this.history.start();
     this.diagnostics.start();
     this.system.start(this.scheduler);
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.events.flushModelChanges();
     await this.northbound.apply(this.config.northbound);
+    // The history writer's worker thread last: on a gateway of one core its start-up (an isolate
+    // of its own, SQLite) would otherwise share the core with the device map's start. Samples
+    // polled before it runs wait in its queue, as they do between two flushes.
+    this.history.start();
     this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
   }

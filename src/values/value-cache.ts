@@ -15,15 +15,15 @@ import { BuiltinType, VariantArrayType, type DataValue, type StatusCode, type Va
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { SlotSubscriber, ValueSink } from "./value-sink.js";
 
-/** What the cache knows of a slot's source. */
+/**
+ * What the cache knows of a slot's source. Kept in typed arrays, not as the object given to
+ * acquire: an object per tag would be 56 bytes of heap each for as long as the slot lives.
+ */
 export interface SlotInfo {
   /** BuiltinType of the values the source produces. */
   readonly builtinType: BuiltinType;
   /** ms between two values from the source (a poll group's interval); 0 when not fed at a rate. */
   readonly rate: number;
-  /** The device and tag, for consumers that name values by them (the northbound); absent for memory variables. */
-  readonly device?: string;
-  readonly tag?: string;
 }
 
 /** Sees every change of every slot, e.g. to batch a device's changes per poll cycle. */
@@ -81,7 +81,8 @@ export class ValueCache {
   /** The Variant of the current number, kept across changes of time or status only. */
   private variants: (Variant | undefined)[] = [];
   private subscribers: (SlotSubscriber[] | undefined)[] = [];
-  private infos: (SlotInfo | undefined)[] = [];
+  /** BuiltinType of the slot's source (SlotInfo.builtinType); its rate is in `rates`. */
+  private sourceType = new Uint8Array(0);
   private readonly byKey = new Map<string, number>();
   private keys: (string | undefined)[] = [];
   private readonly free: number[] = [];
@@ -101,17 +102,18 @@ export class ValueCache {
   acquire(key: string, info: SlotInfo): number {
     const known = this.byKey.get(key);
     if (known !== undefined) {
-      const before = this.infos[known]!;
-      this.infos[known] = info;
+      const typeBefore = this.sourceType[known];
+      const rateBefore = this.rates[known];
+      this.sourceType[known] = info.builtinType;
       this.rates[known] = info.rate;
-      if (before.builtinType !== info.builtinType) this.reset(known, WAITING);
-      if (before.rate !== info.rate) this.tellChanged(known);
+      if (typeBefore !== info.builtinType) this.reset(known, WAITING);
+      if (rateBefore !== info.rate) this.tellChanged(known);
       return known;
     }
     const slot = this.free.length > 0 ? this.free.pop()! : this.grow();
     this.byKey.set(key, slot);
     this.keys[slot] = key;
-    this.infos[slot] = info;
+    this.sourceType[slot] = info.builtinType;
     this.rates[slot] = info.rate;
     this.reset(slot, WAITING);
     this.skipped[slot] = 0;
@@ -134,7 +136,6 @@ export class ValueCache {
     this.objects[slot] = undefined;
     this.memo[slot] = undefined;
     this.variants[slot] = undefined;
-    this.infos[slot] = undefined;
     this.used--;
     const subs = this.subscribers[slot];
     this.subscribers[slot] = undefined;
@@ -147,7 +148,7 @@ export class ValueCache {
   }
 
   info(slot: number): SlotInfo | undefined {
-    return this.infos[slot];
+    return this.isLive(slot) ? { builtinType: this.sourceType[slot]!, rate: this.rates[slot]! } : undefined;
   }
 
   rateOf(slot: number): number {
@@ -303,7 +304,7 @@ export class ValueCache {
 
   private reset(slot: number, status: StatusCode): void {
     this.kind[slot] = Kind.None;
-    this.type[slot] = this.infos[slot]?.builtinType ?? BuiltinType.Null;
+    this.type[slot] = this.sourceType[slot]!;
     this.num[slot] = 0;
     this.status[slot] = status;
     this.sourceTs[slot] = 0;
@@ -319,6 +320,7 @@ export class ValueCache {
       const n = Math.max(64, this.kind.length * 2);
       this.kind = extend(this.kind, new Uint8Array(n));
       this.type = extend(this.type, new Uint8Array(n));
+      this.sourceType = extend(this.sourceType, new Uint8Array(n));
       this.num = extend(this.num, new Float64Array(n));
       this.status = extend(this.status, new Uint32Array(n));
       this.sourceTs = extend(this.sourceTs, new Float64Array(n));

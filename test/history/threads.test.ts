@@ -379,6 +379,34 @@ describe.skipIf(!built)("HistoryRead on the read worker", () => {
 });
 
 describe.skipIf(!built)("the history writer thread", () => {
+  it("starts its worker with the first series when the database holds none, and at once when it holds one", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "gateway.yaml"), "dataDir: ./data\nhistory:\n  flushInterval: 60s\n");
+    const config = loadGatewayConfig(join(dir, "gateway.yaml"));
+    const h = new GatewayHistory(config.history, config.dataDir, () => undefined);
+    cleanups.push(() => h.close());
+    h.start();
+    // Nothing to write or keep within the retention limits: no thread, not even at a tick.
+    expect(h.writer.threads).toBe(0);
+    h.writer.timerTick();
+    expect(h.writer.threads).toBe(0);
+    // A historized tag (a reload that adds one): the next tick starts the worker and stores.
+    h.writer.declare(node("t"));
+    for (let i = 0; i < 3; i++) h.writer.record(node("t"), dbl(i, T0 + i));
+    h.writer.timerTick();
+    expect(h.writer.threads).toBe(1);
+    h.writer.flushAll();
+    expect(h.writer.stats).toMatchObject({ recorded: 3, flushed: 3, dropped: 0 });
+    await h.close();
+    expect(h.writer.threads).toBe(0);
+    // The database holds a series now: its retention runs from the start, so the worker does.
+    const again = new GatewayHistory(config.history, config.dataDir, () => undefined);
+    cleanups.push(() => again.close());
+    again.start();
+    expect(again.writer.threads).toBe(1);
+    expect(again.series(node("t"))).toBeDefined();
+  }, 60_000);
+
   it("keeps a batch in the ring until the worker has committed it: the newest sample goes while the oldest are written", async () => {
     const dir = tempDir();
     const file = join(dir, "history.db");
