@@ -14,11 +14,28 @@
 // - --heap-growing-percent=50: the old generation may grow to 1.5 x its live size before the
 //   next full GC (V8's default lets it reach ~4 x: RSS 90 instead of 71 MB under Read load).
 // - --max-semi-space-size=2: a young generation of 2 x 2 MB; scavenges stay ~0.5 ms.
-// - --no-concurrent-recompilation: optimizing compiles on the main thread, not on helper
-//   threads whose malloc arenas keep their memory (10,000 tags: ~5 MB less resident).
-// Result: counters 16,384 pass (99.9 %, lateness p99 2.3 ms, was 97-98 % and 5-7 ms); Read
-// 10 x 100 1.51 instead of 1.76 µs of CPU per Read; idle RSS with 10,000 tags unchanged (72 MB);
-// RSS under Read load 71 instead of 67 MB.
+// - (was --no-concurrent-recompilation, for ~5 MB less resident with 10,000 tags: helper
+//   threads' malloc arenas. Dropped: each optimizing compile then ran on the event loop, 2-10 ms
+//   (--trace-opt at 1,024 items: listOnTimeout 10.4 ms, skipReportOf 9.8, poll 8.3, runSlot
+//   8.2), and each was a late slot. Since MALLOC_MMAP_THRESHOLD_ (below) the arenas cost nothing
+//   measurable: bench idle, 10,000 tags, 91.6-92.2 MB against 90.7-92.9. The compiler's threads
+//   run at nice +10 (src/sampling/helper-threads.ts). What it costs: beside 4,096 counters a Read
+//   10 x 100 load that keeps the core full got 442-463k Reads/s against 534-562k (A B A B in one
+//   run, load 1.0-1.7; at nice +19 the same, 425-459k), while the slots' lateness p99.9 went
+//   from 5.8-6.0 ms to 2.9-4.0. Sampling on time comes first on this gateway.)
+// Result (with the earlier flag): counters 16,384 pass (99.9 %, lateness p99 2.3 ms, was 97-98 %
+// and 5-7 ms); Read 10 x 100 1.51 instead of 1.76 µs of CPU per Read; idle RSS with 10,000 tags
+// unchanged (72 MB); RSS under Read load 71 instead of 67 MB.
+// - the memory reducer stays on (V8's default; --no-memory-reducer was measured): it runs a
+//   full "reduce" GC some seconds after the allocation rate drops, one atomic pause of ~15-30 ms
+//   at 16,384 items (a 40 MB heap, single-threaded), which no slot between two 10 ms deadlines
+//   can avoid, and a heap small enough to make it short is not in sight. Without it the
+//   heap keeps what a burst grew it to: bench hostile (50 flooders, 20 slow readers, 20 s), RSS
+//   60 s after against the baseline +8.9 MB without it, -2.0 MB with it (issue 14: <= +8 MB);
+//   counters 16,384 (20 s window, A then B): lateness p99 / p99.9 1.4 / 5.3 ms with it, 3.4 / 6.8
+//   without (that round 15 % of its core taken by other tasks), GC max 32.5 vs 20.1 ms. Earlier
+//   (one run): p99.9 4.3 vs 5.5 ms and GC max 7.8 vs 15.5 without, RSS 40 s after +13.8 vs +3.6.
+//   Memory coming back after an attack decides it; the reduce pause is one late slot or two.
 // - --harmony-rab-gsab-transfer: ArrayBuffer's transfer() (ES2024; standard from Node 21 on,
 //   where this flag must go), with which the transport frees each socket read as soon as it is
 //   handled (src/transport/chunk-framer.ts freeRead) instead of leaving it as garbage until V8
@@ -28,7 +45,6 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
   "--single-threaded-gc",
   "--heap-growing-percent=50",
-  "--no-concurrent-recompilation",
   "--harmony-rab-gsab-transfer",
 ];
 

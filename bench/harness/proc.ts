@@ -51,6 +51,29 @@ export function runQueueWaitMicros(pid: number | "thread-self"): number {
   }
 }
 
+/** One CPU's time from /proc/stat, µs: busy (user, nice, system, irq, softirq) and steal. */
+export interface CoreTimes {
+  busyMicros: number;
+  /** Time the hypervisor ran something else while this virtual CPU had work (schedstat does not see it). */
+  stealMicros: number;
+}
+
+/** CPU `cpu`'s times since boot (/proc/stat `cpuN` line), or NaN fields. */
+export function coreTimes(cpu: number): CoreTimes {
+  let text: string;
+  try {
+    text = readFileSync("/proc/stat", "latin1");
+  } catch {
+    return { busyMicros: NaN, stealMicros: NaN };
+  }
+  const line = text.split("\n").find((l) => l.startsWith(`cpu${cpu} `));
+  if (line === undefined) return { busyMicros: NaN, stealMicros: NaN };
+  // cpuN user nice system idle iowait irq softirq steal ...
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const us = 1e6 / clockTicksPerSecond();
+  return { busyMicros: (f[0]! + f[1]! + f[2]! + f[5]! + f[6]!) * us, stealMicros: (f[7] ?? NaN) * us };
+}
+
 export interface MemoryFigures {
   /** Resident set size, bytes (VmRSS). */
   rss: number;

@@ -27,7 +27,7 @@ import {
 import { counterId } from "../../src/testing/bench-namespace.js";
 import type { UaClientChannel } from "../client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
-import { cpuTimeMicros, memoryOf, runQueueWaitMicros } from "../harness/proc.js";
+import { coreTimes, cpuTimeMicros, memoryOf, runQueueWaitMicros } from "../harness/proc.js";
 import { markWindowEdge } from "../harness/window.js";
 import { closeAll, openSession } from "./service-load.js";
 
@@ -46,6 +46,8 @@ export interface CountersLoadParams {
   passRatio: number;
   serverPid?: number;
   serverDiagnostics?: boolean;
+  /** The CPU the server is pinned to: its busy and steal time over the window are reported. */
+  serverCore?: number;
 }
 
 export interface CountersLoadResult {
@@ -59,6 +61,8 @@ export interface CountersLoadResult {
   channelFaults: number;
   /** runQueueWaitMicros: the main thread's wait for a CPU in the window (another process had its core). */
   server: { cpuMicros: number; runQueueWaitMicros: number; rssBytesAtEnd: number; peakRssBytes: number } | null;
+  /** The server's core over the window (with serverCore): CPU time of every task on it, and hypervisor steal, µs. */
+  core: { busyMicros: number; stealMicros: number } | null;
   loadCpuMicros: number;
   /** Every item reached passRatio. */
   passed: boolean;
@@ -332,6 +336,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     tally.recording = true;
     const serverCpu0 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
     const serverWait0 = p.serverPid === undefined ? NaN : runQueueWaitMicros(p.serverPid);
+    const core0 = p.serverCore === undefined ? null : coreTimes(p.serverCore);
     const loadCpu0 = process.cpuUsage();
     markWindowEdge(p.serverPid, p.serverDiagnostics);
     await sleep(p.durationSeconds * 1000);
@@ -339,6 +344,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     const t1 = performance.now();
     const serverCpu1 = p.serverPid === undefined ? NaN : cpuTimeMicros(p.serverPid);
     const serverWait1 = p.serverPid === undefined ? NaN : runQueueWaitMicros(p.serverPid);
+    const core1 = p.serverCore === undefined ? null : coreTimes(p.serverCore);
     const loadCpu = process.cpuUsage(loadCpu0);
     markWindowEdge(p.serverPid, p.serverDiagnostics);
     const memory = p.serverPid === undefined ? null : memoryOf(p.serverPid);
@@ -387,6 +393,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       errorKinds: tally.errorKinds,
       channelFaults: ch.closed ? 1 : 0,
       server: memory === null ? null : { cpuMicros: serverCpu1 - serverCpu0, runQueueWaitMicros: serverWait1 - serverWait0, rssBytesAtEnd: memory.rss, peakRssBytes: memory.peakRss },
+      core: core0 === null || core1 === null ? null : { busyMicros: core1.busyMicros - core0.busyMicros, stealMicros: core1.stealMicros - core0.stealMicros },
       loadCpuMicros: loadCpu.user + loadCpu.system,
       passed: below === 0,
       itemsBelow: below,

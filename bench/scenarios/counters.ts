@@ -21,6 +21,7 @@ import type { ServerTarget } from "../harness/target.js";
 import type { CountersLoadParams, CountersLoadResult } from "./counters-load.js";
 import { BENCH_HISTORY_NODE_TEXT, HISTORY_READ_LOAD, type HistoryReadLoadParams, type HistoryReadLoadResult } from "./history-read-load.js";
 import type { ReadLoadParams, ReadLoadResult } from "./read-load.js";
+import { timerFloorOnCore } from "./timer-floor.js";
 
 export interface CountersScenarioOptions extends CommonOptions {
   items: number[];
@@ -39,6 +40,8 @@ export interface CountersScenarioOptions extends CommonOptions {
   with: "none" | "read" | "history";
   /** With `history`: values stored before the start, and read by each HistoryRead. */
   historyValues: number;
+  /** Seconds of the bare scheduler on the server's core before each fieldgate case (0: none). */
+  timerFloorSeconds: number;
 }
 
 const PASS_RATIO = 0.99;
@@ -63,6 +66,10 @@ const USAGE = `npm run bench -- counters [options]
                       node in one HistoryRead, again and again; fieldgate targets only)
   --history-values N  values stored before the server starts and read per HistoryRead with
                       --with history (default 100000, one every 10 ms ending an hour ago)
+  --timer-floor S     before each fieldgate case, run the gateway's scheduler alone (no
+                      server, tasks that do nothing) for S seconds on the server's core and
+                      report its lateness beside the case's: the floor libuv's whole-ms
+                      timers and the machine set (timer-floor.ts)
   --realtime          give the server under test SCHED_FIFO priority 10 (chrt, needs
                       CAP_SYS_NICE): on a machine shared with other work, this approaches the
                       timing of the dedicated core the test assumes; the report says so.
@@ -95,6 +102,7 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
       realtime: { type: "boolean", default: false },
       with: { type: "string" },
       "history-values": { type: "string" },
+      "timer-floor": { type: "string" },
     },
   });
   const withLoad = values.with ?? "none";
@@ -114,6 +122,7 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
     realtime: values.realtime ?? false,
     with: withLoad,
     historyValues: positive("history-values", values["history-values"], 100_000),
+    timerFloorSeconds: values["timer-floor"] === undefined || values["timer-floor"] === "0" ? 0 : positive("timer-floor", values["timer-floor"], 10, false),
   };
 }
 
@@ -147,6 +156,7 @@ function storedRange(values: number): { samples: number; startTime: number; inte
 async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScenarioOptions, items: number, publishingMs: number): Promise<CaseResult> {
   const caseName = `${items} items @ ${o.samplingIntervalMs} ms, publishing ${publishingMs} ms${WITH_NAMES[o.with].replace("{values}", o.historyValues.toLocaleString("en-US"))}`;
   if (o.with === "history" && !target.name.startsWith("fieldgate")) throw new Error(`--with history: ${target.name} has no stored history to read (fieldgate targets only)`);
+  const floor = o.timerFloorSeconds > 0 && target.name.startsWith("fieldgate") ? await timerFloorOnCore(ctx.serverCpu, o.timerFloorSeconds) : undefined;
   ctx.log(`counters ${caseName} on ${target.name}: starting the server`);
   const load1m = loadavg()[0];
   const stored = o.with === "history" ? storedRange(o.historyValues) : undefined;
@@ -175,6 +185,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       passRatio: PASS_RATIO,
       serverPid: server.pid,
       serverDiagnostics: server.diagnostics,
+      serverCore: ctx.serverCpu,
     };
     // The other client's load runs for the whole of the counters client's (its set-up included);
     // it does not mark the server's window (the counters client does).
@@ -238,13 +249,28 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
     }
+    const cpu = r.server?.cpuMicros ?? NaN;
     const waited = r.server?.runQueueWaitMicros ?? NaN;
     if (Number.isFinite(waited)) notes.push(`the server's main thread waited ${(waited / 1000).toFixed(1)} ms for its core in the window (${((waited / (r.windowSeconds * 1e6)) * 100).toFixed(2)} %; /proc schedstat: other processes had it)`);
+    // What schedstat cannot see: other tasks' CPU time on the server's core, and the time the
+    // hypervisor took the virtual CPU away (steal; /proc/stat counts it in 10 ms ticks).
+    const core = r.core;
+    if (core !== null && Number.isFinite(core.busyMicros)) {
+      const others = Math.max(0, core.busyMicros - cpu);
+      notes.push(
+        `the server's core (CPU ${ctx.serverCpu}) was busy with other tasks ${((others / (r.windowSeconds * 1e6)) * 100).toFixed(1)} % of the window; hypervisor steal ${(core.stealMicros / 1000).toFixed(0)} ms (/proc/stat)`,
+      );
+    }
+    if (floor !== undefined) {
+      const causes = Object.entries(floor.causes).map(([c, n]) => `${n} ${c}`).join(", ");
+      notes.push(
+        `the scheduler alone on the same core just before (${o.timerFloorSeconds} s, no server): lateness p50 ${floor.p50Ms.toFixed(1)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, p99.9 ${floor.p999Ms.toFixed(1)} ms over ${floor.slots} slots${causes ? `; late: ${causes}` : ""}`,
+      );
+    }
     notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start`);
     if (server.exited) notes.push("the server exited during the run");
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
-    const cpu = r.server?.cpuMicros ?? NaN;
     return {
       scenario: "counters",
       case: caseName,
@@ -292,6 +318,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         gcPauseP99Ms: num(r.gcPauseP99Ms),
         stallsInWindow: r.stalls.length,
         serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
+        serverCoreOthersShare: r.core === null ? null : num(Math.max(0, r.core.busyMicros - cpu) / (window * 1e6)),
+        serverCoreStealMs: r.core === null ? null : num(r.core.stealMicros / 1000),
         with: o.with,
         historyValues: o.with === "history" ? o.historyValues : null,
         historyReadsPerSecond: historyReads ? historyReads.reads / historyReads.windowSeconds : null,

@@ -8,8 +8,16 @@
 //   nothing per request or per value.
 // The scheduler reports every slot run more than STALL_MS late; the trace names the longest
 // task (or GC pause) that ended in the slot's lateness window and keeps the last STALLS of them.
+// What no timed task explains, the main thread's own clock does (Linux schedstat, read once per
+// firing of the scheduler, ~1 µs): since the previous firing, how long the thread ran, how long
+// it waited for its core while other threads or processes had it, and how long it slept.
+// Measured (bench counters, 1,024 items, perf sched on the server's core): of the late slots
+// that no task explained, most waited behind other processes' threads on the core, some slept
+// past the deadline on an idle core (timer granularity: libuv counts whole ms), a few were
+// untimed work.
 import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from "node:perf_hooks";
 import { LatenessHistogram } from "./lateness.js";
+import { openThreadTimes, type ThreadTimes } from "./thread-times.js";
 
 /** A slot this late (ms) is a stall worth naming. */
 export const STALL_MS = 2;
@@ -28,7 +36,19 @@ export interface Stall {
   /** The longest task or GC pause that ended while the slot waited; "" when none was seen. */
   readonly cause: string;
   readonly causeMs: number;
+  /**
+   * The main thread since the previous firing of the scheduler, ms (NaN where the thread's
+   * times cannot be read): on its core, waiting for it, asleep.
+   */
+  readonly ranMs: number;
+  readonly waitedMs: number;
+  readonly sleptMs: number;
 }
+
+/** Causes a late slot can have beside a timed task (Stall.cause). */
+export const WAITED_FOR_CORE = "other threads or processes on its core (the main thread waited for the CPU)";
+export const SLEPT_PAST = "nothing: the loop slept past the deadline (timer resolution, or the core woke late)";
+export const UNTIMED_WORK = "untimed work of its own";
 
 /** Task labels are made once per task kind (a poll group's, a subscription's), never per run. */
 export class LoopTrace {
@@ -53,10 +73,23 @@ export class LoopTrace {
   /** The longest run of each task label seen (labels are few: one per task kind). */
   private readonly longest = new Map<string, number>();
   private running = 0;
+  private times: ThreadTimes | undefined;
+  private readonly ownTimes: boolean;
+  // The main thread's times at the end of the scheduler's last firing (mark()).
+  private markAt = 0;
+  private markRan = NaN;
+  private markWaited = NaN;
+
+  /** `times`: the main thread's clock (tests hand in their own); default /proc/thread-self/schedstat, opened by start(). */
+  constructor(times?: ThreadTimes) {
+    this.times = times;
+    this.ownTimes = times === undefined;
+  }
 
   /** Starts the event-loop delay probe and the GC observer (idempotent; counted). */
   start(): void {
     if (this.running++ > 0) return;
+    if (this.ownTimes) this.times = openThreadTimes();
     this.delay = monitorEventLoopDelay({ resolution: 1 });
     this.delay.enable();
     this.observer = new PerformanceObserver((list) => {
@@ -71,6 +104,20 @@ export class LoopTrace {
     this.delay = undefined;
     this.observer?.disconnect();
     this.observer = undefined;
+    if (this.ownTimes) {
+      this.times?.close();
+      this.times = undefined;
+    }
+    this.markRan = NaN;
+  }
+
+  /** The scheduler has run its due slots and armed its timer: what the next late slot is measured from. */
+  mark(): void {
+    const t = this.times;
+    if (t === undefined || !t.read()) return;
+    this.markAt = performance.now();
+    this.markRan = t.ranMs;
+    this.markWaited = t.waitedMs;
   }
 
   /** Event-loop delay at percentile p (0..100), ms; 0 before the probe has data. */
@@ -128,8 +175,33 @@ export class LoopTrace {
         cause = this.taskLabel[i]!;
       }
     }
+    let ranMs = NaN;
+    let waitedMs = NaN;
+    let sleptMs = NaN;
+    const t = this.times;
+    if (t !== undefined && !Number.isNaN(this.markRan) && t.read()) {
+      ranMs = t.ranMs - this.markRan;
+      waitedMs = t.waitedMs - this.markWaited;
+      sleptMs = Math.max(0, now - this.markAt - ranMs - waitedMs);
+      // Which part of the time since the last firing fell in the lateness is not known: before
+      // its deadline the loop mostly sleeps, so waiting and work are charged to the lateness
+      // first, the rest of it to sleep.
+      const waited = Math.min(waitedMs, lateMs);
+      const own = Math.min(Math.max(0, ranMs - causeMs), lateMs - waited);
+      const slept = lateMs - waited - own - Math.min(causeMs, lateMs);
+      if (waited > causeMs && waited >= own && waited >= slept) {
+        cause = WAITED_FOR_CORE;
+        causeMs = waited;
+      } else if (own > causeMs && own >= slept) {
+        cause = UNTIMED_WORK;
+        causeMs = own;
+      } else if (slept > causeMs) {
+        cause = SLEPT_PAST;
+        causeMs = slept;
+      }
+    }
     if (this.stalls.length === STALLS) this.stalls.shift();
-    this.stalls.push({ at: wallNow, slot, lateMs, cause, causeMs });
+    this.stalls.push({ at: wallNow, slot, lateMs, cause, causeMs, ranMs, waitedMs, sleptMs });
   }
 
   /** The last stalls, oldest first. */

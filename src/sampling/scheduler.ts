@@ -164,6 +164,7 @@ export class DeadlineScheduler {
       this.firing = false;
     }
     this.arm();
+    this.trace?.mark();
   }
 
   private runSlot(g: ScheduledGroup, now: number): void {

@@ -13,6 +13,7 @@ import { builtinDrivers } from "../../drivers/builtin.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
+import { lowerHelperThreads } from "../sampling/helper-threads.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
@@ -336,6 +337,7 @@ export class FieldgateServer implements ServerCore {
 
   async start(): Promise<void> {
     loopTrace.start();
+    lowerHelperThreads();
     await this.openSecurity();
     await this.transport.listen();
     this.sessions.start();

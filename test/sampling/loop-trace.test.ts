@@ -5,7 +5,8 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/sampling/clock.js";
-import { LoopTrace, formatStall } from "../../src/sampling/loop-trace.js";
+import { LoopTrace, SLEPT_PAST, UNTIMED_WORK, WAITED_FOR_CORE, formatStall } from "../../src/sampling/loop-trace.js";
+import { openThreadTimes, type ThreadTimes } from "../../src/sampling/thread-times.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { COUNTER, Fixture } from "../subscriptions/fixture.js";
 
@@ -49,6 +50,72 @@ describe("the loop trace", () => {
     expect(trace.longestTask).toBe("a HistoryRead of 100,000 values");
     expect(g.skipped).toBeGreaterThan(0);
     expect(runs).toBeGreaterThan(2);
+  });
+
+  it("tells a slot that waited for its core from one that slept or worked, by the main thread's own clock", () => {
+    // The thread's figures as schedstat would give them, moved by hand between mark and stall.
+    const times: ThreadTimes & { set(ran: number, waited: number): void } = {
+      ranMs: 0,
+      waitedMs: 0,
+      read: () => true,
+      close: () => undefined,
+      set(ran, waited) {
+        this.ranMs = ran;
+        this.waitedMs = waited;
+      },
+    };
+    const trace = new LoopTrace(times);
+    const at = Date.UTC(2026, 0, 1);
+    // Waited 4 ms of a 5 ms lateness for the core: other processes had it.
+    times.set(100, 50);
+    trace.mark();
+    times.set(100.5, 54);
+    trace.stall("poll @10 ms", 5, at);
+    // Ran 4.5 ms with no task timed: untimed work of its own.
+    trace.mark();
+    times.set(105, 54.2);
+    trace.stall("poll @10 ms", 5, at);
+    // Neither: asleep past the deadline.
+    trace.mark();
+    times.set(105.1, 54.2);
+    trace.stall("poll @10 ms", 3, at);
+    // A timed task that covers the lateness stays the cause.
+    trace.mark();
+    const start = performance.now() - 4;
+    trace.end("a HistoryRead", start);
+    times.set(109.2, 54.3);
+    trace.stall("poll @10 ms", 4, at);
+    const [waited, worked, slept, timed] = trace.recentStalls();
+    expect(waited!.cause).toBe(WAITED_FOR_CORE);
+    expect(waited!.causeMs).toBeCloseTo(4, 5);
+    expect(waited!.waitedMs).toBeCloseTo(4, 5);
+    expect(waited!.ranMs).toBeCloseTo(0.5, 5);
+    expect(worked!.cause).toBe(UNTIMED_WORK);
+    expect(worked!.causeMs).toBeCloseTo(4.5, 5);
+    expect(slept!.cause).toBe(SLEPT_PAST);
+    expect(slept!.causeMs).toBeCloseTo(2.9, 5);
+    expect(timed!.cause).toBe("a HistoryRead");
+    expect(formatStall(waited!)).toMatch(
+      /poll @10 ms ran 5\.0 ms late; the loop was busy with other threads or processes on its core \(the main thread waited for the CPU\) \(4\.0 ms\)$/,
+    );
+  });
+
+  it("reads the main thread's clock where Linux has one", () => {
+    const t = openThreadTimes();
+    if (process.platform !== "linux") return expect(t).toBeUndefined();
+    expect(t).toBeDefined();
+    expect(t!.read()).toBe(true);
+    const [ran, waited] = [t!.ranMs, t!.waitedMs];
+    busy(20);
+    expect(t!.read()).toBe(true);
+    // A thread that never sleeps either runs or waits for a CPU (or, in a VM, has its CPU
+    // stolen, which neither counts): 20 ms of it is mostly the two together, in ms, not ns or µs.
+    const both = t!.ranMs - ran + (t!.waitedMs - waited);
+    expect(t!.ranMs - ran).toBeGreaterThan(0);
+    expect(both).toBeGreaterThanOrEqual(10);
+    expect(both).toBeLessThan(1000);
+    t!.close();
+    expect(t!.read()).toBe(false);
   });
 
   it("counts GC pauses", async () => {
