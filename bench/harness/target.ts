@@ -14,6 +14,8 @@ export interface ScenarioNodes {
   counters?: number;
   /** Device-like UInt16 tags (`urn:fieldgate:devices`, `s=plc<d>.tag<t>`; fieldgate: simulator devices). */
   deviceTags?: number;
+  /** The first N of deviceTags keep history (`history: true`), in a database of the case's own. fieldgate only. */
+  historyTags?: number;
   /**
    * A Double node with stored history to read (BENCH_HISTORY_NODE_TEXT of
    * bench/scenarios/history-read-load.ts): `samples` values from `startTime`, one every

@@ -22,6 +22,8 @@ export interface IdleScenarioOptions extends CommonOptions {
   settleSeconds: number;
   /** Empty fieldgate's validated-map cache before each start (a first start). */
   coldCache: boolean;
+  /** The first N tags keep history (fieldgate; the node-opcua peer stores none). */
+  historyTags: number;
 }
 
 const USAGE = `npm run bench -- idle [options]
@@ -29,6 +31,8 @@ const USAGE = `npm run bench -- idle [options]
   --settle S          seconds left alone before RSS and heap are read (default 5)
   --cold-cache        empty fieldgate's validated device-map cache (<dataDir>/cache) before each
                       start: the start after a map change, instead of a restart with it unchanged
+  --history-tags N    the first N tags keep history (history: true; default 0), in a database
+                      of the case's own: the history writer's thread runs as with the shipped map
 ${COMMON_USAGE}`;
 
 export function parseIdleOptions(argv: readonly string[]): IdleScenarioOptions | null {
@@ -36,7 +40,7 @@ export function parseIdleOptions(argv: readonly string[]): IdleScenarioOptions |
     args: [...argv],
     strict: true,
     allowPositionals: false,
-    options: { ...COMMON_OPTIONS, tags: { type: "string" }, settle: { type: "string" }, "cold-cache": { type: "boolean" } },
+    options: { ...COMMON_OPTIONS, tags: { type: "string" }, settle: { type: "string" }, "cold-cache": { type: "boolean" }, "history-tags": { type: "string" } },
   });
   if (values.help) return null;
   return {
@@ -44,6 +48,7 @@ export function parseIdleOptions(argv: readonly string[]): IdleScenarioOptions |
     tags: values.tags === "0" ? 0 : positive("tags", values.tags, 10_000),
     settleSeconds: positive("settle", values.settle, 5, false),
     coldCache: values["cold-cache"] === true,
+    historyTags: values["history-tags"] === undefined || values["history-tags"] === "0" ? 0 : positive("history-tags", values["history-tags"], 0),
   };
 }
 
@@ -56,13 +61,13 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
   async run(ctx, options) {
     const results: CaseResult[] = [];
     for (const target of ctx.targets) {
-      const caseName = `${options.tags} tags`;
+      const caseName = options.historyTags > 0 ? `${options.tags} tags, ${options.historyTags} with history` : `${options.tags} tags`;
       ctx.log(`idle ${caseName} on ${target.name}: starting the server`);
       const notes: string[] = [];
       // Every fieldgate, a fieldgate@DIR peer too: they share the bench's dataDir, and a peer
       // left on the cache would be compared restarting against a first start.
-      if (target.name.startsWith("fieldgate") && options.tags > 0) notes.push(prepareCache(options.coldCache, options.tags));
-      const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags }, startTimeoutMs: 120_000 });
+      if (target.name.startsWith("fieldgate") && options.tags > 0) notes.push(prepareCache(options.coldCache, options.tags, options.historyTags));
+      const server = await target.start({ cpu: ctx.serverCpu, nodes: { deviceTags: options.tags, historyTags: options.historyTags }, startTimeoutMs: 120_000 });
       try {
         // The first half settles start-up; CPU is measured over the second (polling, timers).
         await sleep(Math.max(IDLE_SETTLE_MS, (options.settleSeconds * 1000) / 2));
@@ -130,10 +135,10 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
  * next one is: a restart, when the cache holds this very map validated by this build (the key
  * fieldgate will look for), or a first start.
  */
-function prepareCache(cold: boolean, tags: number): string {
+function prepareCache(cold: boolean, tags: number, historyTags: number): string {
   const dir = join(benchDataDir(), "cache");
   if (cold) rmSync(dir, { recursive: true, force: true });
-  const key = cacheKey(deviceMapSchema, deviceMapYaml(tags), "devices.yaml");
+  const key = cacheKey(deviceMapSchema, deviceMapYaml(tags, "1s", historyTags), "devices.yaml");
   return key !== null && cachedKey(join(dir, "device-map.json")) === key
     ? "a restart: the device map was read from <dataDir>/cache, validated by an earlier start"
     : "a first start: the device map was parsed and validated (none of it in <dataDir>/cache)";

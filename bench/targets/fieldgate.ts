@@ -113,7 +113,7 @@ export class FieldgateTarget implements ServerTarget {
       },
       options,
     );
-    if (history === undefined) return started;
+    if (history === undefined && ((options.nodes?.historyTags ?? 0) === 0 || options.config !== undefined || this.options.config !== undefined)) return started;
     // The case's history database goes with its config folder once the server has stopped.
     const dir = dirname(config);
     return started.then(

@@ -49,6 +49,15 @@ function tempDir(): string {
   return dir;
 }
 
+/** Resolves once `cond` holds, polled every 20 ms; fails after `timeoutMs`. */
+async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** A GatewayHistory from a `history:` section, in a temp dataDir; closed after the test. */
 function gatewayHistory(historyYaml: string): GatewayHistory {
   const dir = tempDir();
@@ -356,6 +365,43 @@ describe.skipIf(!built)("HistoryRead on the read worker", () => {
       expect(got.map((r) => r.values)).toEqual(expected.map((r) => r.values));
       for (let k = 0; k < got.length; k++) expect(Buffer.from(got[k].historyData!).equals(Buffer.from(expected[k].historyData!)), `${count} values, node ${k}`).toBe(true);
     }
+  }, 60_000);
+
+  it("ends its worker after idleStop without a read, and starts a new one for the next read", async () => {
+    const h = gatewayHistory("  maxValuesPerRead: 100000\n");
+    h.writer.declare(node("t"));
+    for (let i = 0; i < 2000; i++) h.writer.record(node("t"), dbl(i, T0 + i));
+    h.writer.flushAll();
+    const reader = new HistoryReadThread({ file: h.file, maxQueued: 4, prepare: () => h.writer.prepareRead(), idleStop: 300 });
+    cleanups.push(() => reader.stop());
+    const job = (n: number): HistoryReadJob => ({ details: { kind: "raw", body: raw(T0, T0 + n, 0, false) }, timestampsToReturn: TimestampsToReturn.Source, budget: 100_000, nodes: [{ key: "ns=1;s=t" }] });
+    const scratch = new BinaryWriter(Buffer.allocUnsafe(1 << 16), 1 << 26);
+    const expectRead = async (n: number) => {
+      const [got] = await reader.read(job(n));
+      const [expected] = withBodies(runReadJob(h.store, job(n), scratch), scratch.buffer);
+      expect(got.values).toBe(n);
+      expect(Buffer.from(got.historyData!).equals(Buffer.from(expected.historyData!))).toBe(true);
+    };
+    expect(reader.threads).toBe(0);
+    await expectRead(1000);
+    expect(reader.threads).toBe(1);
+    // Reads closer together than idleStop keep the worker.
+    for (let k = 0; k < 3; k++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await expectRead(10 + k);
+      expect(reader.threads).toBe(1);
+    }
+    await until(() => reader.threads === 0, 10_000);
+    // Samples stored while it was gone are read by the next worker.
+    for (let i = 2000; i < 3000; i++) h.writer.record(node("t"), dbl(i, T0 + i));
+    h.writer.flushAll();
+    await expectRead(3000);
+    expect(reader.threads).toBe(1);
+    await until(() => reader.threads === 0, 10_000);
+    // A stop with no worker left refuses what comes after it.
+    await reader.stop();
+    await expect(reader.read(job(1))).rejects.toMatchObject({ statusCode: StatusCodes.BadShutdown });
+    expect(reader.threads).toBe(0);
   }, 60_000);
 
   it("a worker out of its heap fails its request (BadOutOfMemory); the next read gets a new worker", async () => {
