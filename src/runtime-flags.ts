@@ -14,15 +14,18 @@
 // - --heap-growing-percent=50: the old generation may grow to 1.5 x its live size before the
 //   next full GC (V8's default lets it reach ~4 x: RSS 90 instead of 71 MB under Read load).
 // - --max-semi-space-size=2: a young generation of 2 x 2 MB; scavenges stay ~0.5 ms.
-// - (was --no-concurrent-recompilation, for ~5 MB less resident with 10,000 tags: helper
-//   threads' malloc arenas. Dropped: each optimizing compile then ran on the event loop, 2-10 ms
-//   (--trace-opt at 1,024 items: listOnTimeout 10.4 ms, skipReportOf 9.8, poll 8.3, runSlot
-//   8.2), and each was a late slot. Since MALLOC_MMAP_THRESHOLD_ (below) the arenas cost nothing
-//   measurable: bench idle, 10,000 tags, 91.6-92.2 MB against 90.7-92.9. The compiler's threads
-//   run at nice +10 (src/sampling/helper-threads.ts). What it costs: beside 4,096 counters a Read
-//   10 x 100 load that keeps the core full got 442-463k Reads/s against 534-562k (A B A B in one
-//   run, load 1.0-1.7; at nice +19 the same, 425-459k), while the slots' lateness p99.9 went
-//   from 5.8-6.0 ms to 2.9-4.0. Sampling on time comes first on this gateway.)
+// - --no-concurrent-recompilation: optimizing compiles on the main thread. Each then runs on the
+//   event loop, 2-10 ms (--trace-opt at 1,024 counters: listOnTimeout 10.4 ms, skipReportOf
+//   9.8, poll 8.3, runSlot 8.2), and each is a late slot: lateness p99.9 at 1,024 items 8.6-9.0
+//   ms with it, 3.5-6.7 without (every item >= 99 % of its samples either way). It stays because
+//   compiling on helper threads, on a gateway pinned to one core, costs every Read: bench read,
+//   one run, 2 rounds each, load 1.2-3.6, the same build with and without this flag (helper
+//   threads at nice +10, src/sampling/helper-threads.ts, in both): 10 x 100 585,594 against
+//   494,362 Reads/s (1.70 against 2.02 µs of CPU per Read), 10 x 1000 714,484 against 579,837
+//   (1.40 against 1.73 µs); without the nice +10 as well, 528,258 and 597,161. Beside 4,096
+//   counters a Read 10 x 100 load got 534-562k Reads/s with it, 442-463k without. Issue 14 asks
+//   for no loss of Read rate; the compile stalls are issue 13's open lateness work (smaller
+//   optimizing jobs, or compiles kept to moments when no slot is due).
 // Result (with the earlier flag): counters 16,384 pass (99.9 %, lateness p99 2.3 ms, was 97-98 %
 // and 5-7 ms); Read 10 x 100 1.51 instead of 1.76 µs of CPU per Read; idle RSS with 10,000 tags
 // unchanged (72 MB); RSS under Read load 71 instead of 67 MB.
@@ -45,6 +48,7 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
   "--single-threaded-gc",
   "--heap-growing-percent=50",
+  "--no-concurrent-recompilation",
   "--harmony-rab-gsab-transfer",
 ];
 

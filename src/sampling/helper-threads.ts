@@ -1,6 +1,7 @@
 // The threads a Node process has beside its event loop when the gateway starts: V8's platform
-// workers (optimizing compiles, since the gateway lets V8 compile off the main thread:
-// src/runtime-flags.ts), libuv's thread pool (file system, scrypt), Node's own signal thread.
+// workers (optimizing compiles, where V8 is let compile off the main thread: the shipped flags
+// do not, src/runtime-flags.ts), libuv's thread pool (file system, scrypt), Node's own signal
+// thread.
 // None of them does work a sampling slot waits for, and on a gateway pinned to one core each
 // competes with the event loop for it: an optimizing compile of 5-10 ms that ran while a slot
 // was due made it late by as much (bench counters 16,384 items: the main thread waited 128 ms for
