@@ -2,7 +2,7 @@
 // alternating rounds, written to bench/RESULTS.md with the machine, the date, the commit and the
 // conditions of every figure. Takes several minutes.
 // `node dist/bench/report.js [--rounds N] [--duration S] [--warmup S] [--out FILE] [--json FILE] [--only TEXT]`
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -10,6 +10,7 @@ import { COMPARED, type CaseSummary } from "./harness/compare.js";
 import { loadScenarios } from "./harness/registry.js";
 import { gitCommit, machineInfo, writeJson, type CaseResult, type RunReport } from "./harness/report.js";
 import { runScenario, type ScenarioRun } from "./harness/runner.js";
+import { spliceSections, type ReportSection } from "./harness/splice.js";
 import type { CommonOptions, Scenario } from "./harness/scenario.js";
 import { repoRoot } from "./run.js";
 
@@ -195,17 +196,30 @@ async function main(): Promise<number> {
     "",
     ...headline(runs),
     "",
-    ...sampling(runs),
   ];
+  const blocks: ReportSection[] = [];
+  const targets = sampling(runs);
+  if (targets.length > 0) blocks.push({ title: "Sampling targets (issue 13)", lines: targets });
   for (const section of sections) {
     const run = runs.get(section.title);
     if (run === undefined) continue;
-    md.push(`## ${section.title}`, "", `\`npm run bench -- ${section.scenario} ${section.args.join(" ")}\`: ${section.about}.`, "", ...sectionTable(run), "");
+    const lines = [`## ${section.title}`, "", `\`npm run bench -- ${section.scenario} ${section.args.join(" ")}\`: ${section.about}.`, "", ...sectionTable(run), ""];
     const notesOf = [...new Set(run.results.flatMap((r: CaseResult) => r.notes.map((n) => `${r.target} ${r.case}: ${n}`)))];
-    for (const n of notesOf) md.push(`- ${n}`);
-    if (notesOf.length) md.push("");
+    for (const n of notesOf) lines.push(`- ${n}`);
+    if (notesOf.length) lines.push("");
+    blocks.push({ title: section.title, lines });
   }
-  writeFileSync(out, `${md.join("\n")}\n`);
+  if (values.only?.length && existsSync(out)) {
+    // A partial run: its sections in place of their namesakes, the rest of the file kept.
+    const load = (l: number[]): string => l.map((x) => x.toFixed(1)).join(", ");
+    const stamp = `Measured by \`node dist/bench/report.js --only ${values.only.join(" --only ")}\` on ${started.toISOString().slice(0, 16).replace("T", " ")} UTC at commit \`${commit ?? "unknown"}\`, ${values.rounds} rounds, load average ${load(loadBefore)} at the start and ${load(loadAfter)} at the end; the rest of this file is another run's.${failures.length ? ` Not measured: ${failures.join("; ")}.` : ""}`;
+    const { text, added } = spliceSections(readFileSync(out, "utf8"), blocks, stamp);
+    writeFileSync(out, text);
+    if (added.length) log(`report: ${out} had no section ${added.map((t) => `"${t}"`).join(", ")}: added at its end`);
+  } else {
+    md.push(...blocks.flatMap((b) => b.lines));
+    writeFileSync(out, `${md.join("\n")}\n`);
+  }
   log(`report: wrote ${out}`);
   if (values.json) {
     const report: RunReport = {
