@@ -114,13 +114,16 @@ async function history(session, end = Date.now() + 3600_000) {
 async function withSession(fn) {
   for (let attempt = 1; ; attempt++) {
     const { client, session } = await waitForSession();
+    const started = Date.now();
     try {
       return await fn(session);
     } catch (err) {
       // An emulated guest on a busy host can miss the service's watchdog, and systemd restarts
       // the gateway under the session: said in the log and asked again once, on a new session.
-      if (attempt > 1 || !/BadConnectionClosed|BadSecureChannelClosed|Invalid Channel|socket has been disconnected/.test(String(err?.message ?? err))) throw err;
-      log(`the connection closed under the session (${String(err?.message ?? err).split("\n")[0]}): connecting again`);
+      if (attempt > 1 || !/BadConnectionClosed|BadSecureChannelClosed|Invalid Channel|socket has been disconnected|Connection Break/.test(String(err?.message ?? err))) throw err;
+      // The client's own transportTimeout (boot-check.mjs, 10 s without a byte) ends in the same
+      // "Connection Break" as a close by the gateway: how long the session had been at work tells them apart.
+      log(`the connection closed under the session (${String(err?.message ?? err).split("\n")[0]}) ${((Date.now() - started) / 1000).toFixed(1)} s into its work: connecting again`);
       await whyClosed();
     } finally {
       await session.close().catch(() => {});
