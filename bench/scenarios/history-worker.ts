@@ -79,6 +79,11 @@ async function ingest(seconds: number, warmup: number, rate: number): Promise<vo
       w.record(ids[i % TAGS], { value: { dataType: BuiltinType.Double, arrayType: VariantArrayType.Scalar, value: Math.sin(i / 977) * 100 }, sourceTimestamp: t });
     }
   }, 10);
+  // The writer's worker thread starts with the first series declared (a database without any):
+  // the warm-up counts from its first flush, so the window measures the writer, not its start.
+  const readyBy = Date.now() + 30_000;
+  while (w.stats.flushes === 0 && Date.now() < readyBy) await new Promise((r) => setTimeout(r, 20));
+  if (w.stats.flushes === 0) throw new Error("history ingest: the writer did not flush within 30 s of the first samples");
   await new Promise((r) => setTimeout(r, warmup * 1000));
   const s0 = { ...w.stats };
   const c0 = cpuMicros();
