@@ -13,7 +13,7 @@ import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import { PolledTag, type TaskTimer } from "./poll-group.js";
-import { nextTurn, TAGS_PER_SLICE } from "../sampling/slices.js";
+import { sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
@@ -179,7 +179,7 @@ export class DeviceRuntime {
       const live = new Set<number>();
       for (const r of this.running.values()) for (const t of r.poller.tags) live.add(t.slot);
       for (let i = 0; i < dropped.length; i++) {
-        if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+        if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
         const slot = dropped[i]!;
         if (!live.has(slot)) this.o.values.release(slot);
       }
@@ -207,12 +207,12 @@ export class DeviceRuntime {
     }
     return (async () => {
       for (let i = 0; i < n; i += TAGS_PER_SLICE) {
-        if (i > 0) await nextTurn();
+        if (i > 0) await sliceGate().next();
         this.acquireSlots(config, slots, i, Math.min(n, i + TAGS_PER_SLICE));
       }
       await this.o.nodes.syncDevice(config, slots);
       for (let i = 0; i < n; i += TAGS_PER_SLICE) {
-        await nextTurn();
+        await sliceGate().next();
         this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
       }
       if (!this.stopped) this.runDevice(config, link, slots, tags);
@@ -301,7 +301,7 @@ function sameDevice(a: DeviceConfig, b: DeviceConfig): boolean | Promise<boolean
   if (ta.length <= TAGS_PER_SLICE) return sameConfig(ta, tb);
   return (async () => {
     for (let i = 0; i < ta.length; i++) {
-      if (i > 0 && i % TAGS_PER_SLICE === 0) await nextTurn();
+      if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
       if (!sameConfig(ta[i], tb[i])) return false;
     }
     return true;

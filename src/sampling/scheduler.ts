@@ -102,6 +102,21 @@ export class DeadlineScheduler {
     return this.heap.length;
   }
 
+  /**
+   * The earliest deadline of any group (Infinity with none), read-only: work cut into slices
+   * (src/sampling/slices.ts) ends its slice before it. Also right while a slot runs, when the
+   * running group's next deadline is already set but the heap is not yet restored below it.
+   */
+  get nextDeadline(): number {
+    const h = this.heap;
+    const n = h.length;
+    if (n === 0) return Infinity;
+    let d = h[0].deadline;
+    if (n > 1 && h[1].deadline < d) d = h[1].deadline;
+    if (n > 2 && h[2].deadline < d) d = h[2].deadline;
+    return d;
+  }
+
   /** Lateness of run slots, in ms, at quantile q (0..1). */
   latencyQuantile(q: number): number {
     if (this.latenessCount === 0) return 0;

@@ -9,7 +9,7 @@ import { NULL_NODE_ID } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
 import { BrowseDirection, BrowseResultMask, NodeClass } from "../ua/generated/enums.js";
 import { loopTrace } from "../sampling/loop-trace.js";
-import { nextTurn } from "../sampling/slices.js";
+import { sliceGate } from "../sampling/slices.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import {
@@ -162,12 +162,13 @@ export const browse = defineService<BrowseRequest, BrowseResponse>({
     const session = ctx.session!;
     const results: BrowseResult[] = new Array(nodes.length);
     const respond = (): BrowseResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] });
-    // A request of many big folders is browsed in slices of ~1 ms, a turn of the event loop
-    // between them (the sampling deadlines first); the usual few nodes answer at once.
+    // A request of many big folders is browsed in slices of ~1 ms that end before the next
+    // sampling deadline, the due slots run between them; the usual few nodes answer at once.
+    const gate = sliceGate();
     const run = (from: number): number => {
-      const stop = performance.now() + BROWSE_SLICE_MS;
+      const stop = gate.end(BROWSE_SLICE_MS);
       for (let i = from; i < nodes.length; i++) {
-        if (i > from && (i - from) % NODES_PER_CHECK === 0 && performance.now() > stop) return i;
+        if (i > from && (i - from) % NODES_PER_CHECK === 0 && gate.now() > stop) return i;
         results[i] = pageOf(registry, session, nodes[i]!, 0, max, limits.maxBrowseContinuationPoints);
       }
       return nodes.length;
@@ -176,7 +177,7 @@ export const browse = defineService<BrowseRequest, BrowseResponse>({
     if (done === nodes.length) return respond();
     return (async () => {
       while (done < nodes.length) {
-        await nextTurn();
+        await gate.next();
         const start = performance.now();
         done = run(done);
         loopTrace.end("Browse (a slice)", start);
