@@ -15,6 +15,7 @@ import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { lowerHelperThreads } from "../sampling/helper-threads.js";
 import { loopTrace } from "../sampling/loop-trace.js";
+import { attachSliceGate, detachSliceGate, SliceGate } from "../sampling/slices.js";
 import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
@@ -107,6 +108,8 @@ export class FieldgateServer implements ServerCore {
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
   readonly scheduler = new DeadlineScheduler(systemClock, loopTrace);
+  /** Where the server's sliced work ends its slices: before the scheduler's next deadline. */
+  readonly slices = new SliceGate(this.scheduler, systemClock);
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values = new ValueCache();
   readonly subscriptions: SubscriptionEngine;
@@ -208,7 +211,7 @@ export class FieldgateServer implements ServerCore {
       trace: loopTrace,
       onStateChange: deviceStateLogger(leveled(log)),
     });
-    this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l });
+    this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l, slices: this.slices });
     this.events = new ServerEvents({ registry: this.registry, subscriptions: this.subscriptions, serverUri: config.server.applicationUri });
     registerServerMethods(this.methods, this.registry, this.subscriptions, this.events.items);
     this.devices.onModelChange = (change) => this.events.noteModelChange(change);
@@ -337,6 +340,8 @@ export class FieldgateServer implements ServerCore {
 
   async start(): Promise<void> {
     loopTrace.start();
+    // Device map starts and reloads slice by this server's deadlines too.
+    attachSliceGate(this.slices);
     lowerHelperThreads();
     await this.openSecurity();
     await this.transport.listen();
@@ -447,6 +452,7 @@ export class FieldgateServer implements ServerCore {
     // After the transport: no HistoryRead is still awaited; queued samples are written first.
     await this.history.close();
     loopTrace.stop();
+    detachSliceGate(this.slices);
     this.log.info("stopped");
   }
 }

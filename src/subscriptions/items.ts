@@ -216,7 +216,7 @@ export function createMonitoredItemsInSlices(
   checkTimestamps(timestamps);
   checkCount(requests.length, engine.limits.maxMonitoredItemsPerCall);
   sub.hold();
-  const done = inSlices(requests, ITEMS_PER_SLICE, "CreateMonitoredItems (a slice)", (part) => createMonitoredItems(engine, session, subscriptionId, timestamps, part));
+  const done = inSlices(requests, ITEMS_PER_SLICE, "CreateMonitoredItems (a slice)", (part) => createMonitoredItems(engine, session, subscriptionId, timestamps, part), engine.slices);
   return (done as Promise<MonitoredItemCreateResult[]>).finally(() => sub.release());
 }
 
@@ -225,7 +225,7 @@ export function deleteMonitoredItemsInSlices(engine: SubscriptionEngine, session
   if (ids.length <= ITEMS_PER_SLICE) return deleteMonitoredItems(engine, session, subscriptionId, ids);
   engine.subscriptionOf(session, subscriptionId);
   checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
-  return inSlices(ids, ITEMS_PER_SLICE, "DeleteMonitoredItems (a slice)", (part) => deleteMonitoredItems(engine, session, subscriptionId, part));
+  return inSlices(ids, ITEMS_PER_SLICE, "DeleteMonitoredItems (a slice)", (part) => deleteMonitoredItems(engine, session, subscriptionId, part), engine.slices);
 }
 
 function itemOf(sub: Subscription, id: number): MonitoredItem | undefined {

@@ -10,6 +10,8 @@
 //   keep-alive count runs out, sends a message with a queued request, or becomes Late: the next
 //   Publish request that arrives is answered at once;
 // - a Publish request received resets the lifetime counters of all the session's subscriptions.
+import { loopTrace } from "../sampling/loop-trace.js";
+import { SliceTail } from "../sampling/slices.js";
 import type { ScheduledGroup, SampleTask } from "../sampling/scheduler.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -37,11 +39,17 @@ export interface SubscriptionHost {
   readonly retransmissionLimit: number;
   wallNow(): number;
   /**
-   * When the message being built must be closed (performance.now() ms): a message of many
-   * notifications goes out in parts, one per turn of the event loop (the rest follows with
-   * moreNotifications), so that no Publish holds the loop past the slice. Infinity: no limit.
+   * When the message being built must be closed (sliceNow()'s ms): a message of many
+   * notifications goes out in parts, one per slice (the rest follows with moreNotifications),
+   * so that no Publish holds the loop past the slice or into the next sampling deadline.
+   * Infinity: no limit.
    */
-  sliceDeadline(): number;
+  sliceEnd(tail: number): number;
+  sliceNow(): number;
+  /** Whether a slice may start now (the next sampling deadline leaves room for it and its `tail`). */
+  sliceOpen(tail: number): boolean;
+  /** Calls fn(sub) when the next slice may start (after a turn; the sampling slots due first). */
+  nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
 }
@@ -50,7 +58,9 @@ export interface SubscriptionHost {
 const SLICE_CHECK = 512;
 
 function continuePublish(sub: Subscription): void {
+  const start = performance.now();
   sub.continuePublishing();
+  loopTrace.end(sub.continueLabel, start);
 }
 
 /** The encoder of a PublishResponse with a message of the subscription's notifications (see Subscription.writeResponse). */
@@ -108,6 +118,8 @@ export class Subscription implements ItemOwner, SampleTask {
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
   readonly label: string;
+  /** The loop trace's name for the rest of a message, sent in a later turn (continuePublishing). */
+  readonly continueLabel: string;
   /** Its event items (src/events), once it has any. */
   events: SubscriptionEventsHook | undefined = undefined;
 
@@ -118,6 +130,10 @@ export class Subscription implements ItemOwner, SampleTask {
   late = false;
   /** The rest of its notifications follows in the next turn of the event loop (see publish). */
   continuing = false;
+  /** How far its messages' slices ran past their end: the next ones end that much earlier before a sampling deadline. */
+  readonly tail = new SliceTail();
+  /** When the slice of the message being built was to end (Infinity: no limit). */
+  private sliceEndAt = Infinity;
   /** Requests making its items in slices (see hold). */
   private holds = 0;
   closed = false;
@@ -156,6 +172,7 @@ export class Subscription implements ItemOwner, SampleTask {
   constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
     this.label = `publishing cycle of subscription ${id}`;
+    this.continueLabel = `publishing cycle of subscription ${id} (a later slice)`;
     this.host = host;
     this.stats = host.stats;
     this.owner = owner;
@@ -212,8 +229,9 @@ export class Subscription implements ItemOwner, SampleTask {
     let due = !this.messageSent || (this.publishingEnabled && this.reportable);
     if (!due) due = --this.keepAliveCounter <= 0;
     if (!due) return;
-    if (hasRequest) this.publish(owner!.take());
-    else this.becomeLate();
+    if (!hasRequest) this.becomeLate();
+    else if (this.publishingEnabled && this.reportable && !this.host.sliceOpen(this.tail.ms)) this.goOnLater();
+    else this.publish(owner!.take());
   }
 
   resetLifetime(): void {
@@ -241,7 +259,10 @@ export class Subscription implements ItemOwner, SampleTask {
     this.lifetimeCounter = this.lifetimeCount;
     if (this.publishingEnabled && this.reportable && this.hasReportable()) {
       // A message that did not go out leaves its notifications queued: the next cycle tries again.
-      if (this.sendMessage(req) === SendResult.Whole) this.goOn(owner);
+      this.sliceEndAt = Infinity;
+      const sent = this.sendMessage(req);
+      if (this.sliceEndAt !== Infinity) this.tail.note(this.sliceEndAt, this.host.sliceNow());
+      if (sent === SendResult.Whole) this.goOn(owner);
       return;
     }
     this.stats.keepAlives++;
@@ -255,8 +276,13 @@ export class Subscription implements ItemOwner, SampleTask {
       this.becomeLate();
       return;
     }
+    this.goOnLater();
+  }
+
+  /** The message (or its next part) is built in the next slice: after the sampling slots that are due or about to be. */
+  private goOnLater(): void {
     this.continuing = true;
-    setImmediate(continuePublish, this);
+    this.host.nextSlice(continuePublish, this, this.tail.ms);
   }
 
   /** @internal the next part of a message that did not fit one slice. */
@@ -351,7 +377,9 @@ export class Subscription implements ItemOwner, SampleTask {
     if (head < count) {
       // hasReportable made sure pending[head] has something: the DataChangeNotification is not empty.
       nw.beginDataChanges();
-      const deadline = this.host.sliceDeadline();
+      const host = this.host;
+      const deadline = host.sliceEnd(this.tail.ms);
+      this.sliceEndAt = deadline;
       let check = SLICE_CHECK;
       while (head < count && budget > 0 && nw.size < maxBytes) {
         const item = pending[head]!;
@@ -370,7 +398,7 @@ export class Subscription implements ItemOwner, SampleTask {
           budget--;
           if (--check === 0) {
             check = SLICE_CHECK;
-            if (performance.now() > deadline) budget = 0;
+            if (host.sliceNow() >= deadline) budget = 0;
           }
         }
         written += k;
