@@ -43,6 +43,7 @@ export class Dispatcher implements ChannelHandler {
    */
   yieldPoint: (() => void) | undefined;
   private handled = 0;
+  private readonly asyncLabels = new Map<ServiceDefinition, string>();
 
   onRequest(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
     this.handle(channel, requestId, body, start, end);
@@ -101,8 +102,11 @@ export class Dispatcher implements ChannelHandler {
     if (result instanceof Promise) {
       result.then(
         (res) => {
+          // Not inside a socket read: timed on its own for the loop trace (a big response's encoding).
+          const start = performance.now();
           if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, true, 0);
           this.send(channel, requestId, handle, service!, res);
+          loopTrace.end(this.asyncLabel(service!), start);
         },
         (err: unknown) => {
           if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, false, statusOf(err));
@@ -113,6 +117,13 @@ export class Dispatcher implements ChannelHandler {
       if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, true, 0);
       this.send(channel, requestId, handle, service, result);
     }
+  }
+
+  /** "HistoryRead response": the label of a response sent after the handler's promise settled (made once per service). */
+  private asyncLabel(service: ServiceDefinition): string {
+    let label = this.asyncLabels.get(service);
+    if (label === undefined) this.asyncLabels.set(service, (label = `${service.name} response`));
+    return label;
   }
 
   onChannelClosed(channel: SecureChannel): void {
