@@ -245,6 +245,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)}, p99.9 ${ms(r.latenessP999Ms)} over ${r.latenessSlots} scheduler slots`
         : "sampling lateness: not reported by this server",
     );
+    if (Number.isFinite(num(r.windowGcPauses))) notes.push(`GC pauses in the window: ${r.windowGcPauses}, p99 ${ms(r.windowGcP99Ms)}, max ${ms(r.windowGcMaxMs)}`);
     if (Number.isFinite(num(r.gcPauseP99Ms))) {
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);
@@ -316,6 +317,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         latenessP99Ms: num(r.latenessP99Ms),
         latenessP999Ms: num(r.latenessP999Ms),
         gcPauseP99Ms: num(r.gcPauseP99Ms),
+        windowGcP99Ms: num(r.windowGcP99Ms),
+        windowGcMaxMs: num(r.windowGcMaxMs),
         stallsInWindow: r.stalls.length,
         serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
         serverCoreOthersShare: r.core === null ? null : num(Math.max(0, r.core.busyMicros - cpu) / (window * 1e6)),
