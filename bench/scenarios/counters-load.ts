@@ -78,6 +78,10 @@ export interface CountersLoadResult {
   latenessP99Ms: number;
   latenessP999Ms: number;
   latenessSlots: number;
+  /** The same over the warm-up, from the subscription's creation to the window. */
+  warmupLatenessP99Ms: number;
+  warmupLatenessP999Ms: number;
+  warmupLatenessSlots: number;
   /** The server's GC pauses in the window (its GC pause histogram): count, p99 and max, ms; NaN without one. */
   windowGcPauses: number;
   windowGcP99Ms: number;
@@ -341,6 +345,9 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     await subscribe(ch, nodes, p);
     let running = true;
     const loops = Array.from({ length: p.publishesInFlight }, () => publishLoop(ch, tally, () => running));
+    // The warm-up's own lateness is reported too: it holds what the window leaves out, the
+    // first seconds of a new subscription, while V8 compiles the paths that have become hot.
+    const hSub = await histograms(ch);
     await sleep(p.warmupSeconds * 1000);
 
     const h0 = await histograms(ch);
@@ -397,6 +404,15 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       latenessP99Ms = quantile(delta, h1.width, 0.99);
       latenessP999Ms = quantile(delta, h1.width, 0.999);
     }
+    let warmupLatenessP99Ms = NaN;
+    let warmupLatenessP999Ms = NaN;
+    let warmupLatenessSlots = 0;
+    if (hSub !== undefined && h0 !== undefined) {
+      const delta = h0.buckets.map((n, i) => n - (hSub.buckets[i] ?? 0));
+      warmupLatenessSlots = delta.reduce((a, b) => a + b, 0);
+      warmupLatenessP99Ms = quantile(delta, h0.width, 0.99);
+      warmupLatenessP999Ms = quantile(delta, h0.width, 0.999);
+    }
     let windowGcPauses = NaN;
     let windowGcP99Ms = NaN;
     let windowGcMaxMs = NaN;
@@ -432,6 +448,9 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       latenessP99Ms,
       latenessP999Ms,
       latenessSlots,
+      warmupLatenessP99Ms,
+      warmupLatenessP999Ms,
+      warmupLatenessSlots,
       windowGcPauses,
       windowGcP99Ms,
       windowGcMaxMs,
