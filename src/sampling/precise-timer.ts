@@ -16,6 +16,19 @@
 /** Sleeps at most this long at a time before giving the event loop a turn, ms. */
 const WAIT_PIECE_MS = 0.25;
 
+/**
+ * After a socket read or a request this recent, ms, the loop is taken to be serving clients:
+ * the timer then does not wait but lets the loop turn, since their reads run the due slots
+ * themselves (src/server/loop-governor.ts) and a wait would hold their requests.
+ */
+const CLIENT_WORK_MS = 1;
+let lastClientWork = -Infinity;
+
+/** The event loop is serving clients now (a socket read or a request was handled). */
+export function noteClientWork(): void {
+  lastClientWork = performance.now();
+}
+
 /** The cell Atomics.wait sleeps on: nothing ever notifies it, so every wait ends by its timeout. */
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
@@ -55,6 +68,10 @@ export class PreciseTimer {
     }
     if (left >= 1) {
       this.sleep(left);
+      return;
+    }
+    if (performance.now() - lastClientWork < CLIENT_WORK_MS) {
+      this.yieldTurn();
       return;
     }
     if (left <= WAIT_PIECE_MS) {
