@@ -158,6 +158,11 @@ export function sliceGate(): SliceGate {
   return processGate;
 }
 
+/** A turn of the event loop: timers (the sampling deadlines) and I/O run before the promise settles. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /**
  * `op` over `items` in slices of at most `size` (each also ending at the gate's slice end, looked
  * at every ITEMS_PER_CHECK items), the next slice when the gate opens: the results in order.
