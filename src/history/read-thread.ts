@@ -15,7 +15,6 @@ import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { withBodies, type EncodedNodeResult, type HistoryReadJob, type NodeReadResult } from "./read-job.js";
 import { WorkerLink, workerFile, type Reply } from "./thread.js";
-import { sliceGate } from "../sampling/slices.js";
 
 export interface ReadWorkerData {
   readonly file: string;
@@ -57,10 +56,6 @@ interface Waiting {
 const DEFAULT_CACHE = 4 << 20;
 /** The bodies' shared memory to start with: a read of 100,000 Doubles is about 1.8 MB. */
 const BODIES = 4 << 20;
-/** Answers with fewer bytes of bodies are handed on at once: encoding them is ~0.1 ms. */
-const ANSWER_AT_ONCE = 64 << 10;
-/** What encoding a response into chunks takes, bytes per ms (a read of 100,000 values, 1.8 MB: 0.5-2 ms, up to 6 ms measured): on the slow side. */
-const ANSWER_BYTES_PER_MS = 512 << 10;
 /** Default ReadThreadOptions.idleStop: a historian that polls every few seconds keeps its worker. */
 export const IDLE_STOP = 60_000;
 
@@ -69,8 +64,6 @@ export class HistoryReadThread {
   private link: WorkerLink<ReadRequest, ReadReply> | undefined;
   private readonly waiting: Waiting[] = [];
   private current: Waiting | undefined;
-  /** The worker's answer to `current`, while it waits for room on the event loop (finish). */
-  private answerOf: EncodedNodeResult[] | undefined;
   private stopped = false;
   private bodies: SharedArrayBuffer | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -133,33 +126,15 @@ export class HistoryReadThread {
 
   private finish(w: Waiting, r: ReadReply | undefined, err: unknown): void {
     if (this.current !== w) return;
+    this.current = undefined;
     if (err !== undefined || r?.results === undefined) {
-      this.current = undefined;
       const code = (err as { code?: string } | undefined)?.code;
       this.options.onError?.(err);
       w.reject(new UaStatusError(code === "ERR_WORKER_OUT_OF_MEMORY" ? StatusCodes.BadOutOfMemory : StatusCodes.BadInternalError, err instanceof Error ? err.message : "no answer"));
-      setImmediate(next, this);
-      return;
+    } else {
+      if (r.bodies) this.bodies = r.bodies;
+      w.resolve(withBodies(r.results, new Uint8Array(this.bodies!)));
     }
-    if (r.bodies) this.bodies = r.bodies;
-    this.answerOf = r.results;
-    // The service encodes the response in the turn it gets the answer (a read of 100,000 values:
-    // 1.8 MB copied into chunks and sealed, 0.5-6 ms measured): a big one waits until the next
-    // sampling deadline leaves room for it, or has passed.
-    const bytes = bodyBytes(r.results);
-    if (bytes < ANSWER_AT_ONCE) this.answer();
-    else sliceGate().later(answerNow, this, bytes / ANSWER_BYTES_PER_MS);
-  }
-
-  /** @internal Hands the answer of the job in the worker to its service. */
-  answer(): void {
-    const w = this.current;
-    const results = this.answerOf;
-    this.current = undefined;
-    this.answerOf = undefined;
-    // stop() refused it meanwhile.
-    if (w === undefined || results === undefined) return;
-    w.resolve(withBodies(results, new Uint8Array(this.bodies!)));
     // The next job overwrites the bodies: it starts after this turn, in which the awaiting
     // service has copied them into its response.
     setImmediate(next, this);
@@ -211,16 +186,6 @@ export class HistoryReadThread {
     await Promise.all([...this.retiring]);
     if (link?.alive) await endLink(link);
   }
-}
-
-function answerNow(t: HistoryReadThread): void {
-  t.answer();
-}
-
-function bodyBytes(results: readonly EncodedNodeResult[]): number {
-  let n = 0;
-  for (const r of results) if (r.body !== undefined) n += r.body[1] - r.body[0];
-  return n;
 }
 
 /** Has the worker close its connection and end, after the job it may be running. */

@@ -21,8 +21,6 @@ import { DEFAULT_AGGREGATE_CONFIGURATION } from "../../src/history/aggregates.js
 import { GatewayHistory, type HistoryBackend } from "../../src/history/history.js";
 import { runReadJob, withBodies, type HistoryReadJob } from "../../src/history/read-job.js";
 import { HistoryReadThread } from "../../src/history/read-thread.js";
-import { FakeClock } from "../../src/sampling/clock.js";
-import { attachSliceGate, detachSliceGate, SliceGate } from "../../src/sampling/slices.js";
 import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryWriteThread } from "../../src/history/write-thread.js";
 import type { ServerCore } from "../../src/services/server-core.js";
@@ -367,34 +365,6 @@ describe.skipIf(!built)("HistoryRead on the read worker", () => {
       expect(got.map((r) => r.values)).toEqual(expected.map((r) => r.values));
       for (let k = 0; k < got.length; k++) expect(Buffer.from(got[k].historyData!).equals(Buffer.from(expected[k].historyData!)), `${count} values, node ${k}`).toBe(true);
     }
-  }, 60_000);
-
-  it("hands a big answer on once the next sampling deadline leaves room to encode it, a small one at once", async () => {
-    const h = gatewayHistory("  maxValuesPerRead: 1000000\n");
-    h.writer.declare(node("t"));
-    for (let i = 0; i < 20_000; i++) h.writer.record(node("t"), dbl(i * 0.5, T0 + i));
-    h.writer.flushAll();
-    // A sampling deadline 0.5 ms ahead on a clock that moves only when the test says: too near
-    // for encoding 20,000 values (~360 KB) before it, not for 100 (~2 KB, answered at once).
-    const clock = new FakeClock(0);
-    const gate = new SliceGate({ nextDeadline: 0.5, runDue: () => {} }, clock);
-    attachSliceGate(gate);
-    cleanups.push(() => detachSliceGate(gate));
-    const job = (count: number): HistoryReadJob => ({ details: { kind: "raw", body: raw(T0, T0 + count, 0, false) }, timestampsToReturn: TimestampsToReturn.Both, budget: 1_000_000, nodes: [{ key: "ns=1;s=t" }] });
-    const small = await h.read(job(100));
-    expect(small[0].values).toBe(100);
-    let settled = false;
-    const big = h.read(job(20_000)).then((r) => {
-      settled = true;
-      return r;
-    });
-    // The worker's answer came and waits for the deadline (the gate's timer on the test's clock).
-    await until(() => clock.pendingTimers === 1, 20_000);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(settled).toBe(false);
-    clock.advance(0.5);
-    const got = await big;
-    expect(got[0].values).toBe(20_000);
   }, 60_000);
 
   it("ends its worker after idleStop without a read, and starts a new one for the next read", async () => {
