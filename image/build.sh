@@ -115,6 +115,9 @@ cat > "$work/tsconfig.json" <<JSON
 }
 JSON
 (cd "$repo" && npx --no-install tsc -p "$work/tsconfig.json")
+# The gateway's modules bundled into $app/dist/bundle, which the fieldgate command loads
+# (src/build/bundle.ts; esbuild comes from the repository's dev dependencies).
+(cd "$repo" && node "$app/dist/src/build/bundle.js" "$app/dist")
 cp "$repo/package.json" "$repo/package-lock.json" "$app/"
 # Scripts run later, in the target root, where the addons are compiled for the target.
 (cd "$app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)

@@ -14,6 +14,7 @@
 //
 // Parameters come in FIELDGATE_BENCH_HISTORY (JSON, HistoryPreloadParams). Worker threads see the
 // same environment and load preloads too: only the main thread acts.
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -46,12 +47,24 @@ interface ServerClass {
   prototype: ServerLike;
 }
 
+/**
+ * The module whose FieldgateServer the CLI will run, so that the wrapped start is that one: the
+ * bundle's (dist/bundle/server.js) where src/cli.ts takes the bundle (present, and not older
+ * than the last compile), else the compiled module.
+ */
+function serverModule(root: string): string {
+  const bundled = join(root, "dist", "bundle", "server.js");
+  const compiled = join(root, "dist", "tsconfig.tsbuildinfo");
+  const fresh = existsSync(bundled) && (!existsSync(compiled) || statSync(bundled).mtimeMs >= statSync(compiled).mtimeMs);
+  return pathToFileURL(fresh ? bundled : join(root, "dist", "src", "server", "server.js")).href;
+}
+
 async function prepare(p: HistoryPreloadParams): Promise<void> {
   const dist = (f: string) => pathToFileURL(join(p.root, "dist", f)).href;
   const { loadGatewayConfig } = (await import(dist("src/config/load.js"))) as {
     loadGatewayConfig(file: string): { dataDir: string; history: { database?: string } };
   };
-  const { FieldgateServer } = (await import(dist("src/server/server.js"))) as { FieldgateServer: ServerClass };
+  const { FieldgateServer } = (await import(serverModule(p.root))) as { FieldgateServer: ServerClass };
   const { MemoryNamespace } = (await import(dist("src/address-space/memory-namespace.js"))) as {
     MemoryNamespace: new (ns: number, registry: Registry) => { addVariable(o: object): unknown };
   };

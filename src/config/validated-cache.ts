@@ -14,6 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { validateFile, validateYaml } from "./load.js";
+import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
 
@@ -29,8 +30,10 @@ function codeFingerprint(): string | null {
   if (fingerprint !== undefined) return fingerprint;
   try {
     const here = fileURLToPath(import.meta.url);
-    const dir = dirname(here);
     const ext = extname(here);
+    // From the sources (vitest) the folder of this file; compiled, the compiled modules'
+    // folder, also when this runs from the gateway's bundle (dist/bundle, src/build/bundle.ts).
+    const dir = ext === ".ts" ? dirname(here) : join(packageRoot(), "dist", "src", "config");
     const hash = createHash("sha256");
     const files = readdirSync(dir)
       .filter((f) => f.endsWith(ext))

@@ -16,7 +16,8 @@
 import { execFile } from "node:child_process";
 import { existsSync, readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { packageRoot } from "../package-info.js";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
 
 export interface Reply {
@@ -45,10 +46,10 @@ export const WORKER_NICE = 10;
 
 /** The compiled file of a worker of src/history. */
 export function workerFile(name: string): URL {
-  const here = import.meta.url;
-  // Loaded from the TypeScript sources (vitest), this module still starts plain Node threads:
-  // they run the compiled files in dist/ (`npm test` builds them first).
-  const url = here.endsWith(".ts") ? new URL(`../../dist/src/history/${name}.js`, here) : new URL(`./${name}.js`, here);
+  // Loaded from the TypeScript sources (vitest) or from the gateway's bundle (dist/bundle,
+  // src/build/bundle.ts), this module still starts plain Node threads on the compiled files of
+  // dist/src/history (`npm test` builds them first).
+  const url = new URL(`dist/src/history/${name}.js`, pathToFileURL(`${packageRoot()}/`));
   if (!existsSync(fileURLToPath(url))) throw new Error(`history worker ${fileURLToPath(url)} is missing: build first (npm run build)`);
   return url;
 }

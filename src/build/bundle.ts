@@ -1,0 +1,50 @@
+// `node dist/src/build/bundle.js [DIST]` (the last step of `npm run build`, and of the image's
+// build): bundles the compiled gateway (DIST/src/main.js and every module of ours it imports,
+// drivers included) into DIST/bundle/, which src/cli.ts loads. Packages stay imports of their
+// own (native addons, node-opcua-crypto, yaml, mqtt); what src/main.ts imports only when used
+// (the operators' tools, the status page, the Sparkplug edge node) becomes chunks of its own, so
+// it is still loaded only when used. The history workers run their own compiled files
+// (DIST/src/history), started by path.
+//
+// esbuild is a build-time dependency: it is found from the working directory's package (the
+// repository), so that the image's build can bundle a tree whose node_modules has no dev
+// dependencies.
+import { createRequire } from "node:module";
+import { rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type * as Esbuild from "esbuild";
+
+async function main(argv: string[]): Promise<number> {
+  const dist = resolve(argv[0] ?? "dist");
+  const esbuild = createRequire(resolve("package.json"))("esbuild") as typeof Esbuild;
+  const outdir = join(dist, "bundle");
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await esbuild.build({
+    // server.js as an entry of its own, sharing its chunks with main.js: a preload that wraps
+    // FieldgateServer's prototype (the bench's history case) reaches the class the CLI runs.
+    entryPoints: { main: join(dist, "src", "main.js"), server: join(dist, "src", "server", "server.js") },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    chunkNames: "chunk-[hash]",
+    // Stack traces and logs keep their names: readable code, only the modules' wrappers go.
+    minify: false,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  return result.errors.length === 0 ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error("bundle:", err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  },
+);
