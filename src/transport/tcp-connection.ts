@@ -21,6 +21,7 @@ import { ChunkWriter, type ChunkOutput } from "./chunk-writer.js";
 import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
 import type { ReassemblyBuffer } from "./message-assembler.js";
 import { SendQueue } from "./send-queue.js";
+import { startReads, stopReads } from "./socket-reads.js";
 import { TurnShare, type TurnOwner } from "./turns.js";
 import { HEADER_SIZE, PROTOCOL_VERSION, negotiateHello, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
 
@@ -197,7 +198,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
       this.discarded += data.length;
       freeRead(data);
       if (this.discarded > CLOSE_DISCARD_LIMIT && this.closeStatus !== StatusCodes.Good && !this.readPaused) {
-        this.socket.pause();
+        stopReads(this.socket);
         this.readPaused = true;
       }
       return;
@@ -265,21 +266,24 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     // than a turn's worth does (pausing and resuming costs a round through the stream machinery).
     // And none while the budget is spent: socket reads already in are charged as they come.
     const backlog = this.rx.pending && (!this.turn.waiting || this.rx.keptBytes > KEPT_READS_MAX || this.pool.exhausted);
-    const blocked =
-      !closing &&
-      (backlog ||
+    // A closing connection whose peer floods on past its ERR is not read any more (onData).
+    const blocked = closing
+      ? this.discarded > CLOSE_DISCARD_LIMIT && this.closeStatus !== StatusCodes.Good
+      : backlog ||
         this.admitting ||
         this.rx.waitingBuffer ||
         this.inputSuspended ||
         this.bpPaused ||
         this.tx.blocked ||
-        this.queuedBytes > this.limits.maxQueuedResponseBytes);
+        this.queuedBytes > this.limits.maxQueuedResponseBytes;
     if (blocked && !this.readPaused) {
-      this.socket.pause();
+      // Stopped in libuv, not only paused: a paused stream would still take one more read and
+      // hold it, uncharged (socket-reads.ts).
+      stopReads(this.socket);
       this.readPaused = true;
     } else if (!blocked && this.readPaused && this.state !== ConnectionState.Closed) {
       // Also while closing (gracefully): reading on lets the peer's FIN (and so 'close') through.
-      this.socket.resume();
+      startReads(this.socket);
       this.readPaused = false;
     }
   }
