@@ -9,12 +9,14 @@ import {
   NULL_VARIANT,
   VariantArrayType,
   type DataValue,
+  type DateTime,
   type DiagnosticInfo,
   type ExpandedNodeId,
   type ExtensionObject,
   type LocalizedText,
   type NodeId,
   type QualifiedName,
+  type StatusCode,
   type Variant,
 } from "./builtins.js";
 import { decodingError, encodingError } from "./errors.js";
@@ -330,13 +332,24 @@ const DV_SERVER_PICOSECONDS = 0x20;
  * decoded DataValue has no statusCode when it was Good.
  */
 export function encodeDataValue(w: BinaryWriter, v: DataValue): void {
+  encodeDataValueFields(w, v.value, v.statusCode, v.sourceTimestamp, v.sourcePicoseconds, v.serverTimestamp, v.serverPicoseconds);
+}
+
+/**
+ * A DataValue given field by field: what encodeDataValue writes for an object with these fields,
+ * for a caller that would otherwise build that object only to have it written (a Read's results
+ * with the timestamps asked for, services/attribute.ts).
+ */
+export function encodeDataValueFields(
+  w: BinaryWriter,
+  value: Variant | undefined,
+  status: StatusCode | undefined,
+  sourceTs: DateTime | undefined,
+  sourcePs: number | undefined,
+  serverTs: DateTime | undefined,
+  serverPs: number | undefined,
+): void {
   if (++w.depth > w.maxDepth) throw encodingError(`nesting deeper than ${w.maxDepth}`);
-  const value = v.value;
-  const status = v.statusCode;
-  const sourceTs = v.sourceTimestamp;
-  const serverTs = v.serverTimestamp;
-  const sourcePs = v.sourcePicoseconds;
-  const serverPs = v.serverPicoseconds;
   let mask = 0;
   if (value !== undefined && value !== null) mask |= DV_VALUE;
   if (status !== undefined && status !== 0) mask |= DV_STATUS;
