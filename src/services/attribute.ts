@@ -65,7 +65,7 @@ function dataEncodingStatus(item: AttributeRead): number {
 }
 
 /** Applies TimestampsToReturn (Part 4 §7.40) without touching the manager's stored DataValue. */
-function stamp(dv: DataValue, mode: TimestampsToReturn, now: number, isValue: boolean): DataValue {
+export function stamp(dv: DataValue, mode: TimestampsToReturn, now: number, isValue: boolean): DataValue {
   if (!isValue) return dv;
   switch (mode) {
     case TimestampsToReturn.Source:

@@ -332,7 +332,31 @@ const DV_SERVER_PICOSECONDS = 0x20;
  * decoded DataValue has no statusCode when it was Good.
  */
 export function encodeDataValue(w: BinaryWriter, v: DataValue): void {
-  encodeDataValueFields(w, v.value, v.statusCode, v.sourceTimestamp, v.sourcePicoseconds, v.serverTimestamp, v.serverPicoseconds);
+  // Not a call of encodeDataValueFields: this is every DataValue's path, and the extra call of
+  // seven arguments measured in the Read rate.
+  if (++w.depth > w.maxDepth) throw encodingError(`nesting deeper than ${w.maxDepth}`);
+  const value = v.value;
+  const status = v.statusCode;
+  const sourceTs = v.sourceTimestamp;
+  const serverTs = v.serverTimestamp;
+  const sourcePs = v.sourcePicoseconds;
+  const serverPs = v.serverPicoseconds;
+  let mask = 0;
+  if (value !== undefined && value !== null) mask |= DV_VALUE;
+  if (status !== undefined && status !== 0) mask |= DV_STATUS;
+  if (sourceTs !== undefined) mask |= DV_SOURCE_TIMESTAMP;
+  if (serverTs !== undefined) mask |= DV_SERVER_TIMESTAMP;
+  if (sourcePs !== undefined && sourcePs !== 0) mask |= DV_SOURCE_PICOSECONDS;
+  if (serverPs !== undefined && serverPs !== 0) mask |= DV_SERVER_PICOSECONDS;
+  w.ensure(1);
+  w.buffer[w.pos++] = mask;
+  if (mask & DV_VALUE) encodeVariant(w, value as Variant);
+  if (mask & DV_STATUS) w.writeUInt32(status as number);
+  if (mask & DV_SOURCE_TIMESTAMP) w.writeDateTime(sourceTs as number);
+  if (mask & DV_SOURCE_PICOSECONDS) w.writeUInt16(sourcePs as number);
+  if (mask & DV_SERVER_TIMESTAMP) w.writeDateTime(serverTs as number);
+  if (mask & DV_SERVER_PICOSECONDS) w.writeUInt16(serverPs as number);
+  w.depth--;
 }
 
 /**
