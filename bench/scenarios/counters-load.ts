@@ -78,6 +78,14 @@ export interface CountersLoadResult {
   latenessP99Ms: number;
   latenessP999Ms: number;
   latenessSlots: number;
+  /** The same over the warm-up, from the subscription's creation to the window. */
+  warmupLatenessP99Ms: number;
+  warmupLatenessP999Ms: number;
+  warmupLatenessSlots: number;
+  /** The server's GC pauses in the window (its GC pause histogram): count, p99 and max, ms; NaN without one. */
+  windowGcPauses: number;
+  windowGcP99Ms: number;
+  windowGcMaxMs: number;
   /** What the server's stall tracer saw (fieldgate only): late slots of the window with their causes. */
   stalls: string[];
   /** The server's GC pause p99 and max since start, and its event-loop delay p99 and max, ms. */
@@ -291,14 +299,24 @@ async function traceOf(ch: UaClientChannel, from: number, to: number): Promise<P
   }
 }
 
-/** The server's lateness histogram (fieldgate's diagnostics namespace), or undefined elsewhere. */
-async function latenessHistogram(ch: UaClientChannel): Promise<{ buckets: number[]; width: number } | undefined> {
+/**
+ * The server's lateness histogram and its GC pause histogram, counts since start (fieldgate's
+ * diagnostics namespace), or undefined elsewhere (gc: undefined from a build without it).
+ */
+async function histograms(ch: UaClientChannel): Promise<{ buckets: number[]; gc: number[] | undefined; width: number } | undefined> {
   try {
     const nodes = await resolveNodes(ch, [`${DIAG}LatenessHistogram`, `${DIAG}LatenessBucketWidth`]);
     const [h, w] = await readValues(ch, nodes.map(valueReadOf));
     const buckets = h?.value?.value;
     if (!Array.isArray(buckets) || typeof w?.value?.value !== "number") return undefined;
-    return { buckets: buckets as number[], width: w.value.value };
+    let gc: number[] | undefined;
+    try {
+      const [g] = await readValues(ch, (await resolveNodes(ch, [`${DIAG}GcPauseHistogram`])).map(valueReadOf));
+      if (Array.isArray(g?.value?.value)) gc = g.value.value as number[];
+    } catch {
+      gc = undefined;
+    }
+    return { buckets: buckets as number[], gc, width: w.value.value };
   } catch {
     return undefined;
   }
@@ -327,9 +345,12 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     await subscribe(ch, nodes, p);
     let running = true;
     const loops = Array.from({ length: p.publishesInFlight }, () => publishLoop(ch, tally, () => running));
+    // The warm-up's own lateness is reported too: it holds what the window leaves out, the
+    // first seconds of a new subscription, while V8 compiles the paths that have become hot.
+    const hSub = await histograms(ch);
     await sleep(p.warmupSeconds * 1000);
 
-    const h0 = await latenessHistogram(ch);
+    const h0 = await histograms(ch);
     const t0 = performance.now();
     tally.windowStart = Date.now();
     tally.windowEnd = Infinity;
@@ -351,7 +372,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     // Notifications sampled before the window's end may still be on their way.
     await sleep(p.publishingIntervalMs + 200);
     tally.recording = false;
-    const h1 = await latenessHistogram(ch);
+    const h1 = await histograms(ch);
     const trace = await traceOf(ch, tally.windowStart, tally.windowEnd);
     running = false;
     // Waiting requests end with the session (CloseSession answers them); no need to wait them out.
@@ -383,6 +404,27 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       latenessP99Ms = quantile(delta, h1.width, 0.99);
       latenessP999Ms = quantile(delta, h1.width, 0.999);
     }
+    let warmupLatenessP99Ms = NaN;
+    let warmupLatenessP999Ms = NaN;
+    let warmupLatenessSlots = 0;
+    if (hSub !== undefined && h0 !== undefined) {
+      const delta = h0.buckets.map((n, i) => n - (hSub.buckets[i] ?? 0));
+      warmupLatenessSlots = delta.reduce((a, b) => a + b, 0);
+      warmupLatenessP99Ms = quantile(delta, h0.width, 0.99);
+      warmupLatenessP999Ms = quantile(delta, h0.width, 0.999);
+    }
+    let windowGcPauses = NaN;
+    let windowGcP99Ms = NaN;
+    let windowGcMaxMs = NaN;
+    if (h0?.gc !== undefined && h1?.gc !== undefined) {
+      const before = h0.gc;
+      const delta = h1.gc.map((n, i) => n - (before[i] ?? 0));
+      windowGcPauses = delta.reduce((a, b) => a + b, 0);
+      windowGcP99Ms = windowGcPauses === 0 ? 0 : quantile(delta, h1.width, 0.99);
+      let top = delta.length - 1;
+      while (top > 0 && delta[top] === 0) top--;
+      windowGcMaxMs = windowGcPauses === 0 ? 0 : top * h1.width;
+    }
     const windowSeconds = (t1 - t0) / 1000;
     return {
       params: p,
@@ -406,6 +448,12 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       latenessP99Ms,
       latenessP999Ms,
       latenessSlots,
+      warmupLatenessP99Ms,
+      warmupLatenessP999Ms,
+      warmupLatenessSlots,
+      windowGcPauses,
+      windowGcP99Ms,
+      windowGcMaxMs,
       ...trace,
     };
   } finally {

@@ -19,6 +19,7 @@ import type { ValueCache } from "../values/value-cache.js";
 import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "./block-plan.js";
 import { DriverError, isLinkFailure, type DataArea } from "./driver.js";
 import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
+import { nextTurn } from "../sampling/slices.js";
 import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
 
 /** One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot. */
@@ -102,6 +103,9 @@ export interface TaskTimer {
   end(label: string, start: number): void;
 }
 
+/** Tags delivered into the cache in one task: ~0.1-0.2 µs each with the items they feed (bench counters at 16,384). */
+const TAGS_PER_DELIVERY = 4096;
+
 /** The tags of one device polled at one rate. */
 export class PollGroup implements SampleTask {
   readonly interval: number;
@@ -161,7 +165,8 @@ export class PollGroup implements SampleTask {
       const block = blocks[i]!;
       let parts: Block<PolledTag>[] | undefined;
       try {
-        this.deliver(block, await d.read(block));
+        const rest = this.deliverAll(block, await d.read(block));
+        if (rest !== undefined) await rest;
       } catch (err) {
         if (d.stopped) return;
         try {
@@ -213,24 +218,44 @@ export class PollGroup implements SampleTask {
         await this.split(sub, out);
         continue;
       }
-      this.deliver(sub, data);
+      const rest = this.deliverAll(sub, data);
+      if (rest !== undefined) await rest;
       out.push(sub);
     }
   }
 
-  private deliver(block: Block<PolledTag>, data: Uint16Array | Uint8Array): void {
+  /**
+   * A block's values into the cache, TAGS_PER_DELIVERY at a time with a turn of the event loop
+   * between them: a block of a Modbus device is one slice, an in-process driver's can hold
+   * 16,384 tags (bench counters: ~2-3 ms delivered whole, which made the next slot late).
+   */
+  private deliverAll(block: Block<PolledTag>, data: Uint16Array | Uint8Array): void | Promise<void> {
+    const time = this.device.wallNow();
+    const first = this.deliver(block, data, 0, time);
+    if (first >= block.tags.length) return;
+    return (async () => {
+      for (let from = first; from < block.tags.length; ) {
+        await nextTurn();
+        from = this.deliver(block, data, from, time);
+      }
+    })();
+  }
+
+  /** Tags from `from` on, up to TAGS_PER_DELIVERY of them; returns where it stopped. */
+  private deliver(block: Block<PolledTag>, data: Uint16Array | Uint8Array, from: number, time: number): number {
     const d = this.device;
-    if (d.stopped) return;
-    const begun = performance.now();
-    const time = d.wallNow();
-    const values = d.values;
     const tags = block.tags;
+    if (d.stopped) return tags.length;
+    const begun = performance.now();
+    const values = d.values;
     const start = block.start;
-    for (let i = 0; i < tags.length; i++) {
+    const end = Math.min(tags.length, from + TAGS_PER_DELIVERY);
+    for (let i = from; i < end; i++) {
       const tag = tags[i]!;
       deliverTag(values, tag, data, tag.start - start, time);
     }
     d.trace?.end(this.deliverLabel, begun);
+    return end;
   }
 
   /** Hands on a Bad status for tags whose status changes; values and timestamps are kept. */

@@ -1,5 +1,6 @@
 // The clock that sampling and polling read (STYLE habit 6: a plug point, so deadline tests are
 // exact and take no wall time).
+import { PreciseTimer } from "./precise-timer.js";
 
 export interface Clock {
   /** Milliseconds, monotonic within the process, comparable to deadlines. */
@@ -15,18 +16,12 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
-  setTimer: (callback, delayMs) => {
-    // Node truncates a timer's delay to whole ms (and libuv counts in whole ms), so 8.4 became
-    // 8 and the timer fired before the deadline: the scheduler found nothing due and armed again
-    // for the fraction left, which Node makes 1 ms. Two wake-ups per slot, and the second was
-    // the one that came late (bench counters 1,024 items: 1,526 such re-arms in 10 s, 20 of them
-    // more than 2 ms late). Rounded up, the timer fires once, at or just after the deadline.
-    const t = setTimeout(callback, Math.ceil(delayMs));
-    // The scheduler must not keep a stopping process alive on its own.
-    t.unref();
-    return t;
-  },
-  clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  // Node truncates a timer's delay to whole ms, and libuv counts in whole ms of a loop time that
+  // is itself truncated: set for a deadline, a timer fired up to ~1 ms after it (or before it,
+  // which made the scheduler arm again and come in late). PreciseTimer fires at the deadline
+  // to within ~0.1 ms, and never before it.
+  setTimer: (callback, delayMs) => new PreciseTimer(callback, delayMs),
+  clearTimer: (handle) => (handle as PreciseTimer).cancel(),
 };
 
 /** A clock tests drive by hand: timers fire only inside `advance`, in deadline order. */

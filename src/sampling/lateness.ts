@@ -43,6 +43,13 @@ export class LatenessHistogram {
     return { le, count: this.count + this.foldedCount, sum: this.sum + this.foldedSum };
   }
 
+  /** Since start: the count in each 0.1 ms bucket (the last one 1 s and more), a copy. */
+  bucketsSinceStart(): Uint32Array {
+    const out = new Uint32Array(BUCKETS);
+    for (let i = 0; i < BUCKETS; i++) out[i] = this.counts[i]! + this.folded[i]!;
+    return out;
+  }
+
   /** Lateness at quantile q (0..1), ms, to 0.1 ms; 0 when nothing was recorded. */
   quantile(q: number): number {
     if (this.count === 0) return 0;

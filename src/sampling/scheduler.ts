@@ -63,6 +63,8 @@ export class DeadlineScheduler {
   private readonly heap: ScheduledGroup[] = [];
   private timer: unknown = undefined;
   private armedFor = Infinity;
+  /** The timer's callback, made once (the scheduler arms a timer for every firing). */
+  private readonly onTimer = (): void => this.fire();
   private firing = false;
   private readonly lateness = new Uint32Array(BUCKETS);
   private latenessCount = 0;
@@ -220,7 +222,7 @@ export class DeadlineScheduler {
     if (this.timer !== undefined && next >= this.armedFor) return;
     this.disarm();
     this.armedFor = next;
-    this.timer = this.clock.setTimer(() => this.fire(), Math.max(0, next - this.clock.now()));
+    this.timer = this.clock.setTimer(this.onTimer, Math.max(0, next - this.clock.now()));
   }
 
   private disarm(): void {

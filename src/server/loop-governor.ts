@@ -7,6 +7,7 @@
 import type { LoopTrace } from "../sampling/loop-trace.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { TaskTimer } from "../transport/tcp-connection.js";
+import { noteClientWork } from "../sampling/precise-timer.js";
 
 export class LoopGovernor implements TaskTimer {
   constructor(
@@ -16,11 +17,13 @@ export class LoopGovernor implements TaskTimer {
 
   afterRead(start: number): void {
     this.trace.end(this.trace.readLabel(), start);
+    noteClientWork();
     this.scheduler.runDue();
   }
 
   /** Between two requests of one read (every 16th: the dispatcher's yield point). */
   between(): void {
+    noteClientWork();
     this.scheduler.runDue();
   }
 }

@@ -120,6 +120,9 @@ export class DiagnosticsNamespace {
       add(sampling, "GcPauses", BuiltinType.UInt64, () => count(trace.gcCount), "Garbage collection pauses of the main thread since start.");
       add(sampling, "GcPauseP99", BuiltinType.Double, () => trace.gcPauses.quantile(0.99), `99th percentile of the GC pauses, ${ms}.`);
       add(sampling, "GcPauseMax", BuiltinType.Double, () => trace.gcPauseMax, `Longest GC pause, ${ms}.`);
+      // The quantiles above count the start-up's GCs for good; two readings of this one give a
+      // window's own (bench counters).
+      add(sampling, "GcPauseHistogram", BuiltinType.UInt32, () => trace.gcPauses.bucketsSinceStart(), "GC pauses since start per bucket of LatenessBucketWidth ms; the last bucket is 1 s and more.", 1);
       add(sampling, "LongestTask", BuiltinType.String, () => (trace.longestTask === "" ? "" : `${trace.longestTask}: ${trace.longestTaskMs.toFixed(1)} ms`), "The longest task this process timed on its event loop since start.");
       add(sampling, "Stalls", BuiltinType.UInt64, () => count(trace.stallCount), `Slots run more than ${STALL_MS} ms late since start.`);
       add(sampling, "RecentStalls", BuiltinType.String, () => trace.recentStalls().map(formatStall), "The last late slots, with the task or GC pause that held the event loop meanwhile.", 1);

@@ -6,6 +6,7 @@ import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { DevicePoller } from "../../src/devices/device-poller.js";
 import { compileTag } from "../../src/devices/tag-codec.js";
+import { PollGroup, PolledTag, type PollTarget } from "../../src/devices/poll-group.js";
 import { modbusDrivers } from "../../drivers/modbus/definition.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
@@ -270,5 +271,49 @@ describe("stop", () => {
     expect(driver.log.length).toBe(requests);
     expect(sink.take()).toEqual([]);
     expect(scheduler.size).toBe(0);
+  });
+});
+
+describe("a block of thousands of tags", () => {
+  it("is delivered into the cache in slices, with turns of the event loop between them", async () => {
+    const one = device("      - { name: t, address: holding:0 }\n");
+    const template = one.tags[0]!;
+    const n = 10_000;
+    const cache = new ValueCache();
+    const tags = Array.from({ length: n }, (_, i) => {
+      const config = { ...template, name: `t${i}`, address: { ...template.address, offset: i } };
+      return new PolledTag(config, one, cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
+    });
+    const memory = Uint16Array.from({ length: n }, (_, i) => i);
+    const target: PollTarget = {
+      name: "in-process",
+      values: cache,
+      limits: { maxRegisters: Infinity, maxBits: Infinity, maxGap: 0 },
+      stopped: false,
+      trace: undefined,
+      wallNow: () => 1_000,
+      mayAttempt: () => true,
+      recordLateness: () => undefined,
+      read: async (block) => memory.subarray(block.start, block.start + block.count),
+      answered: () => undefined,
+      cycleDone: () => undefined,
+      failed: (err) => {
+        throw err;
+      },
+      noteConfigError: () => undefined,
+    };
+    const group = new PollGroup(target, 10, tags);
+    expect(group.blocks.length).toBe(1);
+    const delivered = () => tags.filter((t) => cache.hasValue(t.slot)).length;
+    // Queued before the poll's first slice: runs between two slices, so it sees some but not all.
+    const between = new Promise<number>((resolve) => setImmediate(() => resolve(delivered())));
+    const poll = group.sample(0, 0);
+    expect(poll).toBeInstanceOf(Promise);
+    const seen = await between;
+    expect(seen).toBeGreaterThan(0);
+    expect(seen).toBeLessThan(n);
+    await poll;
+    expect(delivered()).toBe(n);
+    expect(cache.get(tags[n - 1]!.slot).value?.value).toBe(n - 1);
   });
 });

@@ -162,10 +162,11 @@ describe("a gateway with the bench namespace", { timeout: 30_000 }, () => {
       if (Date.now() > deadline) throw new Error("timed out waiting for the poll groups to show");
       await new Promise((r) => setTimeout(r, 100));
     }
-    const [p99, max, gcs, stalls, recent, groups, skipped, items] = await read([
+    const [p99, max, gcs, gcHistogram, stalls, recent, groups, skipped, items] = await read([
       "Sampling.EventLoopDelayP99",
       "Sampling.EventLoopDelayMax",
       "Sampling.GcPauses",
+      "Sampling.GcPauseHistogram",
       "Sampling.Stalls",
       "Sampling.RecentStalls",
       "Sampling.PollGroups",
@@ -176,6 +177,8 @@ describe("a gateway with the bench namespace", { timeout: 30_000 }, () => {
     expect(max as number).toBeGreaterThanOrEqual(p99 as number);
     expect(max as number).toBeGreaterThan(0);
     expect(u64(gcs)).toBeGreaterThan(0);
+    // Every pause counted is in one bucket of the histogram (both refreshed together).
+    expect(Array.from(gcHistogram as Uint32Array).reduce((a, b) => a + b, 0)).toBe(u64(gcs));
     // Each stall counted is one listed, up to the last 32.
     expect(((recent as string[] | null) ?? []).length).toBe(Math.min(32, u64(stalls)));
     for (const line of (recent as string[] | null) ?? []) expect(line).toMatch(/ ran \d+\.\d ms late; the loop was busy with /);
