@@ -84,7 +84,7 @@ describe("the Read service's decoder", () => {
       expect(() => decodeReadRequest(new BinaryReader(body.subarray(0, cut)))).toThrow();
     }
     // A NodeId encoding byte with ExpandedNodeId flags: refused by both.
-    const bad = Buffer.from(encoded([{ nodeId: numericNodeId(7), attributeId: 13 }]));
+    const bad = Buffer.from(encoded([{ nodeId: numericNodeId(7), attributeId: 13, dataEncoding: { namespaceIndex: 0, name: "" } }]));
     const at = bad.length - 4 - 4 - 2 - 4 - 2;
     expect(bad[at]).toBe(0);
     bad[at] = 0x40;

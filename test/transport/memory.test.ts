@@ -178,6 +178,8 @@ describe("a socket the transport does not read holds no read of its own", () => 
     expect(await c.raw.expectErr(5000)).toBe(StatusCodes.BadTcpNotEnoughResources);
   }, 20_000);
 
+  // This one also held with a paused stream alone (checked: only the case above fails without the
+  // stop in libuv); it guards the bound on an open connection's kept reads.
   it("an open connection paused for backpressure (its peer does not read its answers)", async () => {
     const s = await start({ sendTimeoutMs: 60_000 });
     const c = await client();
