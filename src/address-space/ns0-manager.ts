@@ -132,6 +132,14 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   private readonly table: Ns0Table = ns0Table();
   private readonly nodes: (UaNode | undefined)[];
   private readonly sources: (ValueSource | undefined)[];
+  /**
+   * The last live value read in the current `read()` call (forgotten when it returns): a call
+   * that names one live node many times gets one DataValue, as a stored node's value would be,
+   * instead of one per occurrence (a Read of 10,000 CurrentTimes built 10,000: bench hostile,
+   * bench/RESULTS.md). Within one call the source's answer cannot differ: one `now`, one role.
+   */
+  private livePosition = -1;
+  private liveValue: DataValue = NULL_VALUE;
   private readonly writers = new Map<number, { readonly roles: readonly RequestContext["role"][]; readonly write: Ns0WriteHandler }>();
   /** References a node has beyond the table's (the sessions under SessionsDiagnosticsSummary, src/diagnostics). */
   extraReferences: ((nodeId: NodeId) => readonly NodeReference[] | undefined) | undefined;
@@ -159,10 +167,16 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   // ---- NodeManager ------------------------------------------------------------------------
 
   read(ctx: RequestContext, items: readonly AttributeRead[], results: DataValue[], indices?: readonly number[]): void {
-    if (indices) {
-      for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx, items[indices[k]]);
-    } else {
-      for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx, items[i]);
+    this.livePosition = -1;
+    try {
+      if (indices) {
+        for (let k = 0; k < indices.length; k++) results[indices[k]] = this.readOne(ctx, items[indices[k]]);
+      } else {
+        for (let i = 0; i < items.length; i++) results[i] = this.readOne(ctx, items[i]);
+      }
+    } finally {
+      this.livePosition = -1;
+      this.liveValue = NULL_VALUE;
     }
   }
 
@@ -275,8 +289,12 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     }
     if ((node.nodeClass & VARIABLE_OR_TYPE) === 0) return INVALID_ATTRIBUTE;
     const source = this.sources[p];
-    if (source !== undefined) return source(ctx.now, ctx.role);
-    return node.value ?? NULL_VALUE;
+    if (source === undefined) return node.value ?? NULL_VALUE;
+    if (p === this.livePosition) return this.liveValue;
+    const dv = source(ctx.now, ctx.role);
+    this.livePosition = p;
+    this.liveValue = dv;
+    return dv;
   }
 
   private nodeAt(p: number): UaNode {

@@ -4,7 +4,9 @@
 // each: 100 MB, 25 times transport.memoryLimit. Each must be refused with exactly
 // BadTcpNotEnoughResources, long before the incomplete-message deadline (a minute here, so a
 // refusal seen is the budget's); the gateway's RSS may rise by the budget and a margin, not by
-// what was sent; and a healthy session reads ServerStatus while the flood runs.
+// what was sent; and a healthy session reads ServerStatus while the flood runs. Then slow readers:
+// sessions that send Reads of 10,000 nodes and never read their socket; the gateway does the
+// Reads its sockets take (tens of megabytes of answers), and its RSS may rise by the same bound.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +15,13 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import { BinaryWriter } from "../../src/ua/binary-writer.js";
+import { encodeNodeId } from "../../src/ua/builtin-codec.js";
+import { numericNodeId } from "../../src/ua/builtins.js";
+import { TimestampsToReturn } from "../../src/ua/generated/enums.js";
+import { ObjectIds, VariableIds } from "../../src/ua/generated/node-ids.js";
+import { encodeReadRequest } from "../../src/ua/generated/types.js";
+import { header, readValueId, ServiceClient } from "../server/service-client.js";
 import { ChannelClient, msg } from "../transport/raw-client.js";
 import { Healthy } from "./helpers.js";
 
@@ -129,4 +138,102 @@ describe.skipIf(!existsSync(cli))("the memory bound on a gateway process of its 
     expect(peak - baseline).toBeLessThan(RSS_MARGIN);
     healthy.close();
   }, 60_000);
+
+  it("slow readers sending Reads of 10,000 nodes and never reading: RSS within the bound, a healthy session served throughout", async () => {
+    const pid = child!.pid!;
+    const healthy = await Healthy.open(port);
+    const baseline = await medianRss(pid);
+    const readers = await Promise.all(Array.from({ length: SLOW_READERS }, () => slowReader(port)));
+    let peak = baseline;
+    let attacking = true;
+    const sampler = (async () => {
+      while (attacking) {
+        peak = Math.max(peak, rssOf(pid));
+        await sleep(20);
+      }
+    })();
+    let served = 0;
+    const prober = (async () => {
+      while (attacking) {
+        await healthy.check();
+        served++;
+        await sleep(20);
+      }
+    })();
+    // Each writes Reads until the gateway stops reading it (its answers fill the sockets).
+    const sent = await Promise.all(readers.map((r) => r.flood(READS_PER_READER)));
+    await sleep(500);
+    attacking = false;
+    await Promise.all([sampler, prober]);
+    for (const r of readers) r.client.close();
+
+    // The gateway did the Reads (tens of megabytes of answers) before it stopped reading them.
+    expect(sent.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(SLOW_READERS * 10);
+    expect(served).toBeGreaterThan(0);
+    await healthy.check();
+    expect(peak - baseline).toBeLessThan(RSS_MARGIN);
+    healthy.close();
+  }, 60_000);
 });
+
+const SLOW_READERS = 10;
+const READ_NODES = 10_000;
+/** Reads each slow reader writes (~160 KB each): far more than the sockets take. */
+const READS_PER_READER = 100;
+
+async function medianRss(pid: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    samples.push(rssOf(pid));
+    await sleep(50);
+  }
+  return samples.sort((a, b) => a - b)[samples.length >> 1];
+}
+
+/**
+ * A session that pauses its socket and writes Reads of READ_NODES nodes (CurrentTime, timestamps
+ * Both: ~260 KB of answer each) in chunks, until the socket takes no more.
+ */
+async function slowReader(gatewayPort: number): Promise<{ client: ServiceClient; flood(n: number): Promise<number> }> {
+  const client = await ServiceClient.open(gatewayPort);
+  await client.createSession();
+  await client.activate();
+  const w = new BinaryWriter(Buffer.alloc(READ_NODES * 16 + 256), 1 << 30);
+  encodeNodeId(w, numericNodeId(ObjectIds.ReadRequest_Encoding_DefaultBinary));
+  const node = readValueId(VariableIds.Server_ServerStatus_CurrentTime);
+  encodeReadRequest(w, { requestHeader: header(client.token), maxAge: 0, timestampsToReturn: TimestampsToReturn.Both, nodesToRead: Array.from({ length: READ_NODES }, () => node) });
+  const body = Buffer.from(w.view());
+  const c = client.channel;
+  const room = Math.min(c.ack.receiveBufferSize, 65536) - 24;
+  c.raw.socket.pause();
+  return {
+    client,
+    async flood(n: number): Promise<number> {
+      for (let k = 0; k < n; k++) {
+        const id = c.requestId++;
+        let ok = true;
+        for (let at = 0; at < body.length; at += room) {
+          const last = at + room >= body.length;
+          ok = c.raw.socket.write(msg(c.next(id, last ? "F" : "C"), body.subarray(at, Math.min(body.length, at + room))));
+        }
+        // Stopped reading: what is in the sockets is all the gateway gets.
+        if (!ok && !(await drained(c.raw.socket, 1000))) return k + 1;
+      }
+      return n;
+    },
+  };
+}
+
+function drained(socket: import("node:net").Socket, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      socket.off("drain", done);
+      resolve(false);
+    }, ms);
+    function done(): void {
+      clearTimeout(t);
+      resolve(true);
+    }
+    socket.once("drain", done);
+  });
+}

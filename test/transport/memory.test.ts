@@ -144,3 +144,58 @@ describe("the memory budget", () => {
     expect((await c.roundTrip(100)).length).toBe(104);
   }, 30_000);
 });
+
+describe("a socket the transport does not read holds no read of its own", () => {
+  // A paused net.Socket goes on reading until its stream's buffer is full: one read (up to
+  // 64 KiB) per paused socket, which nothing charges to the budget (src/transport/socket-reads.ts).
+  // Each case fills the kernel's buffers between client and server (the client's own write
+  // buffer then stays non-empty: nothing more goes in), then looks at what the server's stream
+  // holds.
+  const FLOOD = Buffer.alloc(24 * 1024 * 1024, 0x41);
+
+  function serverSide(s: UaTcpServer, c: ChannelClient) {
+    return [...s.channels()].find((ch) => ch.connection.remoteAddress.endsWith(`:${c.raw.socket.localPort}`))!.connection;
+  }
+
+  it("a connection lingering after its ERR while its peer floods on", async () => {
+    // Lingering long enough to look at it, short enough that the close comes within expectErr's wait.
+    const s = await start({ closeLingerMs: 8_000 });
+    const c = await client();
+    const conn = serverSide(s, c);
+    // Past maxPendingBytesPerChannel (256 KiB), and the flood right behind it, already on its way
+    // when the ERR comes: the connection lingers in Closing, reads 256 KiB more and stops.
+    const body = Buffer.alloc(CHUNK - 24, 0x41);
+    const id = c.requestId++;
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 40; i++) parts.push(msg(c.next(id, "C"), body));
+    c.raw.socket.write(Buffer.concat(parts));
+    c.raw.socket.write(FLOOD);
+    await expect.poll(() => conn.state === 2 /* Closing */ && conn.socket.isPaused(), { timeout: 10_000 }).toBe(true);
+    // What is not read stays in the kernel: nothing arrives in the stream while the socket lingers
+    // (a paused stream would have taken its next read within a turn of the loop).
+    await new Promise((r) => setTimeout(r, 200));
+    expect(conn.socket.destroyed).toBe(false);
+    expect(conn.socket.readableLength).toBe(0);
+    // The stopped socket reads nothing more, so it closes when its linger ends, not earlier.
+    expect(await c.raw.expectErr(15_000)).toBe(StatusCodes.BadTcpNotEnoughResources);
+  }, 40_000);
+
+  // This one also held with a paused stream alone (checked: only the case above fails without the
+  // stop in libuv); it guards the bound on an open connection's kept reads.
+  it("an open connection paused for backpressure (its peer does not read its answers)", async () => {
+    const s = await start({ sendTimeoutMs: 60_000 });
+    const c = await client();
+    const conn = serverSide(s, c);
+    c.raw.socket.pause();
+    // Answers of 60 KB each until the server's socket is full and it stops reading; then more.
+    const parts: Buffer[] = [];
+    for (let i = 0; i < 400; i++) parts.push(msg(c.next(c.requestId++), testRequest(60_000)));
+    c.raw.socket.write(Buffer.concat(parts));
+    c.raw.socket.write(FLOOD);
+    await expect.poll(() => c.raw.socket.writableLength, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(conn.state).toBe(1 /* Open */);
+    expect(conn.socket.readableLength).toBe(0);
+    // What the framer kept of the last reads is charged (and bounded: one read past a turn's worth).
+    expect(s.pool.used).toBeLessThanOrEqual(s.pool.limit + 128 * KiB);
+  }, 20_000);
+});
