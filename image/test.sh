@@ -104,14 +104,23 @@ if [ "$uefi" = 1 ]; then
   # Signed with a key the gateway does not trust.
   here_bundle keygen --key "$tmp/other-key.pem" >/dev/null
   make "$tmp/other-key.pem" "$stick/badsig.fgu" "$fs"
-  # Broken: the same N+1 whose server throws when it starts (fieldgate fails to start).
-  server=/usr/lib/fieldgate/dist/src/server/server.js
+  # Broken: the same N+1 whose server throws when it starts (fieldgate fails to start; its
+  # other commands, `fieldgate update` among them, still work). The gateway runs FieldgateServer
+  # from its bundle (dist/bundle, src/build/bundle.ts): the chunk that defines it is looked for.
+  bundle_dir=/usr/lib/fieldgate/dist/bundle
+  server=
+  for f in $(debugfs -R "ls -p $bundle_dir" "$fs" 2>/dev/null | awk -F/ '$6 ~ /\.js$/ { print $6 }'); do
+    if debugfs -R "cat $bundle_dir/$f" "$fs" 2>/dev/null | grep -q '^var FieldgateServer = class {$'; then server=$bundle_dir/$f; break; fi
+  done
+  [ -n "$server" ] || { echo "test.sh: no file of $bundle_dir defines FieldgateServer" >&2; exit 1; }
   debugfs -R "cat $server" "$fs" 2>/dev/null > "$tmp/server.js"
-  sed -i '0,/^    async start() {$/s//    async start() { throw new Error("broken on purpose by image\/test.sh");/' "$tmp/server.js"
-  grep -q 'broken on purpose' "$tmp/server.js" || { echo "test.sh: could not break $server (no 'async start() {' line)" >&2; exit 1; }
+  awk '/^var FieldgateServer = class \{$/ { inside = 1 }
+       inside && !done && /^  async start\(\) \{$/ { print "  async start() { throw new Error(\"broken on purpose by image/test.sh\");"; done = 1; next }
+       { print }' "$tmp/server.js" > "$tmp/server.js.broken" && mv "$tmp/server.js.broken" "$tmp/server.js"
+  grep -q 'broken on purpose' "$tmp/server.js" || { echo "test.sh: could not break $server (no 'async start() {' line in FieldgateServer)" >&2; exit 1; }
   # Seen once in about five runs: the write did not take. Its output is kept, and it is tried again.
   for attempt in 1 2; do
-    printf 'cd %s\nrm server.js\nwrite %s server.js\n' "$(dirname "$server")" "$tmp/server.js" | debugfs -w -f - "$fs" >"$tmp/debugfs.log" 2>&1 || true
+    printf 'cd %s\nrm %s\nwrite %s %s\n' "$(dirname "$server")" "$(basename "$server")" "$tmp/server.js" "$(basename "$server")" | debugfs -w -f - "$fs" >"$tmp/debugfs.log" 2>&1 || true
     debugfs -R "cat $server" "$fs" 2>/dev/null | grep -q 'broken on purpose' && break
     echo "test.sh: debugfs did not write the broken server.js (attempt $attempt):" >&2
     sed 's/^/  /' "$tmp/debugfs.log" >&2
