@@ -23,9 +23,16 @@ export interface HistoryBackend {
   /**
    * Reads the job's nodes, off the event loop; one result per node, in order. Rejects with a
    * UaStatusError that answers the whole request (BadServerTooBusy, BadShutdown, ...).
-   * `abandoned` tells whether anyone still waits for the answer.
+   * `abandoned` tells whether anyone still waits for the answer. The results' bodies may be
+   * views of memory the backend reuses: valid for the turn they come in, or with `hold` until
+   * releaseBodies (the backend then reads nothing else before it).
    */
-  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<readonly NodeReadResult[]>;
+  read(job: HistoryReadJob, abandoned?: () => boolean, hold?: boolean): Promise<readonly NodeReadResult[]>;
+  /**
+   * The bodies of `results` (what a read with `hold` resolved to) are no longer needed: the
+   * memory they are views of may be reused. Absent: the backend's bodies are not reused.
+   */
+  releaseBodies?(results: readonly NodeReadResult[]): void;
 }
 
 /** What the address space says about the history it serves (publishHistoryCapabilities). */
@@ -103,8 +110,12 @@ export class GatewayHistory implements HistoryDescription {
     warn(`history: ${err instanceof Error ? err.message : String(err)}${more}; queued samples are kept until the queue is full`);
   }
 
-  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<readonly NodeReadResult[]> {
-    return this.reader.read(job, abandoned);
+  read(job: HistoryReadJob, abandoned?: () => boolean, hold?: boolean): Promise<readonly NodeReadResult[]> {
+    return this.reader.read(job, abandoned, hold);
+  }
+
+  releaseBodies(results: readonly NodeReadResult[]): void {
+    this.reader.releaseBodies(results);
   }
 
   /**

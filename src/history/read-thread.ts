@@ -48,6 +48,8 @@ export interface ReadThreadOptions {
 
 interface Waiting {
   readonly job: HistoryReadJob;
+  /** The bodies stay valid until releaseBodies (else for the turn the results come in). */
+  readonly hold: boolean;
   readonly abandoned: (() => boolean) | undefined;
   readonly resolve: (results: NodeReadResult[]) => void;
   readonly reject: (err: unknown) => void;
@@ -64,6 +66,8 @@ export class HistoryReadThread {
   private link: WorkerLink<ReadRequest, ReadReply> | undefined;
   private readonly waiting: Waiting[] = [];
   private current: Waiting | undefined;
+  /** The results of the last job while their bodies (views of `bodies`) are in use: the next job waits. */
+  private lent: readonly NodeReadResult[] | undefined;
   private stopped = false;
   private bodies: SharedArrayBuffer | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -86,21 +90,33 @@ export class HistoryReadThread {
 
   /**
    * Runs a job in the worker. `abandoned` is asked before it starts: true drops it (rejected
-   * with BadSessionClosed; nobody is waiting for the answer).
+   * with BadSessionClosed; nobody is waiting for the answer). The results' bodies are views of
+   * the worker's shared memory: valid for the turn they come in, or with `hold` until
+   * releaseBodies(results), before which no other job starts.
    */
-  read(job: HistoryReadJob, abandoned?: () => boolean): Promise<NodeReadResult[]> {
+  read(job: HistoryReadJob, abandoned?: () => boolean, hold = false): Promise<NodeReadResult[]> {
     if (this.stopped) return Promise.reject(new UaStatusError(StatusCodes.BadShutdown));
     if (this.waiting.length >= this.options.maxQueued) return Promise.reject(new UaStatusError(StatusCodes.BadServerTooBusy, `${this.waiting.length} HistoryRead requests waiting`));
     this.disarm();
     return new Promise((resolve, reject) => {
-      this.waiting.push({ job, abandoned, resolve, reject });
+      this.waiting.push({ job, hold, abandoned, resolve, reject });
       this.next();
     });
   }
 
+  /**
+   * The bodies of `results` (the last job's) are no longer needed (the response that carries
+   * them is laid out, over one or several turns of the loop): the next job may overwrite them.
+   */
+  releaseBodies(results: readonly NodeReadResult[]): void {
+    if (this.lent !== results) return;
+    this.lent = undefined;
+    setImmediate(next, this);
+  }
+
   /** @internal Starts the next job that waits. */
   next(): void {
-    if (this.current !== undefined || this.stopped) return;
+    if (this.current !== undefined || this.lent !== undefined || this.stopped) return;
     const w = this.waiting.shift();
     if (w === undefined) {
       this.armIdle();
@@ -131,13 +147,17 @@ export class HistoryReadThread {
       const code = (err as { code?: string } | undefined)?.code;
       this.options.onError?.(err);
       w.reject(new UaStatusError(code === "ERR_WORKER_OUT_OF_MEMORY" ? StatusCodes.BadOutOfMemory : StatusCodes.BadInternalError, err instanceof Error ? err.message : "no answer"));
-    } else {
-      if (r.bodies) this.bodies = r.bodies;
-      w.resolve(withBodies(r.results, new Uint8Array(this.bodies!)));
+      setImmediate(next, this);
+      return;
     }
+    if (r.bodies) this.bodies = r.bodies;
     // The next job overwrites the bodies: it starts after this turn, in which the awaiting
-    // service has copied them into its response.
-    setImmediate(next, this);
+    // service has copied them, or with `hold` once the caller has released them (releaseBodies:
+    // the response that carries them is laid out over several turns).
+    const results = withBodies(r.results, new Uint8Array(this.bodies!));
+    if (w.hold) this.lent = results;
+    else setImmediate(next, this);
+    w.resolve(results);
   }
 
   private armIdle(): void {
@@ -155,7 +175,7 @@ export class HistoryReadThread {
   retire(): void {
     this.idleTimer = undefined;
     const link = this.link;
-    if (link === undefined || this.current !== undefined || this.waiting.length > 0 || this.stopped) return;
+    if (link === undefined || this.current !== undefined || this.lent !== undefined || this.waiting.length > 0 || this.stopped) return;
     // A read that comes while it ends gets a new worker.
     this.link = undefined;
     this.bodies = undefined;

@@ -16,6 +16,7 @@ import { decodeOpenSecureChannelRequest, encodeOpenSecureChannelResponse } from 
 import { ConnectionState, TcpConnection, type ConnectionContext, type ConnectionSink } from "../transport/tcp-connection.js";
 import type { ChunkSealer } from "../transport/chunk-writer.js";
 import { MessageAssembler } from "../transport/message-assembler.js";
+import { QueuedResponse, Sent, SlicedResponse, type ResponseHooks } from "./response-queue.js";
 import { ChunkType, HEADER_SIZE, MessageType, writeHeader } from "../transport/ua-tcp.js";
 import type { HandshakeJob, HandshakeLimiter } from "./handshake-limiter.js";
 import type { AsymmetricSecurity, ChunkCrypto, SecurityPolicyRegistry, SymmetricSecurity } from "./security-policy.js";
@@ -137,20 +138,59 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
    * ServiceFault instead; or chunks were out already: an abort chunk with the error ends the
    * message (Part 6 §6.7.3: as §7.1.2.3 asks for responses over MaxMessageSize) and the request
    * counts as answered. A no-op if the channel is already closed. True when the response went
-   * out whole, false when it did not (closed channel, abort chunk).
+   * out whole, false when it did not (closed channel, abort chunk). Synchronous: a large response
+   * still being laid out (`respond`) and what waits behind it go first, now.
    */
   sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean {
+    const output = this.connection.output;
+    if (output.busy) output.settle();
+    return this.write(requestId, encodingId, encode, value, undefined) === Sent.Whole;
+  }
+
+  /**
+   * Sends a response as sendResponse does, except that its large raw bytes (LEND_MIN and more)
+   * may leave over several turns of the event loop (transport/output-slicer.ts), and that while
+   * another response is leaving so, it waits behind it. `hooks.sent(value, whole)` is called
+   * once the bytes of `value` are no longer needed (the response went out whole, was cut off, or
+   * its channel closed); `hooks.refused` when nothing of it went out (then `sent` first).
+   */
+  respond<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T>): void {
+    if (this.connection.output.busy) {
+      this.connection.output.enqueue(new QueuedResponse(this, requestId, encodingId, encode, value, hooks));
+      return;
+    }
+    this.respondNow(requestId, encodingId, encode, value, hooks);
+  }
+
+  /** @internal respond() with the writer free. */
+  respondNow<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T>): void {
+    let sent: Sent;
+    try {
+      sent = this.write(requestId, encodingId, encode, value, hooks);
+    } catch (err) {
+      hooks.sent(value, false);
+      hooks.refused(this, requestId, value, err);
+      return;
+    }
+    if (sent !== Sent.Pending) hooks.sent(value, sent === Sent.Whole);
+  }
+
+  private write<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T> | undefined): Sent {
     const conn = this.connection;
     const token = this.sendToken;
-    if (conn.state !== ConnectionState.Open || token === null) return false;
+    if (conn.state !== ConnectionState.Open || token === null) return Sent.Lost;
     const w = conn.out;
     this.sealer.prepare(token, requestId, conn.sendBufferSize);
-    w.begin(this.sealer, conn.maxResponseSize, conn.maxResponseChunks, this.ctx.pool.bufferSize);
+    w.begin(this.sealer, conn.maxResponseSize, conn.maxResponseChunks, this.ctx.pool.bufferSize, hooks !== undefined);
     let whole = false;
     try {
       encodeNodeId(w, encodingNodeId(encodingId));
       encode(w, value);
-      w.end(true);
+      if (!w.end(true)) {
+        // Complete, its lent bytes still to lay out: the slicer does, in slices, and says how it went.
+        conn.output.start(new SlicedResponse(this, requestId, value, hooks!));
+        return Sent.Pending;
+      }
       whole = true;
     } catch (err) {
       let status = err instanceof UaStatusError ? err.statusCode : StatusCodes.BadEncodingError;
@@ -163,7 +203,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
         // Chunks went out and not even the abort chunk fits the budget: the message cannot be
         // ended for the peer, so the channel ends.
         conn.close(StatusCodes.BadTcpNotEnoughResources, abortErr instanceof Error ? abortErr.message : String(abortErr));
-        return false;
+        return Sent.Lost;
       }
       if (nothingSent) {
         if (status === StatusCodes.BadResponseTooLarge && !(err instanceof UaStatusError && err.statusCode === status)) {
@@ -173,7 +213,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
       }
     }
     conn.messageDone(true);
-    return whole;
+    return whole ? Sent.Whole : Sent.Lost;
   }
 
   /** Closes the channel; with a status, sends ERR first. */

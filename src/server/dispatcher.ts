@@ -10,6 +10,7 @@ import { statusOf, UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type ServiceFault } from "../ua/generated/types.js";
+import type { ResponseHooks } from "../security/response-queue.js";
 import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
 import type { ServerCore } from "../services/server-core.js";
 import type { Session } from "./session.js";
@@ -44,6 +45,13 @@ export class Dispatcher implements ChannelHandler {
   yieldPoint: (() => void) | undefined;
   private handled = 0;
   private readonly asyncLabels = new Map<ServiceDefinition, string>();
+  /** What each service's responses tell when they are out (made once per service). */
+  private readonly hooks = new Map<ServiceDefinition, ResponseHooks<ResponseBase>>();
+  /** A ServiceFault that cannot be sent ends its channel. */
+  private readonly faultHooks: ResponseHooks<ServiceFault> = {
+    sent: noop,
+    refused: (channel, _requestId, _fault, err) => channel.close(statusOf(err)),
+  };
 
   onRequest(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
     this.handle(channel, requestId, body, start, end);
@@ -105,7 +113,7 @@ export class Dispatcher implements ChannelHandler {
           // Not inside a socket read: timed on its own for the loop trace (a big response's encoding).
           const start = performance.now();
           if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, true, 0);
-          this.send(channel, requestId, handle, service!, res);
+          this.send(channel, requestId, service!, res);
           loopTrace.end(this.asyncLabel(service!), start);
         },
         (err: unknown) => {
@@ -115,7 +123,7 @@ export class Dispatcher implements ChannelHandler {
       );
     } else {
       if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, true, 0);
-      this.send(channel, requestId, handle, service, result);
+      this.send(channel, requestId, service, result);
     }
   }
 
@@ -130,13 +138,22 @@ export class Dispatcher implements ChannelHandler {
     this.onClosed?.(channel);
   }
 
-  private send(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, res: ResponseBase): void {
+  private send(channel: SecureChannel, requestId: number, service: ServiceDefinition, res: ResponseBase): void {
     if (service.sendsResponse === true) return;
-    try {
-      channel.sendResponse(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res);
-    } catch (err) {
-      this.failed(channel, requestId, handle, service, err);
+    channel.respond(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res, this.hooksOf(service));
+  }
+
+  private hooksOf(service: ServiceDefinition): ResponseHooks<ResponseBase> {
+    let hooks = this.hooks.get(service);
+    if (hooks === undefined) {
+      const sent = service.sent;
+      hooks = {
+        sent: sent === undefined ? noop : (res, whole) => sent.call(service, res, whole),
+        refused: (channel, requestId, res, err) => this.failed(channel, requestId, res.responseHeader.requestHandle, service, err),
+      };
+      this.hooks.set(service, hooks);
     }
+    return hooks;
   }
 
   private failed(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, err: unknown): void {
@@ -151,11 +168,7 @@ export class Dispatcher implements ChannelHandler {
     const fault: ServiceFault = {
       responseHeader: { timestamp: Date.now(), requestHandle, serviceResult: status, serviceDiagnostics: {} },
     };
-    try {
-      channel.sendResponse(requestId, ObjectIds.ServiceFault_Encoding_DefaultBinary, encodeServiceFault, fault);
-    } catch (err) {
-      channel.close(statusOf(err));
-    }
+    channel.respond(requestId, ObjectIds.ServiceFault_Encoding_DefaultBinary, encodeServiceFault, fault, this.faultHooks);
   }
 }
 
@@ -168,3 +181,5 @@ function checkSession(session: Session | undefined, channel: SecureChannel, requ
   }
   return StatusCodes.Good;
 }
+
+function noop(): void {}

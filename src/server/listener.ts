@@ -16,6 +16,7 @@ import { BufferPool } from "../transport/buffer-pool.js";
 import { MIN_BUFFER_SIZE, resolveLimits, type TransportLimits } from "../transport/limits.js";
 import { ReassemblyBuffer } from "../transport/message-assembler.js";
 import type { TaskTimer } from "../transport/tcp-connection.js";
+import type { OutputPacer } from "../transport/output-slicer.js";
 import { ConnectionState } from "../transport/tcp-connection.js";
 import { MAX_URL_LENGTH } from "../transport/ua-tcp.js";
 
@@ -26,6 +27,8 @@ export interface UaTcpServerOptions {
   handler: ChannelHandler;
   /** Times the processing of each socket read (the server's loop trace). */
   timer?: TaskTimer;
+  /** When the slices of a large response end (default: by length only). */
+  pacer?: OutputPacer;
   /** The memory budget and its buffers; by default the server makes one from `limits`. */
   pool?: BufferPool;
   /** ApplicationUri sent in ReverseHello. */
@@ -82,6 +85,7 @@ export class UaTcpServer {
       policies: options.policies ?? defaultSecurityPolicies(),
       handshakes: options.handshakes,
       timer: options.timer,
+      pacer: options.pacer,
       allocateChannelId: () => this.allocateChannelId(),
       channelGone: (channel) => this.channelGone(channel),
     };

@@ -16,7 +16,7 @@ import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { lowerHelperThreads } from "../sampling/helper-threads.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { attachSliceGate, detachSliceGate, SliceGate } from "../sampling/slices.js";
-import { LoopGovernor } from "./loop-governor.js";
+import { LoopGovernor, ResponsePacer } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import { SessionNodes } from "../diagnostics/session-nodes.js";
@@ -274,6 +274,7 @@ export class FieldgateServer implements ServerCore {
       policies: this.policies,
       handshakes: this.handshakes,
       timer: governor,
+      pacer: new ResponsePacer(this.slices, loopTrace),
     });
   }
 

@@ -156,18 +156,23 @@ function remember(session: Session, backend: HistoryBackend, detailsType: number
   return result(out.statusCode, out.historyData, continuationPoint);
 }
 
-function response(ctx: ServiceContext, req: HistoryReadRequest, results: HistoryReadResult[]): HistoryReadResponse {
-  return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
+/** A response whose HistoryData bodies are views of the backend's memory, lent until the response is out (`sent`). */
+interface HistoryReadAnswer extends HistoryReadResponse {
+  readonly lent?: { readonly backend: HistoryBackend; readonly reads: readonly NodeReadResult[] };
 }
 
-export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse>({
+function response(ctx: ServiceContext, req: HistoryReadRequest, results: HistoryReadResult[], lent?: HistoryReadAnswer["lent"]): HistoryReadAnswer {
+  return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [], lent };
+}
+
+export const historyRead = defineService<HistoryReadRequest, HistoryReadAnswer>({
   name: "HistoryRead",
   requestEncodingId: ObjectIds.HistoryReadRequest_Encoding_DefaultBinary,
   responseEncodingId: ObjectIds.HistoryReadResponse_Encoding_DefaultBinary,
   requires: SessionRequirement.Activated,
   decode: decodeHistoryReadRequest,
   encode: encodeHistoryReadResponse,
-  handle(ctx: ServiceContext, req: HistoryReadRequest): HistoryReadResponse | Promise<HistoryReadResponse> {
+  handle(ctx: ServiceContext, req: HistoryReadRequest): HistoryReadAnswer | Promise<HistoryReadAnswer> {
     const backend: HistoryBackend | undefined = ctx.server.history;
     const nodes = req.nodesToRead ?? [];
     checkOperationCount(nodes.length, backend?.maxNodesPerRead ?? DEFAULT_MAX_NODES);
@@ -235,10 +240,21 @@ export const historyRead = defineService<HistoryReadRequest, HistoryReadResponse
     const job: HistoryReadJob = { details: readDetails(d, backend!), timestampsToReturn: ttr, budget: backend!.maxValuesPerRead, nodes: toRead };
     const channel = ctx.channel;
     const abandoned = () => session.closed || (channel !== undefined && !channel.isOpen);
-    return backend!.read(job, abandoned).then((out) => {
-      for (let k = 0; k < reads.length; k++) results[reads[k].index] = remember(session, backend!, d.type, reads[k], taken - reads[k].takenSoFar, out[k]);
-      return response(ctx, req, results);
+    // The bodies are sent by reference (the response may leave over several turns): the
+    // backend keeps them until the response is out.
+    return backend!.read(job, abandoned, true).then((out) => {
+      try {
+        for (let k = 0; k < reads.length; k++) results[reads[k].index] = remember(session, backend!, d.type, reads[k], taken - reads[k].takenSoFar, out[k]);
+      } catch (err) {
+        backend!.releaseBodies?.(out);
+        throw err;
+      }
+      return response(ctx, req, results, { backend: backend!, reads: out });
     });
+  },
+
+  sent(res: HistoryReadAnswer): void {
+    if (res.lent !== undefined) res.lent.backend.releaseBodies?.(res.lent.reads);
   },
 
 });

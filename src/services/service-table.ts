@@ -51,6 +51,12 @@ export interface ServiceDefinition<Req extends RequestBase = RequestBase, Res ex
   readonly sendsResponse?: boolean;
   /** Returns the response (its header made by `responseHeader`), or throws UaStatusError for a ServiceFault. */
   handle(ctx: ServiceContext, request: Req): Res | Promise<Res>;
+  /**
+   * The response's bytes are all out of `response` (sent whole, cut off, refused or dropped with
+   * its channel): memory it lends (a large body sent by reference, over several turns) may be
+   * reused. Called once per response the handler returned.
+   */
+  sent?(response: Res, whole: boolean): void;
 }
 
 /** A Good response header for a request (Part 4 §7.33). */

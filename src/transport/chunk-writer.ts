@@ -23,6 +23,17 @@
 // of a Publish, which the retransmission queue keeps as it was sent: subscription.ts), `unmark()`
 // closes a mark that patches nothing. Strings, byte strings and raw bytes longer than a chunk are
 // split across chunks here.
+//
+// Lent bytes (a message begun with `lend`): copying a large body (a HistoryRead's 1.8 MB of
+// encoded values, out of the read worker's shared memory: 0.5-3 ms in one go, measured) is what
+// makes such a message long, not its encoding. So raw bytes of at least LEND_MIN are not copied
+// while the message is encoded: they are kept by reference, and what is written after them goes
+// to a small heap buffer of its own (`scratch`, in order, as parts between the references). The
+// encode ends with `end()` answering false: the message is complete but not yet laid out, and
+// `feed()` copies its parts into chunks (sealing each as it fills) until a time given, called
+// again on later turns of the loop until it answers true. The caller keeps the lent bytes alive
+// until then. A mark taken while bytes are lent, or more than SCRATCH_MAX of writes after them,
+// lays what was kept out at once and goes on as usual (correct, only not sliced).
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -53,10 +64,15 @@ export interface ChunkOutput {
   sendBuffer(buf: Buffer, length: number, responses: number): void;
 }
 
+/** Raw bytes at least this long are lent to a message begun with `lend` (kept by reference, copied by feed()). */
+export const LEND_MIN = 16 * 1024;
+/** Bytes written after lent bytes that are kept in the scratch buffer at most; past it they are laid out at once. */
+const SCRATCH_MAX = 64 * 1024;
 /** A chunk starts in what is left of a buffer only if its body gets at least this much (or a quarter of a whole chunk's). */
 const MIN_CHUNK_BODY = 1024;
 const EMPTY = Buffer.alloc(0);
 const encoder = new TextEncoder();
+const neverLate = (): number => 0;
 
 function tooLarge(reason: string): UaStatusError {
   return new UaStatusError(StatusCodes.BadResponseTooLarge, reason);
@@ -97,14 +113,39 @@ export class ChunkWriter extends BinaryWriter {
   /** Where bufferAt found the byte it was asked for. */
   private patchAt = 0;
 
+  // Lent bytes (see the head comment): whether this message may lend, whether it does now
+  // (buffer/pos/limit then point into scratch; the chunk's are kept in real*), its parts (lent
+  // arrays and scratch ranges, in order), and while feeding, how far they were laid out.
+  private lend = false;
+  private lending = false;
+  private feeding = false;
+  private feedResponse = false;
+  private scratch: Buffer = EMPTY;
+  private rangeStart = 0;
+  /** offset() where lending began, and the bytes of the parts closed since. */
+  private lendBase = 0;
+  private lent = 0;
+  private scratchUsed = 0;
+  private readonly parts: Uint8Array[] = [];
+  private feedPart = 0;
+  private feedAt = 0;
+  private realBuffer: Buffer = EMPTY;
+  private realPos = 0;
+  private realLimit = 0;
+
   constructor(out: ChunkOutput) {
     super(EMPTY, 0);
     this.out = out;
   }
 
-  /** Whether a message is being written. */
+  /** Whether a message is being written (or laid out by feed()). */
   get active(): boolean {
     return this.sealer !== null;
+  }
+
+  /** Whether the message ended with its parts still to lay out (`feed`). */
+  get pending(): boolean {
+    return this.feeding;
   }
 
   /**
@@ -112,7 +153,7 @@ export class ChunkWriter extends BinaryWriter {
    * chunks (MaxChunkCount, 0 = any). Throws UaStatusError(BadTcpNotEnoughResources) when the
    * budget has no buffer for it.
    */
-  begin(sealer: ChunkSealer, maxBody: number, maxChunks: number, bufferSize: number): void {
+  begin(sealer: ChunkSealer, maxBody: number, maxChunks: number, bufferSize: number, lend = false): void {
     if (this.sealer !== null) throw new UaStatusError(StatusCodes.BadInternalError, "a message is already being written on this connection");
     this.sealer = sealer;
     this.bodyOffset = sealer.bodyOffset;
@@ -123,6 +164,7 @@ export class ChunkWriter extends BinaryWriter {
     this.sealed = 0;
     this.marks = 0;
     this.depth = 0;
+    this.lend = lend;
     try {
       this.startChunk();
     } catch (err) {
@@ -131,11 +173,61 @@ export class ChunkWriter extends BinaryWriter {
     }
   }
 
-  /** Ends the message: what was kept is sealed, the last chunk final. Throws BadResponseTooLarge past the limits (then `abort`). */
-  end(isResponse: boolean): void {
-    const sealer = this.sealer!;
+  /**
+   * Ends the message: what was kept is sealed, the last chunk final; true. False when it lent
+   * bytes: it is complete, and feed() lays it out. Throws BadResponseTooLarge past the limits
+   * (then `abort`).
+   */
+  end(isResponse: boolean): boolean {
     if (this.marks !== 0) throw new UaStatusError(StatusCodes.BadInternalError, "a mark was never patched");
-    if (this.base + this.pos - this.chunkStart - this.bodyOffset > this.maxBodyTotal) throw tooLarge(`response over ${this.maxBodyTotal} bytes`);
+    if (this.offset() > this.maxBodyTotal) throw tooLarge(`response over ${this.maxBodyTotal} bytes`);
+    if (this.lending) {
+      this.stopLending();
+      this.feeding = true;
+      this.feedResponse = isResponse;
+      this.feedPart = this.feedAt = 0;
+      return false;
+    }
+    this.finish(isResponse);
+    return true;
+  }
+
+  /**
+   * Lays out the parts of a message that end() left pending, chunk by chunk, until `now()`
+   * reaches `until` or `maxBytes` are copied (at least one chunk's worth each call); true once
+   * the message is finished (its last chunk final). Throws as end() and the writes do (then `abort`).
+   */
+  feed(until: number, now: () => number, maxBytes = Infinity): boolean {
+    if (!this.feeding) throw new UaStatusError(StatusCodes.BadInternalError, "no message to lay out");
+    if (!this.copyParts(until, now, maxBytes)) return false;
+    this.dropParts();
+    this.finish(this.feedResponse);
+    return true;
+  }
+
+  /** Copies the parts on into chunks until `until` or `maxBytes`; true when all are. */
+  private copyParts(until: number, now: () => number, maxBytes: number): boolean {
+    const parts = this.parts;
+    let copied = 0;
+    while (this.feedPart < parts.length) {
+      const p = parts[this.feedPart];
+      if (this.pos === this.limit) this.nextChunk();
+      const k = Math.min(this.limit - this.pos, p.length - this.feedAt);
+      this.buffer.set(this.feedAt === 0 && k === p.length ? p : p.subarray(this.feedAt, this.feedAt + k), this.pos);
+      this.pos += k;
+      this.feedAt += k;
+      copied += k;
+      if (this.feedAt === p.length) {
+        this.feedPart++;
+        this.feedAt = 0;
+      }
+      if (this.feedPart < parts.length && (copied >= maxBytes || now() >= until)) return false;
+    }
+    return true;
+  }
+
+  private finish(isResponse: boolean): void {
+    const sealer = this.sealer!;
     if (this.heldBuf.length > 0 || this.closedBufs.length > 0) this.sealHeld();
     const wire = sealer.seal(this.cur!, this.chunkStart, this.pos, ChunkType.Final);
     this.fill = this.sealedEnd = this.chunkStart + wire;
@@ -151,6 +243,8 @@ export class ChunkWriter extends BinaryWriter {
   abort(status: number, reason: string, isResponse: boolean): boolean {
     const sealer = this.sealer;
     if (sealer === null) return true;
+    if (this.lending) this.stopLending();
+    this.dropParts();
     if (this.heldBuf.length > 0) this.clearHeld();
     this.marks = 0;
     // Unsealed chunks are dropped; buffers kept back go on with what was sealed in them.
@@ -193,10 +287,13 @@ export class ChunkWriter extends BinaryWriter {
   }
 
   override offset(): number {
+    if (this.lending) return this.lendBase + this.lent + this.pos - this.rangeStart;
     return this.base + this.pos - this.chunkStart - this.bodyOffset;
   }
 
   override mark(): number {
+    // Patches and copies reach into chunks only (bufferAt, copyFrom): what was lent goes there first.
+    if (this.lending) this.layOut();
     this.marks++;
     return this.offset();
   }
@@ -247,12 +344,29 @@ export class ChunkWriter extends BinaryWriter {
 
   protected override overflow(n: number): void {
     if (this.sealer === null) throw new UaStatusError(StatusCodes.BadInternalError, "write outside a message");
+    if (this.lending) {
+      if (this.growScratch(n)) return;
+      this.layOut();
+      if (this.pos + n <= this.limit) return;
+    }
     if (n > this.fullBody) throw new UaStatusError(StatusCodes.BadEncodingError, `${n} contiguous bytes do not fit a chunk`);
     this.nextChunk();
   }
 
   override writeBytes(v: Uint8Array): void {
     const n = v.length;
+    if (n >= LEND_MIN && this.lend && this.marks === 0) {
+      this.lendBytes(v);
+      return;
+    }
+    if (this.lending) {
+      this.ensure(n);
+      if (this.lending) {
+        this.buffer.set(v, this.pos);
+        this.pos += n;
+        return;
+      }
+    }
     let at = 0;
     while (at < n) {
       if (this.pos === this.limit) this.nextChunk();
@@ -273,6 +387,14 @@ export class ChunkWriter extends BinaryWriter {
   }
 
   override writeString(v: string | undefined | null): void {
+    if (this.lending && typeof v === "string") {
+      const need = 4 + v.length * 3;
+      if (need <= this.limit - this.pos || this.growScratch(need)) {
+        super.writeString(v);
+        return;
+      }
+      this.layOut();
+    }
     if (typeof v !== "string" || 4 + v.length * 3 <= this.limit - this.pos) {
       super.writeString(v);
       return;
@@ -395,7 +517,76 @@ export class ChunkWriter extends BinaryWriter {
     this.closedBufs.length = this.closedFill.length = this.closedSealed.length = this.closedResponses.length = 0;
   }
 
+  /** Keeps `v` by reference; what follows goes to scratch. */
+  private lendBytes(v: Uint8Array): void {
+    if (!this.lending) {
+      this.lendBase = this.offset();
+      this.lent = this.scratchUsed = 0;
+      this.realBuffer = this.buffer;
+      this.realPos = this.pos;
+      this.realLimit = this.limit;
+      if (this.scratch.length === 0) this.scratch = Buffer.allocUnsafe(4096);
+      this.buffer = this.scratch;
+      this.pos = this.rangeStart = 0;
+      this.limit = this.scratch.length;
+      this.lending = true;
+    } else {
+      this.closeRange();
+    }
+    this.parts.push(v);
+    this.lent += v.length;
+  }
+
+  /** The scratch written since the last part becomes a part. */
+  private closeRange(): void {
+    if (this.pos === this.rangeStart) return;
+    this.parts.push(this.buffer.subarray(this.rangeStart, this.pos));
+    this.lent += this.pos - this.rangeStart;
+    this.scratchUsed += this.pos - this.rangeStart;
+    this.rangeStart = this.pos;
+  }
+
+  /** Room for `n` more bytes in scratch: a bigger one (parts keep the old one); false past SCRATCH_MAX. */
+  private growScratch(n: number): boolean {
+    const open = this.pos - this.rangeStart;
+    if (this.scratchUsed + open + n > SCRATCH_MAX) return false;
+    let size = this.scratch.length * 2;
+    while (size < open + n) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buffer.copy(next, 0, this.rangeStart, this.pos);
+    this.scratch = this.buffer = next;
+    this.rangeStart = 0;
+    this.pos = open;
+    this.limit = size;
+    return true;
+  }
+
+  /** Back to the chunk: writes go there again (the parts wait for feed()). */
+  private stopLending(): void {
+    this.closeRange();
+    this.lending = false;
+    this.buffer = this.realBuffer;
+    this.pos = this.realPos;
+    this.limit = this.realLimit;
+    this.realBuffer = EMPTY;
+  }
+
+  /** Lays out what was kept now and writes on into the chunks (see the head comment). */
+  private layOut(): void {
+    this.stopLending();
+    this.copyParts(Infinity, neverLate, Infinity);
+    this.dropParts();
+  }
+
+  private dropParts(): void {
+    this.parts.length = 0;
+    this.feedPart = this.feedAt = 0;
+    this.lent = 0;
+    this.feeding = false;
+  }
+
   private endMessage(): void {
+    this.lend = false;
     this.sealer = null;
     this.buffer = EMPTY;
     this.pos = 0;

@@ -16,50 +16,16 @@ import { BinaryWriter } from "../ua/binary-writer.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
 import type { BufferPool, PoolHolder } from "./buffer-pool.js";
+import type { ConnectionContext, ConnectionSink } from "./connection-context.js";
 import { ChunkFramer, freeRead, type FramerOwner } from "./chunk-framer.js";
 import { ChunkWriter, type ChunkOutput } from "./chunk-writer.js";
 import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
-import type { ReassemblyBuffer } from "./message-assembler.js";
+import { OutputSlicer } from "./output-slicer.js";
 import { SendQueue } from "./send-queue.js";
 import { startReads, stopReads } from "./socket-reads.js";
 import { TurnShare, type TurnOwner } from "./turns.js";
+export type { ConnectionContext, ConnectionSink, TaskTimer } from "./connection-context.js";
 import { HEADER_SIZE, PROTOCOL_VERSION, negotiateHello, readHello, readMessageType, writeAcknowledge, writeError, writeReverseHello } from "./ua-tcp.js";
-
-/** What the secure channel layer implements. */
-export interface ConnectionSink {
-  /** An OPN, MSG or CLO chunk: buf[start, end) including its 8-byte header. Valid only during the call. */
-  onChunk(type: number, chunkType: number, buf: Buffer, start: number, end: number): void;
-  /** performance.now() at which `onDeadline` is due, or Infinity. */
-  nextDeadline(): number;
-  onDeadline(now: number): void;
-  /** The connection starts closing (called once, before the socket is gone). */
-  onClosing(): void;
-  /** The socket is gone (called once, last). */
-  onClosed(): void;
-}
-
-/** Shared by all connections of one server. */
-export interface ConnectionContext {
-  readonly limits: TransportLimits;
-  /** The memory budget and its chunk buffers. */
-  readonly pool: BufferPool;
-  /** Where messages longer than one pool buffer are put together for decoding. */
-  readonly scratch: ReassemblyBuffer;
-  /** Times each socket read's processing (the server's loop trace); absent: nothing is timed. */
-  readonly timer?: TaskTimer;
-}
-
-/**
- * What the transport tells the rest of the process about the time it holds the event loop
- * (the server's loop governor: src/server/loop-governor.ts).
- */
-export interface TaskTimer {
-  /**
-   * One socket read of requests was processed from `start` (performance.now()) until now: the
-   * governor times it and runs the sampling slots that came due meanwhile.
-   */
-  afterRead(start: number): void;
-}
 
 /** Control messages are written synchronously, one at a time: one writer for all connections. */
 const controlWriter = new BinaryWriter(Buffer.alloc(0), 0);
@@ -103,6 +69,8 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
   readonly reader = new BinaryReader();
   /** Writes the sink's messages straight into pool buffers, chunk by chunk. */
   readonly out: ChunkWriter;
+  /** Lays out large responses of `out` over several turns; sends that come meanwhile wait in it. */
+  readonly output: OutputSlicer;
   /** Bytes of pool buffers this connection holds (kept by the pool: its fair share). */
   heldBytes = 0;
 
@@ -163,6 +131,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     this.rx = new ChunkFramer(this, this.pool);
     this.tx = new SendQueue(socket, this.pool, this);
     this.out = new ChunkWriter(this);
+    this.output = new OutputSlicer(this.out, this, ctx.pacer);
     this.helloDeadline = performance.now() + this.limits.helloTimeoutMs;
     (socket as SocketWithConnection)[kConnection] = this;
     socket.setNoDelay(true);
@@ -460,7 +429,8 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
    * buffer for this connection. Finish with `endControl` (or `abandonControl`).
    */
   beginControl(): BinaryWriter | undefined {
-    // After the responses written so far: they go first.
+    // After the responses written so far (and those waiting to be): they go first.
+    this.output.settle();
     this.out.flush();
     const buf = this.pool.acquireForSend(this);
     if (buf === undefined) return undefined;
@@ -533,6 +503,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     // Part 6 §6.7.3: nothing about why a security check failed goes back to the peer.
     const sentReason = status === StatusCodes.BadSecurityChecksFailed ? statusCodeName(status) : this.closeReason;
     this.rx.release();
+    this.output.closing();
     if (this.out.active) this.abortOutput(status ?? StatusCodes.BadTcpInternalError, sentReason);
     // What the channel holds (messages being assembled) goes back first: the ERR needs a buffer
     // within this connection's fair share of the budget.
@@ -573,6 +544,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     }
     this.state = ConnectionState.Closed;
     this.pool.cancelWait(this);
+    this.output.closing();
     if (this.out.active) this.abortOutput(StatusCodes.BadConnectionClosed, "");
     this.out.flush();
     this.tx.clear();

@@ -164,6 +164,8 @@ class Run {
     const results = res.results!.map((r) => ({ ...r, continuationPoint: r.continuationPoint && label(r.continuationPoint) }));
     encodeHistoryReadResponse(this.w.reset(), { ...res, results });
     this.responses.push(this.w.buffer.subarray(0, this.w.pos).toString("hex"));
+    // The bodies were lent until the response is out (the dispatcher tells the service so).
+    historyRead.sent?.(res, true);
     return res.results!.map((r) => r.continuationPoint);
   }
 

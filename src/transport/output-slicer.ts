@@ -1,0 +1,193 @@
+// A large response leaves over several turns of the event loop (DESIGN: the event loop is a
+// shared resource). The chunk writer keeps the large raw bytes of a message begun with `lend` by
+// reference and lays them out later (chunk-writer.ts, "Lent bytes"); this is the connection's
+// part: it calls `feed()` in slices, each ending when the pacer says (the server's SliceGate: a
+// time budget, and before the next sampling deadline), with a turn of the loop between them in
+// which other connections' I/O and the sampling slots run. Each slice's sealed buffers are written
+// to the socket before the next (SendQueue: drain-aware); the memory budget bounds them as it
+// bounds any response (no buffer: the message ends with an abort chunk, Part 6 §6.7.3).
+//
+// Order on the connection: while a message is being laid out the writer is taken, so the sends
+// that come meanwhile wait here, in order, and run once it is finished (each of them may slice in
+// turn). A sender that must know its outcome at once (a Publish commits or rolls back its
+// notifications on it, a control message needs its sequence number after the chunks before it)
+// calls `settle()` first: what waits is laid out and sent now, in one go.
+//
+// When the channel closes midway, `closing()` drops what waits and forgets the message; the
+// connection ends the message itself with an abort chunk (tcp-connection.ts close()).
+import { performance } from "node:perf_hooks";
+import { UaStatusError } from "../ua/errors.js";
+import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
+import type { ChunkWriter } from "./chunk-writer.js";
+
+/** When slices end and when the next one runs (the server's SliceGate fits; default: 1 ms slices, setImmediate). */
+export interface OutputPacer {
+  /** The clock the slice ends are in. */
+  now(): number;
+  /** When a slice that starts now must end (now() units). */
+  end(): number;
+  /** Calls fn(arg) when the next slice may start (after a turn of the loop at least). */
+  later<A>(fn: (arg: A) => void, arg: A): void;
+}
+
+/** The message being laid out: told how it ended. */
+export interface SlicedMessage {
+  /** Its bytes are all out of the value it was encoded from: sent whole (true), cut off by an abort chunk or by the channel closing (false). */
+  finished(whole: boolean): void;
+  /** Nothing of it was sent (no chunk sealed when it failed): the sender may answer otherwise. */
+  refused(err: unknown): void;
+}
+
+/** A send that waits behind a message being laid out. */
+export interface QueuedSend {
+  /** The writer is free: encode and send now. */
+  send(): void;
+  /** The connection closed first. */
+  drop(): void;
+}
+
+/** What the slicer needs of its connection. */
+export interface SlicerOwner {
+  /** A response is complete (backpressure) and queued output may be written. */
+  messageDone(isResponse: boolean): void;
+  /** Writes what is queued. */
+  pump(): void;
+  close(status: number, reason: string): void;
+}
+
+/**
+ * Bytes one slice copies at most, whatever the clock says: ~0.1-0.5 ms here (out of shared
+ * memory, the slowest source: 0.5 ms per 1.8 MB at best, measured), and what bounds a slice when
+ * the clock is coarse or stopped (tests).
+ */
+export const SLICE_BYTES = 256 * 1024;
+
+/** Process-wide counts of sliced responses (diagnostics, tests). */
+export const slicedOutput = { messages: 0, slices: 0 };
+
+/** Slices by length only: 1 ms of copying, then a turn of the loop. */
+export const lengthPacer: OutputPacer = {
+  now: () => performance.now(),
+  end: () => performance.now() + 1,
+  later: (fn, arg) => setImmediate(fn, arg),
+};
+
+export class OutputSlicer {
+  /** Slices run so far (diagnostics and tests). */
+  slices = 0;
+  private message: SlicedMessage | undefined = undefined;
+  private readonly waiting: QueuedSend[] = [];
+  private scheduled = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly writer: ChunkWriter,
+    private readonly owner: SlicerOwner,
+    private readonly pacer: OutputPacer = lengthPacer,
+  ) {
+    this.now = () => pacer.now();
+  }
+
+  /** A message is being laid out, or sends wait behind one: a new send must wait too (`enqueue`) or `settle()` first. */
+  get busy(): boolean {
+    return this.message !== undefined || this.waiting.length > 0;
+  }
+
+  /** Sends waiting behind the message being laid out. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  enqueue(send: QueuedSend): void {
+    this.waiting.push(send);
+  }
+
+  /** The writer's message ended pending (end() returned false): its first slice runs now, the rest on later turns. */
+  start(message: SlicedMessage): void {
+    this.message = message;
+    slicedOutput.messages++;
+    this.slice(this.pacer.end());
+  }
+
+  /** Lays out the message and runs what waits, now, in one go. */
+  settle(): void {
+    while (this.busy) {
+      if (this.message !== undefined) this.slice(Infinity);
+      else this.waiting.shift()!.send();
+    }
+  }
+
+  /** The connection is closing: the message is over (the connection writes its abort chunk), what waits is dropped. */
+  closing(): void {
+    const m = this.message;
+    this.message = undefined;
+    m?.finished(false);
+    const waiting = this.waiting.splice(0);
+    for (const w of waiting) w.drop();
+  }
+
+  /** @internal The pacer's turn came. */
+  next(): void {
+    this.scheduled = false;
+    if (this.message !== undefined) this.slice(this.pacer.end());
+  }
+
+  private slice(until: number): void {
+    const m = this.message!;
+    this.slices++;
+    slicedOutput.slices++;
+    let done: boolean;
+    try {
+      done = this.writer.feed(until, this.now, until === Infinity ? Infinity : SLICE_BYTES);
+    } catch (err) {
+      this.failed(m, err);
+      return;
+    }
+    if (!done) {
+      // What this slice sealed goes to the socket now, not with the last slice.
+      this.owner.pump();
+      if (!this.scheduled) {
+        this.scheduled = true;
+        this.pacer.later(nextSlice, this);
+      }
+      return;
+    }
+    this.message = undefined;
+    this.owner.messageDone(true);
+    m.finished(true);
+    this.runWaiting();
+  }
+
+  private failed(m: SlicedMessage, err: unknown): void {
+    this.message = undefined;
+    let status = err instanceof UaStatusError ? err.statusCode : StatusCodes.BadEncodingError;
+    // Part 6 §7.1.2.3: a response over the client's limits is BadResponseTooLarge.
+    if (status === StatusCodes.BadEncodingLimitsExceeded) status = StatusCodes.BadResponseTooLarge;
+    let nothingSent: boolean;
+    try {
+      nothingSent = this.writer.abort(status, statusCodeName(status), true);
+    } catch (abortErr) {
+      // Chunks went out and not even the abort chunk fits the budget: the channel ends.
+      m.finished(false);
+      this.owner.close(StatusCodes.BadTcpNotEnoughResources, abortErr instanceof Error ? abortErr.message : String(abortErr));
+      return;
+    }
+    if (nothingSent) {
+      m.finished(false);
+      m.refused(err);
+    } else {
+      this.owner.messageDone(true);
+      m.finished(false);
+    }
+    this.runWaiting();
+  }
+
+  /** The writer is free: what waited goes, in order, until one of them slices in its turn. */
+  private runWaiting(): void {
+    while (this.message === undefined && this.waiting.length > 0) this.waiting.shift()!.send();
+  }
+}
+
+function nextSlice(slicer: OutputSlicer): void {
+  slicer.next();
+}
