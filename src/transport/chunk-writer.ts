@@ -579,6 +579,8 @@ export class ChunkWriter extends BinaryWriter {
   }
 
   private dropParts(): void {
+    // Not kept between messages: scratch is heap outside the pool's budget (64 KiB at most, while a message lends).
+    this.scratch = EMPTY;
     this.parts.length = 0;
     this.feedPart = this.feedAt = 0;
     this.lent = 0;
