@@ -36,6 +36,7 @@ export class Session {
     this.sessionId = { namespace, idType: IdType.Numeric, value: 0x10000 + nextSessionNumber++ };
     this.authenticationToken = { namespace: 0, idType: IdType.Opaque, value: randomBytes(32) };
     this.tokenKey = nodeIdKey(this.authenticationToken);
+    this.idText = String(this.sessionId.value);
     this.channel = channel;
     this.name = name;
     this.timeout = timeout;
@@ -44,9 +45,12 @@ export class Session {
     this.serverNonce = randomBytes(32);
   }
 
+  /** RequestContext.sessionId, made once rather than with every request. */
+  private readonly idText: string;
+
   /** The RequestContext handed to node managers for this session's requests. */
   context(now: number): RequestContext {
-    return { sessionId: String(this.sessionId.value), role: this.role, now };
+    return { sessionId: this.idText, role: this.role, now };
   }
 }
 
@@ -68,6 +72,8 @@ export type SessionCloseReason = "closed" | "timeout" | "evicted" | "revoked" | 
 
 export class SessionManager {
   private readonly byToken = new Map<string | number, Session>();
+  /** The session `find` returned last (it may have closed since: `find` checks). */
+  private lastFound: Session | undefined;
   private readonly options: SessionManagerOptions;
   private sweepTimer: NodeJS.Timeout | undefined;
   /** Namespace of new SessionIds: the one that shows the sessions' diagnostics objects (src/diagnostics). */
@@ -117,8 +123,17 @@ export class SessionManager {
     return undefined;
   }
 
+  /**
+   * The session of a request's token. A connection's requests come in runs (one socket read
+   * carries hundreds), so the last session found is tried first, by comparing the token's bytes:
+   * the Map key of an opaque token is a base64 string, made anew for every lookup.
+   */
   find(authenticationToken: NodeId): Session | undefined {
-    return this.byToken.get(nodeIdKey(authenticationToken));
+    const last = this.lastFound;
+    if (last !== undefined && !last.closed && sameOpaqueToken(last.authenticationToken, authenticationToken)) return last;
+    const session = this.byToken.get(nodeIdKey(authenticationToken));
+    this.lastFound = session;
+    return session;
   }
 
   /** Moves a session to the channel that activated it (Part 4 §5.6.3: a new channel may take it over). */
@@ -133,6 +148,7 @@ export class SessionManager {
     if (session.closed) return;
     session.closed = true;
     this.byToken.delete(session.tokenKey);
+    if (this.lastFound === session) this.lastFound = undefined;
     session.channel.sessionCount--;
     session.browseContinuations.clear();
     session.historyContinuations.clear();
@@ -159,4 +175,14 @@ export class SessionManager {
 
 function sweep(manager: SessionManager): void {
   manager.expire(Date.now());
+}
+
+/** Both opaque NodeIds of namespace 0 with the same bytes (session tokens are made so). */
+function sameOpaqueToken(ours: NodeId, theirs: NodeId): boolean {
+  return (
+    theirs.idType === IdType.Opaque &&
+    theirs.namespace === ours.namespace &&
+    Buffer.isBuffer(theirs.value) &&
+    (ours.value as Buffer).equals(theirs.value)
+  );
 }

@@ -34,26 +34,32 @@ function byNamespace<T extends { nodeId: { namespace: number } }>(
   items: readonly T[],
   fn: (manager: NodeManager | undefined, indices: readonly number[] | undefined) => void,
 ): void {
+  const groups = namespaceGroups(items);
+  if (groups === undefined) fn(registry.managerAt(items[0].nodeId.namespace), undefined);
+  else for (const [ns, indices] of groups) fn(registry.managerAt(ns), indices);
+}
+
+/** The items' indices by namespace, or undefined when all are in one (the common case). */
+function namespaceGroups(items: readonly { nodeId: { namespace: number } }[]): Map<number, number[]> | undefined {
   const first = items[0].nodeId.namespace;
-  let mixed = false;
-  for (let i = 1; i < items.length; i++) {
-    if (items[i].nodeId.namespace !== first) {
-      mixed = true;
-      break;
-    }
-  }
-  if (!mixed) {
-    fn(registry.managerAt(first), undefined);
-    return;
-  }
+  let i = 1;
+  while (i < items.length && items[i].nodeId.namespace === first) i++;
+  if (i === items.length) return undefined;
   const groups = new Map<number, number[]>();
-  for (let i = 0; i < items.length; i++) {
-    const ns = items[i].nodeId.namespace;
+  for (let k = 0; k < items.length; k++) {
+    const ns = items[k].nodeId.namespace;
     let g = groups.get(ns);
     if (!g) groups.set(ns, (g = []));
-    g.push(i);
+    g.push(k);
   }
-  for (const [ns, indices] of groups) fn(registry.managerAt(ns), indices);
+  return groups;
+}
+
+/** A manager's share of a Read; a namespace without one answers BadNodeIdUnknown. */
+function readFrom(manager: NodeManager | undefined, rc: RequestContext, items: readonly AttributeRead[], out: DataValue[], indices: readonly number[] | undefined): void {
+  if (manager) manager.read(rc, items, out, indices);
+  else if (indices) for (const i of indices) out[i] = UNKNOWN_NODE;
+  else for (let i = 0; i < items.length; i++) out[i] = UNKNOWN_NODE;
 }
 
 /** Part 4 §7.2 (DataEncoding): only "Default Binary" is served, and only for Value. */
@@ -87,15 +93,10 @@ function readUnstamped(registry: NamespaceRegistry, rc: RequestContext, items: r
   const n = items.length;
   // The managers fill a slice of their own when the batch does not start at 0.
   const out: DataValue[] = offset === 0 ? results : new Array(n);
-  byNamespace(registry, items, (manager, indices) => {
-    if (manager) {
-      manager.read(rc, items, out, indices);
-    } else if (indices) {
-      for (const i of indices) out[i] = UNKNOWN_NODE;
-    } else {
-      for (let i = 0; i < n; i++) out[i] = UNKNOWN_NODE;
-    }
-  });
+  // Not byNamespace: its callback would be a closure made for every Read.
+  const groups = namespaceGroups(items);
+  if (groups === undefined) readFrom(registry.managerAt(items[0].nodeId.namespace), rc, items, out, undefined);
+  else for (const [ns, indices] of groups) readFrom(registry.managerAt(ns), rc, items, out, indices);
   for (let i = 0; i < n; i++) {
     const item = items[i];
     let dv = out[i] ?? UNKNOWN_NODE;
@@ -192,7 +193,8 @@ export const read = defineService<CompactReadRequest, UnstampedReadResponse>({
     const rc = ctx.session!.context(ctx.now);
     const results: DataValue[] = new Array(n);
     for (let start = 0; start < n; start += BATCH) readUnstamped(ctx.server.registry, rc, items!.batch(start, Math.min(BATCH, n - start)), results, start);
-    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [], items, timestamps: req.timestampsToReturn, now: rc.now };
+    // diagnosticInfos: none (the encoder writes an empty array).
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, items, timestamps: req.timestampsToReturn, now: rc.now };
   },
 });
 

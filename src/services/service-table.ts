@@ -3,6 +3,7 @@
 import type { BinaryReader } from "../ua/binary-reader.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { SecureChannel } from "../security/secure-channel.js";
+import type { DiagnosticInfo } from "../ua/builtins.js";
 import type { RequestHeader, ResponseHeader } from "../ua/generated/types.js";
 import type { Session } from "../server/session.js";
 import { statusOf } from "../ua/errors.js";
@@ -59,9 +60,12 @@ export function responseHeader(ctx: ServiceContext, requestHeader: RequestHeader
     timestamp: ctx.now,
     requestHandle: requestHeader.requestHandle,
     serviceResult,
-    serviceDiagnostics: {},
+    serviceDiagnostics: NO_DIAGNOSTICS,
   };
 }
+
+/** The empty DiagnosticInfo of every response header: one shared, frozen object, not one per response. */
+const NO_DIAGNOSTICS: DiagnosticInfo = Object.freeze({});
 
 /**
  * What a hooked service does around its handler (services.ts): `after` sees the response, or the

@@ -89,6 +89,30 @@ describe("sessions", () => {
     expect(decodeServiceFault(reader).responseHeader.serviceResult).toBe(StatusCodes.BadServiceUnsupported);
   });
 
+  it("serves a request whose encoding NodeId is in the long Numeric form, or a String form it refuses", async () => {
+    const c = await serviceClient();
+    await c.createSession();
+    await c.activate();
+    // The dispatcher reads the usual FourByte form without decoding a NodeId; the other forms of
+    // the same id must still find the service (Part 6 §5.2.2.9: any encoding of a NodeId is valid).
+    const w = new BinaryWriter();
+    w.writeByte(0x02); // Numeric: UInt16 namespace, UInt32 identifier
+    w.writeUInt16(0);
+    w.writeUInt32(ObjectIds.ReadRequest_Encoding_DefaultBinary);
+    encodeReadRequest(w, { requestHeader: header(c.token), maxAge: 0, timestampsToReturn: 0, nodesToRead: [readValueId(VariableIds.Server_ServerStatus_State)] });
+    await c.sendRaw(Buffer.from(w.view()));
+    const r = await c.channel.response();
+    const reader = new BinaryReader(r.body);
+    expect(decodeNodeId(reader).value).toBe(ObjectIds.ReadResponse_Encoding_DefaultBinary);
+    const s = new BinaryWriter();
+    encodeNodeId(s, { namespace: 0, idType: 1, value: "Read" });
+    encodeCloseSessionRequest(s, { requestHeader: header(c.token), deleteSubscriptions: true });
+    await c.sendRaw(Buffer.from(s.view()));
+    const fault = new BinaryReader((await c.channel.response()).body);
+    expect(decodeNodeId(fault).value).toBe(ObjectIds.ServiceFault_Encoding_DefaultBinary);
+    expect(decodeServiceFault(fault).responseHeader.serviceResult).toBe(StatusCodes.BadServiceUnsupported);
+  });
+
   it("closes a channel that sends an undecodable request, and only that one", async () => {
     const c = await serviceClient();
     await c.createSession();

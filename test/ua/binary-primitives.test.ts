@@ -94,6 +94,22 @@ describe("BinaryWriter / BinaryReader primitives", () => {
     expect(r.readGuid()).toBe("72962b91-fa75-4ae6-8d28-b404dc7daf63");
   });
 
+  it("readByteString copies, short (byte by byte) and long: the input may be reused at once", () => {
+    for (const n of [0, 1, 32, 64, 65, 1000]) {
+      const value = Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + n) & 0xff));
+      const bytes = written((w) => {
+        w.writeByteString(value);
+        w.writeByte(0xaa);
+      });
+      const r = reader(bytes);
+      const got = r.readByteString()!;
+      expect(got.equals(value)).toBe(true);
+      expect(r.readByte()).toBe(0xaa);
+      bytes.fill(0x55);
+      expect(got.equals(value)).toBe(true);
+    }
+  });
+
   it("lengths: -1 is null, other negatives and lengths past the end are BadDecodingError", () => {
     const neg = Buffer.from([0xfe, 0xff, 0xff, 0xff]);
     expect(thrownStatus(() => reader(neg).readString())).toBe(BadDecodingError);

@@ -224,6 +224,21 @@ describe("generated structures", () => {
     expect(v.additionalHeader).toBeUndefined();
     expect(v.stringTable).toBeUndefined();
   });
+
+  it("reads an ExtensionObject field that only starts like the null one, and refuses a cut-off one", () => {
+    const codec = codecByName.get("ResponseHeader")!;
+    const bytes = encode(codec, { timestamp: DATETIME_MIN, requestHandle: 0, serviceResult: 0, serviceDiagnostics: {} });
+    const head = bytes.subarray(0, bytes.length - 3);
+    // TwoByte NodeId 0 with a body of 0 bytes: not the null ExtensionObject (its encoding byte is 1).
+    const withBody = Buffer.concat([head, Buffer.from("00000100000000", "hex")]);
+    const v = decodeAll(codec, withBody) as ResponseHeader;
+    expect(v.additionalHeader).toEqual({ typeId: numericNodeId(0), body: Buffer.alloc(0) });
+    // FourByte NodeId ns 0 i=0: the same id in another form, no body: kept as what it is.
+    const fourByte = Buffer.concat([head, Buffer.from("0100000000", "hex")]);
+    expect((decodeAll(codec, fourByte) as ResponseHeader).additionalHeader).toBeUndefined();
+    const cut = Buffer.concat([head, Buffer.from("0000", "hex")]);
+    expect(() => codec.decode(new BinaryReader(cut))).toThrow(UaStatusError);
+  });
 });
 
 describe("exact encodings", () => {

@@ -40,6 +40,12 @@ function writeOptionalExtensionObject(w: BinaryWriter, v: ExtensionObject | unde
 }
 
 function readOptionalExtensionObject(r: BinaryReader): ExtensionObject | undefined {
+  // The null ExtensionObject that nearly every RequestHeader carries: three zero bytes, no object made.
+  const p = r.pos;
+  if (p + 3 <= r.end && r.buffer[p] === 0 && r.buffer[p + 1] === 0 && r.buffer[p + 2] === 0) {
+    r.pos = p + 3;
+    return undefined;
+  }
   const v = decodeExtensionObject(r);
   const t = v.typeId;
   return v.body === null && t.namespace === 0 && t.idType === IdType.Numeric && t.value === 0 ? undefined : v;
