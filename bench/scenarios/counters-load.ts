@@ -86,6 +86,9 @@ export interface CountersLoadResult {
   windowGcPauses: number;
   windowGcP99Ms: number;
   windowGcMaxMs: number;
+  /** Slots skipped in the window for being late by more than an interval, and for a poll still running (overruns); NaN without the counts. */
+  windowSkipped: number;
+  windowOverruns: number;
   /** What the server's stall tracer saw (fieldgate only): late slots of the window with their causes. */
   stalls: string[];
   /** The server's GC pause p99 and max since start, and its event-loop delay p99 and max, ms. */
@@ -303,20 +306,39 @@ async function traceOf(ch: UaClientChannel, from: number, to: number): Promise<P
  * The server's lateness histogram and its GC pause histogram, counts since start (fieldgate's
  * diagnostics namespace), or undefined elsewhere (gc: undefined from a build without it).
  */
-async function histograms(ch: UaClientChannel): Promise<{ buckets: number[]; gc: number[] | undefined; width: number } | undefined> {
+interface Histograms {
+  buckets: number[];
+  gc: number[] | undefined;
+  width: number;
+  /** Slots the scheduler skipped since start: late by more than an interval, and busy (a poll still running). */
+  skipped: number;
+  overruns: number;
+}
+
+/** A UInt64 counter (a bigint from our decoder) as a number, NaN when it is not one. */
+function uint64(v: unknown): number {
+  if (typeof v === "bigint") return Number(v);
+  return typeof v === "number" ? v : NaN;
+}
+
+async function histograms(ch: UaClientChannel): Promise<Histograms | undefined> {
   try {
     const nodes = await resolveNodes(ch, [`${DIAG}LatenessHistogram`, `${DIAG}LatenessBucketWidth`]);
     const [h, w] = await readValues(ch, nodes.map(valueReadOf));
     const buckets = h?.value?.value;
     if (!Array.isArray(buckets) || typeof w?.value?.value !== "number") return undefined;
     let gc: number[] | undefined;
+    let skipped = NaN;
+    let overruns = NaN;
     try {
-      const [g] = await readValues(ch, (await resolveNodes(ch, [`${DIAG}GcPauseHistogram`])).map(valueReadOf));
+      const [g, sk, ov] = await readValues(ch, (await resolveNodes(ch, [`${DIAG}GcPauseHistogram`, `${DIAG}SkippedSlots`, `${DIAG}Overruns`])).map(valueReadOf));
       if (Array.isArray(g?.value?.value)) gc = g.value.value as number[];
+      skipped = uint64(sk?.value?.value);
+      overruns = uint64(ov?.value?.value);
     } catch {
       gc = undefined;
     }
-    return { buckets: buckets as number[], gc, width: w.value.value };
+    return { buckets: buckets as number[], gc, width: w.value.value, skipped, overruns };
   } catch {
     return undefined;
   }
@@ -425,6 +447,9 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       while (top > 0 && delta[top] === 0) top--;
       windowGcMaxMs = windowGcPauses === 0 ? 0 : top * h1.width;
     }
+    // Slots not run at all: their lateness is in no histogram, and their samples are missing.
+    const windowSkipped = h0 !== undefined && h1 !== undefined ? h1.skipped - h0.skipped : NaN;
+    const windowOverruns = h0 !== undefined && h1 !== undefined ? h1.overruns - h0.overruns : NaN;
     const windowSeconds = (t1 - t0) / 1000;
     return {
       params: p,
@@ -454,6 +479,8 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       windowGcPauses,
       windowGcP99Ms,
       windowGcMaxMs,
+      windowSkipped,
+      windowOverruns,
       ...trace,
     };
   } finally {

@@ -250,6 +250,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
     );
     if (r.warmupLatenessSlots > 0) notes.push(`lateness in the warm-up (the ${o.warmupSeconds} s from the subscription to the window): p99 ${ms(r.warmupLatenessP99Ms)}, p99.9 ${ms(r.warmupLatenessP999Ms)} over ${r.warmupLatenessSlots} slots`);
     if (Number.isFinite(num(r.windowGcPauses))) notes.push(`GC pauses in the window: ${r.windowGcPauses}, p99 ${ms(r.windowGcP99Ms)}, max ${ms(r.windowGcMaxMs)}`);
+    if (Number.isFinite(num(r.windowSkipped))) notes.push(`slots not run in the window (no lateness recorded, no sample taken): ${r.windowSkipped} late by more than an interval, ${r.windowOverruns} while the group's last poll was still running`);
     if (Number.isFinite(num(r.gcPauseP99Ms))) {
       notes.push(`GC pauses p99 ${ms(r.gcPauseP99Ms)}, max ${ms(r.gcPauseMaxMs)}; event-loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (since start)`);
       notes.push(`${r.stalls.length} slots more than 2 ms late in the window (the server keeps the last 32)${r.stalls.length > 0 ? `; causes: ${stallCauses(r.stalls)}` : ""}`);

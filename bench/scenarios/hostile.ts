@@ -87,6 +87,9 @@ class Prober {
   readonly failures = [0, 0, 0];
   readonly failureKinds: Record<string, number> = {};
   phase = Phase.Before;
+  /** Reads of 10 ms or more after the attack: seconds since the attackers left, and ms (the first 20). */
+  readonly slowAfter: string[] = [];
+  afterStart = 0;
   private stopped = false;
   private done: Promise<void> | null = null;
 
@@ -117,7 +120,11 @@ class Prober {
           decodeReadResponse,
         );
         if (r.results?.length !== 1 || (r.results[0].statusCode ?? 0) >>> 30 !== 0) throw new Error("ServerStatus read without a Good value");
-        this.latency[phase].record((performance.now() - t0) * 1000);
+        const took = performance.now() - t0;
+        this.latency[phase].record(took * 1000);
+        // When they come tells what they are: the memory reducer's GCs some seconds after the
+        // attack, or the sessions the attackers left timing out minutes later.
+        if (phase === Phase.After && took >= 10 && this.slowAfter.length < 20) this.slowAfter.push(`${((t0 - this.afterStart) / 1000).toFixed(1)}s ${took.toFixed(1)}`);
       } catch (err) {
         this.failures[phase]++;
         const kind = (err as Error).message;
@@ -198,6 +205,7 @@ async function runHostileCase(ctx: BenchContext, target: ServerTarget, o: Hostil
     };
     const attack = (await runModuleLoad<HostileAttackParams, HostileAttackResult>(import.meta.url.replace(/hostile\.(js|ts)$/, "hostile-load.$1"), "runHostileAttack", params, ctx.load)).result;
     const attackCpu = cpuTimeMicros(server.pid) - cpu0;
+    prober.afterStart = performance.now();
     prober.phase = sampler.phase = Phase.After;
     ctx.log(`${label}: the attackers have left; ${o.afterSeconds} s after`);
     await sleep(o.afterSeconds * 1000);
@@ -218,6 +226,7 @@ async function runHostileCase(ctx: BenchContext, target: ServerTarget, o: Hostil
       `flooders: ${attack.flood.connections} connections, ${(attack.flood.bytesSent / MB).toFixed(0)} MB sent, ended ${JSON.stringify(attack.flood.endings)}`,
       `slow readers: ${attack.slow.connections} connections, ${attack.slow.requests} Reads, ended ${JSON.stringify(attack.slow.endings)}, closed ${ms(Histogram.from(attack.slow.closeAfterStallMicros).percentile(50))}/${ms(Histogram.from(attack.slow.closeAfterStallMicros).max)} ms (p50/max) after they stalled, ${attack.slow.openAtEnd} still open at the end`,
       `RSS trace (s MB): ${trace.join(", ")}`,
+      `normal client reads of 10 ms or more after the attack (s after, ms): ${prober.slowAfter.join(", ") || "none"}`,
     );
     for (const n of notes) ctx.log(`${label}: ${n}`);
     const h = prober.latency[Phase.During];

@@ -19,7 +19,7 @@ import type { ValueCache } from "../values/value-cache.js";
 import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "./block-plan.js";
 import { DriverError, isLinkFailure, type DataArea } from "./driver.js";
 import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
-import { nextTurn } from "../sampling/slices.js";
+import { deliveryEnded, deliveryStarted, nextTurn } from "../sampling/slices.js";
 import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
 
 /** One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot. */
@@ -233,10 +233,15 @@ export class PollGroup implements SampleTask {
     const time = this.device.wallNow();
     const first = this.deliver(block, data, 0, time);
     if (first >= block.tags.length) return;
+    deliveryStarted();
     return (async () => {
-      for (let from = first; from < block.tags.length; ) {
-        await nextTurn();
-        from = this.deliver(block, data, from, time);
+      try {
+        for (let from = first; from < block.tags.length; ) {
+          await nextTurn();
+          from = this.deliver(block, data, from, time);
+        }
+      } finally {
+        deliveryEnded();
       }
     })();
   }

@@ -100,6 +100,13 @@ export class SliceGate {
   turn<A>(fn: (arg: A) => void, arg: A, need: number, waited: boolean): void {
     const d = this.deadlines;
     d?.runDue();
+    if (deliveriesPending > 0) {
+      // A poll's values are still going into the cache, a slice a turn: they go first. A slice
+      // between two of theirs would make that poll last past its group's next slot, which is
+      // then skipped (bench counters, 16,384 items: 10-17 slots a window, ~1.5 % of the samples).
+      setImmediate(gateTurn<A>, this, fn, arg, need, waited);
+      return;
+    }
     if (waited || d === undefined || this.open(need)) {
       fn(arg);
       return;
@@ -107,6 +114,22 @@ export class SliceGate {
     // The deadline and its slot first: the scheduler's own timer, or runDue above, runs it.
     this.clock.setTimer(() => this.turn(fn, arg, need, true), Math.max(0, d.nextDeadline - this.clock.now()));
   }
+}
+
+/** Deliveries of polled values that go on over several turns (poll-group.ts), now. */
+let deliveriesPending = 0;
+
+/**
+ * A poll's delivery that will take more turns starts (each turn one slice of its tags); the
+ * gate's slicers wait for the turns after it until `deliveryEnded`. Deliveries are bounded
+ * (a block's tags, each slice a few thousand), so the wait is too.
+ */
+export function deliveryStarted(): void {
+  deliveriesPending++;
+}
+
+export function deliveryEnded(): void {
+  deliveriesPending--;
 }
 
 function gateTurn<A>(gate: SliceGate, fn: (arg: A) => void, arg: A, need: number, waited: boolean): void {

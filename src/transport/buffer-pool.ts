@@ -35,7 +35,7 @@ export interface BufferPoolOptions {
   limit: number;
   /** Bytes only sends (of holders within their fair share) may take; default limit / 8. */
   sendReserve?: number;
-  /** Bytes of slabs kept when idle; default the smaller of 1 MiB and limit / 8. */
+  /** Bytes of slabs kept when idle; default one slab (see the constructor). */
   floor?: number;
   /** A holder with less than this may use the send reserve; default 4 buffers. */
   fairShare?: number;
@@ -104,7 +104,13 @@ export class BufferPool {
     this.capacity = Math.floor(limit / this.slabBytes) * this.slabBuffers;
     this.sendReserve = options.sendReserve ?? Math.max(bufferSize, Math.floor(limit / 8));
     if (!(this.sendReserve >= bufferSize && this.sendReserve < limit)) throw new RangeError("BufferPool sendReserve must be at least one buffer and below the limit");
-    this.floor = options.floor ?? Math.min(1 << 20, Math.floor(limit / 8));
+    // One slab, as much as a gateway nobody talks to makes (slabs are made lazily): what an
+    // attack took all goes back. The floor used to be 1 MiB (4 slabs), which a pool that once
+    // had a burst kept for good: 0.75 MB of the RSS still above the baseline 60 s after bench
+    // hostile (issue 14). A bigger floor would only save re-making a slab when traffic comes back
+    // after more than TRIM_WINDOW idle seconds, one 256 KiB allocation; traffic that goes on
+    // keeps what its last seconds used through `trim`'s window.
+    this.floor = options.floor ?? this.slabBytes;
     this.fairShare = options.fairShare ?? 4 * bufferSize;
   }
 

@@ -10,6 +10,7 @@ import { PollGroup, PolledTag, type PollTarget } from "../../src/devices/poll-gr
 import { modbusDrivers } from "../../drivers/modbus/definition.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { SliceGate } from "../../src/sampling/slices.js";
 import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { FakeDriver, flush, ValueLog } from "./fake-driver.js";
@@ -316,4 +317,51 @@ describe("a block of thousands of tags", () => {
     expect(delivered()).toBe(n);
     expect(cache.get(tags[n - 1]!.slot).value?.value).toBe(n - 1);
   });
+
+  it("goes before the slices of other work (a Publish): those wait until the poll's values are all in", async () => {
+    const { group, tags, cache } = bigGroup(10_000);
+    const delivered = () => tags.filter((t) => cache.hasValue(t.slot)).length;
+    // A slicer's next slice, asked for before the poll: without the delivery it would run next turn.
+    const gate = new SliceGate();
+    const sliceSaw = new Promise<number>((resolve) => gate.later(() => resolve(delivered()), undefined));
+    const poll = group.sample(0, 0);
+    expect(poll).toBeInstanceOf(Promise);
+    expect(await sliceSaw).toBe(tags.length);
+    await poll;
+    // Once the poll is done, a slice goes on at the next turn again.
+    let ran = false;
+    gate.later(() => (ran = true), undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ran).toBe(true);
+  });
 });
+
+/** A group of `n` tags of one in-process block, as the bench's counters driver has them. */
+function bigGroup(n: number): { group: PollGroup; tags: PolledTag[]; cache: ValueCache } {
+  const one = device("      - { name: t, address: holding:0 }\n");
+  const template = one.tags[0]!;
+  const cache = new ValueCache();
+  const tags = Array.from({ length: n }, (_, i) => {
+    const config = { ...template, name: `t${i}`, address: { ...template.address, offset: i } };
+    return new PolledTag(config, one, cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
+  });
+  const memory = Uint16Array.from({ length: n }, (_, i) => i);
+  const target: PollTarget = {
+    name: "in-process",
+    values: cache,
+    limits: { maxRegisters: Infinity, maxBits: Infinity, maxGap: 0 },
+    stopped: false,
+    trace: undefined,
+    wallNow: () => 1_000,
+    mayAttempt: () => true,
+    recordLateness: () => undefined,
+    read: async (block) => memory.subarray(block.start, block.start + block.count),
+    answered: () => undefined,
+    cycleDone: () => undefined,
+    failed: (err) => {
+      throw err;
+    },
+    noteConfigError: () => undefined,
+  };
+  return { group: new PollGroup(target, 10, tags), tags, cache };
+}

@@ -110,6 +110,20 @@ describe("BufferPool", () => {
     // And the pool still lends.
     expect(pool.acquire(h)!.length).toBe(64 * KiB);
   });
+
+  it("by default, an idle pool keeps one slab after a burst, as a pool that never had one", () => {
+    const pool = new BufferPool({ bufferSize: 64 * KiB, limit: 32 * 1024 * KiB });
+    const h = holder();
+    const burst = Array.from({ length: 200 }, () => pool.acquire(h));
+    expect(burst.every((b) => b !== undefined)).toBe(true);
+    expect(pool.slabCount).toBe(50);
+    for (const b of burst) pool.release(b!, h);
+    // Once the burst has left the trim window, what is kept is one slab (not 1 MiB of them).
+    for (let i = 0; i < 6; i++) pool.trim();
+    expect(pool.slabCount).toBe(1);
+    expect(pool.used).toBe(pool.slabBytes);
+    expect(pool.floor).toBe(pool.slabBytes);
+  });
 });
 
 let server: UaTcpServer | undefined;
