@@ -3,8 +3,12 @@
 // drivers included) into DIST/bundle/, which src/cli.ts loads. Packages stay imports of their
 // own (native addons, node-opcua-crypto, yaml, mqtt); what src/main.ts imports only when used
 // (the operators' tools, the status page, the Sparkplug edge node) becomes chunks of its own, so
-// it is still loaded only when used. The history workers run their own compiled files
-// (DIST/src/history), started by path.
+// it is still loaded only when used. The history workers get bundles of their own,
+// DIST/bundle/history/<worker>.js, each one self-contained file (no chunks shared with the
+// gateway's: a worker would load code it never runs), started by path (src/history/thread.ts
+// workerFile). A worker is an isolate of its own that loads its modules again: its 17-21
+// modules one by one left 1.3 MB more resident than one file (a worker with the write worker's
+// modules, RSS 17.0 against 15.7 MB above the process without it; issue 14).
 //
 // esbuild is a build-time dependency: it is found from the working directory's package (the
 // repository), so that the image's build can bundle a tree whose node_modules has no dev
@@ -13,6 +17,9 @@ import { createRequire } from "node:module";
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as Esbuild from "esbuild";
+
+/** The worker files of src/history, as workerFile() names them. */
+const HISTORY_WORKERS = ["write-worker", "read-worker"] as const;
 
 async function main(argv: string[]): Promise<number> {
   const dist = resolve(argv[0] ?? "dist");
@@ -36,7 +43,20 @@ async function main(argv: string[]): Promise<number> {
     legalComments: "none",
     logLevel: "warning",
   });
-  return result.errors.length === 0 ? 0 : 1;
+  const workers = await esbuild.build({
+    entryPoints: Object.fromEntries(HISTORY_WORKERS.map((w) => [w, join(dist, "src", "history", `${w}.js`)])),
+    outdir: join(outdir, "history"),
+    bundle: true,
+    splitting: false,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    minify: false,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  return result.errors.length === 0 && workers.errors.length === 0 ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

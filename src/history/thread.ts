@@ -14,7 +14,7 @@
 // (measured: a 0.1 ms task of the loop took 3-8 ms of wall time); with it, the loop runs first
 // and the workers take the time it leaves. On two cores they run beside it.
 import { execFile } from "node:child_process";
-import { existsSync, readlinkSync } from "node:fs";
+import { existsSync, readlinkSync, statSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { packageRoot } from "../package-info.js";
@@ -44,14 +44,25 @@ export interface LinkData {
 /** How much lower a worker's priority is than the event loop's (see the top). */
 export const WORKER_NICE = 10;
 
-/** The compiled file of a worker of src/history. */
+/**
+ * The file a worker of src/history runs: its bundle (dist/bundle/history, src/build/bundle.ts
+ * says why), or its compiled module in dist/src/history when there is no bundle or the bundle is
+ * older than the last compile (src/cli.ts's rule: never a stale copy). Loaded from the
+ * TypeScript sources (vitest) or from the gateway's bundle, this module still starts plain Node
+ * threads on built files (`npm test` builds them first).
+ */
 export function workerFile(name: string): URL {
-  // Loaded from the TypeScript sources (vitest) or from the gateway's bundle (dist/bundle,
-  // src/build/bundle.ts), this module still starts plain Node threads on the compiled files of
-  // dist/src/history (`npm test` builds them first).
-  const url = new URL(`dist/src/history/${name}.js`, pathToFileURL(`${packageRoot()}/`));
-  if (!existsSync(fileURLToPath(url))) throw new Error(`history worker ${fileURLToPath(url)} is missing: build first (npm run build)`);
-  return url;
+  return workerFileIn(pathToFileURL(`${packageRoot()}/`), name);
+}
+
+/** workerFile's choice in the package at `root` (a directory URL ending in "/"). */
+export function workerFileIn(root: URL, name: string): URL {
+  const bundled = fileURLToPath(new URL(`dist/bundle/history/${name}.js`, root));
+  const compiled = fileURLToPath(new URL(`dist/src/history/${name}.js`, root));
+  const buildInfo = fileURLToPath(new URL("dist/tsconfig.tsbuildinfo", root));
+  if (existsSync(bundled) && (!existsSync(buildInfo) || statSync(bundled).mtimeMs >= statSync(buildInfo).mtimeMs)) return pathToFileURL(bundled);
+  if (!existsSync(compiled)) throw new Error(`history worker ${compiled} is missing: build first (npm run build)`);
+  return pathToFileURL(compiled);
 }
 
 /** An Error from a worker's FaultInfo, with its code (SQLITE_FULL, ...). */
