@@ -109,19 +109,24 @@ if [ "$uefi" = 1 ]; then
   # from its bundle (dist/bundle, src/build/bundle.ts): the chunk that defines it is looked for.
   bundle_dir=/usr/lib/fieldgate/dist/bundle
   server=
+  # Each file is read out whole before grep looks at it: under pipefail, `debugfs cat | grep -q`
+  # fails when grep stops at a match before debugfs has written the rest (SIGPIPE), which a
+  # 560 KB chunk with the class near its end did in CI.
   for f in $(debugfs -R "ls -p $bundle_dir" "$fs" 2>/dev/null | awk -F/ '$6 ~ /\.js$/ { print $6 }'); do
-    if debugfs -R "cat $bundle_dir/$f" "$fs" 2>/dev/null | grep -q '^var FieldgateServer = class {$'; then server=$bundle_dir/$f; break; fi
+    debugfs -R "cat $bundle_dir/$f" "$fs" 2>/dev/null > "$tmp/server.js"
+    if grep -q '^var FieldgateServer = class {$' "$tmp/server.js"; then server=$bundle_dir/$f; break; fi
   done
   [ -n "$server" ] || { echo "test.sh: no file of $bundle_dir defines FieldgateServer" >&2; exit 1; }
-  debugfs -R "cat $server" "$fs" 2>/dev/null > "$tmp/server.js"
   awk '/^var FieldgateServer = class \{$/ { inside = 1 }
        inside && !done && /^  async start\(\) \{$/ { print "  async start() { throw new Error(\"broken on purpose by image/test.sh\");"; done = 1; next }
        { print }' "$tmp/server.js" > "$tmp/server.js.broken" && mv "$tmp/server.js.broken" "$tmp/server.js"
   grep -q 'broken on purpose' "$tmp/server.js" || { echo "test.sh: could not break $server (no 'async start() {' line in FieldgateServer)" >&2; exit 1; }
-  # Seen once in about five runs: the write did not take. Its output is kept, and it is tried again.
+  # Seen once in about five runs when this check piped debugfs into grep -q (likely the SIGPIPE
+  # above): the write seemed not to take. Its output is kept, and it is tried again.
   for attempt in 1 2; do
     printf 'cd %s\nrm %s\nwrite %s %s\n' "$(dirname "$server")" "$(basename "$server")" "$tmp/server.js" "$(basename "$server")" | debugfs -w -f - "$fs" >"$tmp/debugfs.log" 2>&1 || true
-    debugfs -R "cat $server" "$fs" 2>/dev/null | grep -q 'broken on purpose' && break
+    debugfs -R "cat $server" "$fs" 2>/dev/null > "$tmp/server.js.written"
+    grep -q 'broken on purpose' "$tmp/server.js.written" && break
     echo "test.sh: debugfs did not write the broken server.js (attempt $attempt):" >&2
     sed 's/^/  /' "$tmp/debugfs.log" >&2
     [ "$attempt" = 2 ] && exit 1
