@@ -12,6 +12,7 @@
 // core schema for plain scalars), which test/config/fast-yaml.test.ts checks on generated files;
 // its scalars are bare values, without position or source text (config-tree.ts says why).
 import { NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
+import { FLOW_MAP, flowMapItems } from "./fast-flow.js";
 
 /**
  * Characters the subset leaves to the yaml library: tabs (indentation errors, or separators
@@ -333,24 +334,53 @@ class FastParser {
     const offset = this.lineStart + n;
     for (;;) {
       const dash = this.lineStart + n;
-      let item: ConfigNode;
       if (this.restIsEmpty(dash + 1)) {
-        item = this.blockValue(n, false);
+        items.push(this.blockValue(n, false));
       } else {
         const v = this.skipSpaces(dash + 1);
         if (this.isSeqEntry(v)) bail(); // "- - a": a compact nested sequence
-        const map = this.blockMap(v - this.lineStart, v);
-        if (map) {
-          item = map;
-        } else {
-          item = this.inlineValue(v);
-          this.nextLine();
+        // A run of `- { ... }` entries (a device's tags) goes to native code (fast-flow.ts).
+        if (this.text.charCodeAt(v) !== LBRACE || !this.flowRun(n, v, items)) {
+          const map = this.blockMap(v - this.lineStart, v);
+          if (map) {
+            items.push(map);
+          } else {
+            items.push(this.inlineValue(v));
+            this.nextLine();
+          }
         }
       }
-      items.push(item);
       if (this.indent > n) bail();
       if (this.indent < n || !this.isSeqEntry(this.lineStart + n)) return { kind: NodeKind.Seq, offset, items: this.close(items) };
     }
+  }
+
+  /**
+   * Reads entries of the sequence at indentation `n` whose flow mapping (the first at `v`) is
+   * in fast-flow.ts's subset and alone on its line, into `items`; stops at the first entry that
+   * is not (the caller reads it). False, with nothing read, when the first is not.
+   */
+  private flowRun(n: number, v: number, items: ConfigNode[]): boolean {
+    const t = this.text;
+    const maps: string[] = [];
+    const offsets: number[] = [];
+    for (let at = v; ; ) {
+      FLOW_MAP.lastIndex = at;
+      if (!FLOW_MAP.test(t)) break;
+      const end = FLOW_MAP.lastIndex;
+      if (end > this.lineEnd || !this.restIsEmpty(end)) break;
+      maps.push(t.slice(at + 1, end - 1));
+      offsets.push(at);
+      this.nextLine();
+      if (this.indent !== n || !this.isSeqEntry(this.lineStart + n)) break;
+      at = this.skipSpaces(this.lineStart + n + 1);
+      if (t.charCodeAt(at) !== LBRACE) break;
+    }
+    if (maps.length === 0) return false;
+    const read = flowMapItems(maps);
+    if (read === undefined || read.length !== maps.length) bail();
+    for (let k = 0; k < read.length; k++) items.push({ kind: NodeKind.Map, offset: offsets[k]!, items: read[k]! });
+    return true;
   }
 
   /**

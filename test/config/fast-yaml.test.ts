@@ -73,6 +73,13 @@ describe("the fast YAML parser", () => {
     ["root scalar", "just text\n"],
     ["indented root", "  a: 1\n  b: 2\n"],
     ["deeper first indentation", "a:\n      b: 1\n      c: 2\nd: 3\n"],
+    // Runs of one-line flow mappings (fast-flow.ts), and entries outside its subset among them.
+    ["a run of flow entries", "tags:\n  - { name: t0, address: \"holding:100\", type: uint16 }\n  - {name: t1,address: \"\", scale: -0.5e-3 ,history: true}\n  - { a: false, b: 0, c: -0, d: 12.50, e: 1E3, f: m/s, g: v1.2-x, h: trueish, i: _x }\n"],
+    ["flow entries the native reading leaves", "t:\n  - { a: 1 }\n  - { a: True }\n  - { a: null }\n  - { a: 0x10, b: .5 }\n  - { a: 'q' }\n  - { a: \"x, y\" }\n  - { a: [0, 1] }\n  - { true: 1 }\n  - { a: 1 }\n  - { a: \"\\u00b0\" }\n  - { a: 007 }\n  - { a: b c }\n  - {}\n  - { a: 1 }\n"],
+    ["flow entries with comments and blank lines", "t:\n  # first\n  - { a: 1 } # one\n\n  - { a: two }   \n  # between\n  - { a: \"3#\" }\nu: 1\n"],
+    ["flow entries with CRLF", "t:\r\n  - { a: 1, b: c }\r\n  - { a: 2, b: d }\r\n"],
+    ["a flow entry then a block one", "t:\n  - { a: 1 }\n  - a: 2\n    b: 3\n  - { a: 4 }\n"],
+    ["duplicate keys in a flow entry", "t:\n  - { a: 1, a: 2 }\n"],
   ])("takes %s", (_name, text) => {
     expect(agrees(text)).toBe(true);
   });
@@ -99,6 +106,8 @@ describe("the fast YAML parser", () => {
     ["a key with spaces before its colon", "a : 1\n"],
     ["a BOM", "\ufeffa: 1\n"],
     ["a reserved character", "a: @b\n"],
+    ["a flow entry followed by a deeper line", "t:\n  - { a: 1 }\n    b: 2\n"],
+    ["text after a flow entry", "t:\n  - { a: 1 } x\n"],
   ])("leaves %s to the library", (_name, text) => {
     expect(parseFast(text)).toBeUndefined();
   });
