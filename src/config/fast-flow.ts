@@ -2,8 +2,9 @@
 // `- { name: t1, address: "holding:1", type: uint16 }`, read by native code: the flow mappings of
 // a run of such sequence entries are checked by one regular expression each, rewritten into one
 // JSON text and given to JSON.parse. On a first start the parser's own JavaScript runs cold (in
-// the interpreter, then compiled by TurboFan on the main thread: ~40 ms of a 10,000-tag map's
-// parse, bench/RESULTS.md issue 14); JSON.parse and the regular expressions do not.
+// the interpreter, then compiled by TurboFan on the main thread); JSON.parse and the regular
+// expressions are native code from the start: a 10,000-tag map's first parse took 60-62 ms
+// without this, 34 with it (bench/RESULTS.md, issue 14, branch h14-start).
 //
 // Only a subset whose JSON reading is its YAML reading (core schema) is taken: plain keys of
 // letters, digits and "_" that are not null or a boolean; values that are double-quoted without
