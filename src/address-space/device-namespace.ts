@@ -56,7 +56,8 @@ const writeToDevice: WriteHandler = (_ctx, variable, value) => {
   if (!(variable instanceof TagVariable)) return StatusCodes.BadNodeIdUnknown;
   const writer = variable.device.writer;
   if (!writer || !value.value) return StatusCodes.BadCommunicationError;
-  return writer.write(variable.index, value.value);
+  // The tag's place in its device's list, looked up per write rather than kept per tag.
+  return writer.write(variable.device.tags.indexOf(variable), value.value);
 };
 
 const DIAGNOSTICS = [
@@ -83,6 +84,7 @@ export interface TagView {
 /** One device's nodes, and what its tag variables share. */
 interface DeviceNodes {
   readonly object: NodeId;
+  readonly namespaceIndex: number;
   /** The device's settings the tag variables show (writeRoles, rate); the last synced. */
   config: DeviceConfig;
   /** writeRoles as MemoryVariable.writeRoleMask bits. */
@@ -125,23 +127,27 @@ const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
  * compact record (DESIGN: a gateway of 10,000 tags on a 512 MB board). It is also the tag's
  * PolledTag (the poller polls these very records: one object a tag, not two) and the forward
  * HasComponent reference its device object lists (referenceTypeId, isForward, targetId below:
- * no reference object a tag). It keeps its NodeId, its device's shared record and its place in
- * the device's tag list; every other attribute is derived from the config when asked (Read of
- * an attribute, Browse, a write's checks), and its own references are made the first time
- * anyone lists them. Browse summaries are made per Browse, not kept.
+ * no reference object a tag). Past the PolledTag's fields it keeps two: its NodeId's text (the
+ * string its namespace and the value cache are keyed by; a NodeId object is made when one is
+ * asked for: Read finds the node by the request's NodeId and never asks) and its device's
+ * shared record. Every other attribute is derived from the config when asked (Read of an
+ * attribute, Browse, a write's checks); its references and Browse summary are made per call,
+ * except for a tag with properties, whose references are kept (STORED_REFERENCES).
  */
 class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
-  private refs: NodeReference[] | undefined = undefined;
-
   constructor(
-    readonly nodeId: NodeId,
+    /** The NodeId's string identifier (default NodeIds), or the NodeId itself (a tagNodeId option's). */
+    private readonly id: string | NodeId,
     config: TagConfig,
     readonly device: DeviceNodes,
     slot: number,
-    /** Its place in the device's tag list: what the poller's write takes. */
-    public index: number,
   ) {
     super(config, device.config, slot);
+  }
+
+  get nodeId(): NodeId {
+    const id = this.id;
+    return typeof id === "string" ? stringNodeId(id, this.device.namespaceIndex) : id;
   }
 
   /** BuiltinType of the published value (tag-codec: Double when scaled). */
@@ -189,7 +195,7 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     return NodeClassMask.Variable;
   }
   get browseName(): QualifiedName {
-    return { namespaceIndex: this.nodeId.namespace, name: this.config.name };
+    return { namespaceIndex: this.device.namespaceIndex, name: this.config.name };
   }
   get displayName(): LocalizedText {
     return { text: this.config.name };
@@ -198,10 +204,14 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     return { text: this.config.description ?? describeTag(this.config) };
   }
   get references(): NodeReference[] {
-    return (this.refs ??= [
+    return STORED_REFERENCES.get(this) ?? this.ownReferences();
+  }
+  /** HasTypeDefinition and the inverse HasComponent to its device. */
+  ownReferences(): NodeReference[] {
+    return [
       { referenceTypeId: HAS_TYPE_DEFINITION, isForward: true, targetId: this.typeDefinition },
       { referenceTypeId: HAS_COMPONENT, isForward: false, targetId: this.device.object },
-    ]);
+    ];
   }
   /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit. */
   get typeDefinition(): NodeId {
@@ -241,6 +251,13 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     return this.config.rate;
   }
 }
+
+/**
+ * The references of tags that have more than their own two (the HasProperty ones of EURange and
+ * EngineeringUnits): MemoryNamespace.addReference appends to the list `references` returns, so
+ * such a tag's list must be one that stays. Filled by addTag before it adds the properties.
+ */
+const STORED_REFERENCES = new WeakMap<TagVariable, NodeReference[]>();
 
 /** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
 function isNumeric(builtinType: BuiltinType): boolean {
@@ -345,7 +362,7 @@ export class DeviceNamespace implements RuntimeNodes {
       added.push(nodes.object);
       for (let i = 0; i < config.tags.length; i++) {
         if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
-        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
+        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
       }
       this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
@@ -392,11 +409,10 @@ export class DeviceNamespace implements RuntimeNodes {
         if (existing) {
           // The tag's address or scaling may have moved: the node shows the new config.
           existing.retarget(t, config, slots[i]!);
-          existing.index = i;
           nodes.tags.push(existing);
           continue;
         }
-        added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
+        added.push(this.addTag(nodes, t, slots[i]!).nodeId);
       }
     }
     this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
@@ -501,17 +517,18 @@ export class DeviceNamespace implements RuntimeNodes {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
+    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }
 
-  private addTag(device: DeviceNodes, t: TagConfig, slot: number, index: number): TagVariable {
+  private addTag(device: DeviceNodes, t: TagConfig, slot: number): TagVariable {
     const ns = this.ns;
     // Properties keep string ids whatever the tag's NodeId: "/" is the gateway's own.
     const id = tagNodeIdText(device.config.name, t.name);
-    const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot, index);
+    const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot);
     ns.adoptNode(variable, device.object, HAS_COMPONENT, variable);
+    if (t.range || t.unit) STORED_REFERENCES.set(variable, variable.ownReferences());
     device.tags.push(variable);
     if (t.range) {
       ns.addProperty(variable.nodeId, {
@@ -551,12 +568,12 @@ export class DeviceNamespace implements RuntimeNodes {
    * A tag's NodeId. The default one's text is the tag's value cache key (device-runtime.ts
    * tagSlotKey): the NodeId takes that string, so a tag keeps one copy of it, not two.
    */
-  private nodeIdOf(device: string, t: TagConfig, slot: number): NodeId {
+  private nodeIdOf(device: string, t: TagConfig, slot: number): string | NodeId {
     if (this.customNodeIds) return this.tagNodeId(device, t, this.ns.namespaceIndex);
     const key = this.values.keyOf(slot);
     const name = t.name;
     const shared = key !== undefined && key.length === device.length + 1 + name.length && key.charCodeAt(device.length) === 46 && key.startsWith(device) && key.endsWith(name);
-    return stringNodeId(shared ? key : tagNodeIdText(device, name), this.ns.namespaceIndex);
+    return shared ? key : tagNodeIdText(device, name);
   }
 
   private unfeed(v: TagVariable): void {
