@@ -46,12 +46,16 @@
 //   handled (src/transport/chunk-framer.ts freeRead) instead of leaving it as garbage until V8
 //   has counted tens of MB of it: a gateway with a 4 MiB budget under a 100 MB chunk flood
 //   peaked 6-7 MB above its RSS before the flood with it, 8-35 MB without.
+// - --expose-gc: with it, once a burst is over, the server runs one compacting GC that gives
+//   back the old generation's pages the burst left (src/server/heap-return.ts says when and why:
+//   the memory reducer does not always run after an attack). Nothing else calls gc().
 export const GATEWAY_NODE_FLAGS: readonly string[] = [
   "--max-semi-space-size=2",
   "--single-threaded-gc",
   "--heap-growing-percent=50",
   "--no-concurrent-recompilation",
   "--harmony-rab-gsab-transfer",
+  "--expose-gc",
 ];
 
 /**

@@ -147,6 +147,16 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     return this.write(requestId, encodingId, encode, value, undefined) === Sent.Whole;
   }
 
+  /** A large response is leaving in slices, or sends wait behind one: a Publish waits (`whenSendFree`) instead of forcing them out in one task. */
+  get sendBusy(): boolean {
+    return this.connection.output.busy;
+  }
+
+  /** Calls fn once, on a later turn, when sendBusy is false or the channel closed. */
+  whenSendFree(fn: () => void): void {
+    this.connection.output.whenFree(fn);
+  }
+
   /**
    * Sends a response as sendResponse does, except that its large raw bytes (LEND_MIN and more)
    * may leave over several turns of the event loop (transport/output-slicer.ts), and that while

@@ -37,6 +37,8 @@ export interface UaTcpServerOptions {
   policies?: SecurityPolicyRegistry;
   /** Bounds RSA handshakes; without one each OPN is handled as it arrives. */
   handshakes?: HandshakeLimiter;
+  /** Told the pool's live slabs after each trim, once a second (server/heap-return.ts). */
+  onTrim?: (slabs: number) => void;
 }
 
 export class UaTcpServer {
@@ -58,6 +60,7 @@ export class UaTcpServer {
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly sweepMs: number;
   private sweeps = 0;
+  private readonly onTrim: ((slabs: number) => void) | undefined;
   /** Connections that had to wait for memory to be read at all (the budget was spent when they came). */
   waitedForMemory = 0;
 
@@ -72,6 +75,7 @@ export class UaTcpServer {
     if (this.pool.bufferSize < MIN_BUFFER_SIZE) throw new RangeError(`pool buffers must hold at least ${MIN_BUFFER_SIZE} bytes`);
     this.host = options.host;
     this.requestedPort = options.port;
+    this.onTrim = options.onTrim;
     this.serverUri = options.serverUri ?? "urn:fieldgate:server";
     // Not 1 on every start, so a client reconnecting after a restart does not meet its old id.
     this.nextId = 1 + Math.floor(Math.random() * 0x10000);
@@ -229,6 +233,7 @@ export class UaTcpServer {
       this.sweeps = 0;
       this.pool.trim();
       this.ctx.scratch.trim();
+      this.onTrim?.(this.pool.slabCount);
     }
   }
 

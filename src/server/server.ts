@@ -16,6 +16,7 @@ import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { lowerHelperThreads } from "../sampling/helper-threads.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { attachSliceGate, detachSliceGate, SliceGate } from "../sampling/slices.js";
+import { HeapReturn } from "./heap-return.js";
 import { LoopGovernor, ResponsePacer } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
@@ -144,12 +145,15 @@ export class FieldgateServer implements ServerCore {
   private readonly policies = new Map<string, SecurityPolicy>([[SecurityPolicyNone.uri, SecurityPolicyNone]]);
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
+  /** Gives back the heap pages a burst left (the pool's trim tells it when one is over). */
+  readonly heapReturn: HeapReturn;
   private readonly configFile: string | undefined;
   private listening = false;
 
   constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
     this.config = config;
     this.log = log;
+    this.heapReturn = new HeapReturn({ log });
     this.configFile = options.configFile;
     const l = config.limits;
     this.limits = { ...l };
@@ -275,6 +279,7 @@ export class FieldgateServer implements ServerCore {
       handshakes: this.handshakes,
       timer: governor,
       pacer: new ResponsePacer(this.slices, loopTrace),
+      onTrim: (slabs) => this.heapReturn.trimmed(slabs),
     });
   }
 

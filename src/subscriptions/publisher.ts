@@ -35,6 +35,13 @@ export interface PublishChannel {
    * of its chunks had gone: Part 6 §6.7.3); throws UaStatusError when nothing of it went out.
    */
   sendResponse<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean;
+  /**
+   * A large response is leaving the channel in slices: a response sent now would first force the
+   * rest of it out in one task. A request on a busy channel waits (SessionPublisher.hasRequest).
+   */
+  readonly sendBusy: boolean;
+  /** Calls fn once, on a later turn, when the channel is no longer busy (or closed). */
+  whenSendFree(fn: () => void): void;
 }
 
 /** The Publish handler's result once the response went out: the header it carried. */
@@ -118,6 +125,12 @@ export class SessionPublisher {
   private readonly late: Subscription[] = [];
   private readonly statusMessages: StatusMessage[] = [];
   closed = false;
+  /** Waiting for the busy channel of the first request to be free (whenSendFree). */
+  private waitingForChannel = false;
+  private readonly resume = (): void => {
+    this.waitingForChannel = false;
+    if (!this.closed) this.serve();
+  };
 
   constructor(
     readonly session: SubscriptionSession,
@@ -129,11 +142,29 @@ export class SessionPublisher {
     return this.queue.length;
   }
 
-  /** Whether a live request waits (requests of closed channels are dropped on the way). */
-  hasRequest(): boolean {
+  /** Whether a request of an open channel is queued, answerable now or not (the lifetime counter's test). */
+  hasLiveRequest(): boolean {
     const q = this.queue;
     while (q.length > 0 && !q[0].channel.isOpen) q.shift()!.fail(StatusCodes.BadSecureChannelClosed);
     return q.length > 0;
+  }
+
+  /**
+   * Whether a live request waits that can be answered now (requests of closed channels are
+   * dropped on the way). While a large response leaves the first request's channel in slices,
+   * none can: the subscriptions that have something to send become late, and are served when
+   * the channel is free, so a Publish never forces the rest of that response out in one task
+   * and its notifications are committed or rolled back on a send that happens whole, at once.
+   */
+  hasRequest(): boolean {
+    if (!this.hasLiveRequest()) return false;
+    const channel = this.queue[0].channel;
+    if (!channel.sendBusy) return true;
+    if (!this.waitingForChannel) {
+      this.waitingForChannel = true;
+      channel.whenSendFree(this.resume);
+    }
+    return false;
   }
 
   take(): PendingPublish {

@@ -220,8 +220,11 @@ export class Subscription implements ItemOwner, SampleTask {
   sample(): void {
     if (this.closed) return;
     const owner = this.owner;
-    const hasRequest = owner !== undefined && owner.hasRequest();
-    if (!hasRequest && --this.lifetimeCounter <= 0) {
+    // A request that waits for its busy channel (a large response leaving in slices, however
+    // slowly the client reads it) keeps the subscription alive: it is there, only not yet usable.
+    const queued = owner !== undefined && owner.hasLiveRequest();
+    const hasRequest = queued && owner.hasRequest();
+    if (!queued && --this.lifetimeCounter <= 0) {
       this.host.expire(this);
       return;
     }

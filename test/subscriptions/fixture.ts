@@ -34,6 +34,13 @@ import {
   type SubscriptionAcknowledgement,
 } from "../../src/ua/generated/types.js";
 
+/** The fixture's channel: `sendBusy` set by hand stands for a large response leaving in slices; `free()` ends it. */
+export interface FixtureChannel extends PublishChannel {
+  isOpen: boolean;
+  sendBusy: boolean;
+  free(): void;
+}
+
 export interface Answer {
   /** Fake clock time when the answer came. */
   t: number;
@@ -144,14 +151,24 @@ export class Fixture {
    * A channel as the server's: a response is encoded when it is sent (into a plain writer here),
    * decoded with the generated decoder, and lands in `answers`; a closed one sends nothing.
    */
-  newChannel(): PublishChannel & { isOpen: boolean } {
+  newChannel(): FixtureChannel {
     const sent = this.sent;
+    const listeners: (() => void)[] = [];
     return {
       isOpen: true,
+      sendBusy: false,
       sendResponse<T>(_requestId: number, _encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T): boolean {
         if (!this.isOpen) return false;
+        if (this.sendBusy) throw new Error("a response was sent while the channel was busy");
         sent.push(decodeResponse(encode, value));
         return true;
+      },
+      whenSendFree(fn: () => void): void {
+        listeners.push(fn);
+      },
+      free(): void {
+        this.sendBusy = false;
+        for (const fn of listeners.splice(0)) fn();
       },
     };
   }

@@ -32,6 +32,7 @@ interface Sent {
 /** A PublishChannel over a ChunkWriter with `chunk`-byte chunks in `buffers` pool buffers of `bufferSize`. */
 class ChunkChannel implements PublishChannel {
   isOpen = true;
+  readonly sendBusy = false;
   readonly sealer: FakeSealer;
   out: FakeOutput;
   w: ChunkWriter;
@@ -51,6 +52,10 @@ class ChunkChannel implements PublishChannel {
   refill(buffers: number): void {
     this.out = new FakeOutput(this.bufferSize, buffers);
     this.w = new ChunkWriter(this.out);
+  }
+
+  whenSendFree(fn: () => void): void {
+    setImmediate(fn);
   }
 
   // As SecureChannel.sendResponse: nothing sent -> throw; chunks out -> abort chunk, false.
