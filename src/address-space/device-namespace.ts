@@ -34,7 +34,7 @@ import { compileTag } from "../devices/tag-codec.js";
 import { PolledTag } from "../devices/poll-group.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
-import { MemoryNamespace, type MemoryVariable, type StringNodeStore, type WriteHandler } from "./memory-namespace.js";
+import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
 import { NodeClassMask, type NodeReference, type NodeSummary, type ValueSource } from "./node-manager.js";
 import { AccessLevel } from "./ua-node.js";
@@ -137,7 +137,7 @@ const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
 class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
   constructor(
     /** The NodeId's string identifier (default NodeIds), or the NodeId itself (a tagNodeId option's). */
-    readonly id: string | NodeId,
+    private readonly id: string | NodeId,
     config: TagConfig,
     readonly device: DeviceNodes,
     slot: number,
@@ -259,38 +259,6 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
  */
 const STORED_REFERENCES = new WeakMap<TagVariable, NodeReference[]>();
 
-/**
- * The namespace's StringNodeStore (memory-namespace.ts): tag variables whose NodeId text is
- * their value cache key, found by looking the text up in the cache and the slot up here. The
- * namespace's own table then holds the few other nodes (devices, Diagnostics), and 10,000 tags
- * cost one hash table entry each, not two; a Read of a tag still makes one hash lookup.
- */
-class TagStore implements StringNodeStore {
-  private readonly bySlot: (TagVariable | undefined)[] = [];
-  size = 0;
-
-  constructor(private readonly values: ValueCache) {}
-
-  get(text: string): TagVariable | undefined {
-    const slot = this.values.slotOf(text);
-    if (slot < 0) return undefined;
-    const v = this.bySlot[slot];
-    return v !== undefined && v.id === text ? v : undefined;
-  }
-
-  add(v: TagVariable): void {
-    if (this.bySlot[v.slot] === undefined) this.size++;
-    this.bySlot[v.slot] = v;
-  }
-
-  /** After the namespace removed the node (its removal finds it here). */
-  drop(v: TagVariable): void {
-    if (this.bySlot[v.slot] !== v) return;
-    this.bySlot[v.slot] = undefined;
-    this.size--;
-  }
-}
-
 /** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
 function isNumeric(builtinType: BuiltinType): boolean {
   return builtinType !== BuiltinType.Boolean && builtinType !== BuiltinType.String;
@@ -336,15 +304,12 @@ export class DeviceNamespace implements RuntimeNodes {
   private readonly customNodeIds: boolean;
   /** The history feeds of historized tags (few: kept here, not a field of every tag). */
   private readonly feeds = new Map<TagVariable, HistoryFeed>();
-  private readonly tagStore: TagStore;
 
   /** Registers its namespace (urn:fieldgate:devices first of all, to get index 1). */
   constructor(registry: NamespaceRegistry, options: DeviceNamespaceOptions) {
     const uri = options.uri ?? DEVICE_NAMESPACE_URI;
     this.values = options.values;
     this.ns = new MemoryNamespace(registry.register(uri), registry, { values: options.values });
-    this.tagStore = new TagStore(options.values);
-    this.ns.useStringStore(this.tagStore);
     registry.register(uri, this.ns);
     this.history = options.history;
     this.tagNodeId = options.tagNodeId ?? ((device, tag, ns) => stringNodeId(tagNodeIdText(device, tag.name), ns));
@@ -443,11 +408,7 @@ export class DeviceNamespace implements RuntimeNodes {
         const existing = kept[i];
         if (existing) {
           // The tag's address or scaling may have moved: the node shows the new config.
-          // A kept tag keeps its key and so its slot; should the slot move, the store follows.
-          const stored = this.tagStore.get(existing.id as string) === existing;
-          if (stored) this.tagStore.drop(existing);
           existing.retarget(t, config, slots[i]!);
-          if (stored) this.tagStore.add(existing);
           nodes.tags.push(existing);
           continue;
         }
@@ -461,7 +422,6 @@ export class DeviceNamespace implements RuntimeNodes {
   private removeTags(part: readonly TagVariable[], removed: NodeId[]): void {
     for (const v of part) this.unfeed(v);
     for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
-    for (const v of part) this.tagStore.drop(v);
   }
 
   /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */
@@ -478,14 +438,15 @@ export class DeviceNamespace implements RuntimeNodes {
     if (tags.length > TAGS_PER_SLICE) {
       for (let i = 0; i < tags.length; i += TAGS_PER_SLICE) {
         if (i > 0) yield;
-        this.removeTags(tags.slice(i, i + TAGS_PER_SLICE), removed);
+        const part = tags.slice(i, i + TAGS_PER_SLICE);
+        for (const v of part) this.unfeed(v);
+        for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
       }
       yield;
     } else {
       for (const v of tags) this.unfeed(v);
     }
     for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
-    for (const v of tags) this.tagStore.drop(v);
     this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
   }
@@ -565,12 +526,8 @@ export class DeviceNamespace implements RuntimeNodes {
     const ns = this.ns;
     // Properties keep string ids whatever the tag's NodeId: "/" is the gateway's own.
     const id = tagNodeIdText(device.config.name, t.name);
-    const nodeId = this.nodeIdOf(device.config.name, t, slot);
-    const variable = new TagVariable(nodeId, t, device, slot);
-    // Found through the tag store when its NodeId text is its cache key (the default NodeIds).
-    const external = typeof nodeId === "string" && nodeId === this.values.keyOf(slot);
-    ns.adoptNode(variable, device.object, HAS_COMPONENT, { forward: variable, external });
-    if (external) this.tagStore.add(variable);
+    const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot);
+    ns.adoptNode(variable, device.object, HAS_COMPONENT, variable);
     if (t.range || t.unit) STORED_REFERENCES.set(variable, variable.ownReferences());
     device.tags.push(variable);
     if (t.range) {

@@ -130,16 +130,6 @@ export interface MemoryVariable extends UaNode {
   context: unknown;
 }
 
-/**
- * String-identified nodes that their owner keeps and finds itself (the device namespace's tags,
- * found through the value cache's map of their keys, which are their NodeIds' text): one hash
- * table for 10,000 tags instead of two. find() asks it before its own table.
- */
-export interface StringNodeStore {
-  get(text: string): UaNode | undefined;
-  readonly size: number;
-}
-
 export interface MemoryNamespaceOptions {
   /** Where fed variables keep their values (default: a cache of the namespace's own). */
   readonly values?: ValueCache;
@@ -176,7 +166,6 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   private readonly byNumber = new Map<number, UaNode>();
   private readonly byString = new Map<string, UaNode>();
   private readonly byOther = new Map<string | number, UaNode>();
-  private store: StringNodeStore | undefined;
   private cache: ValueCache | undefined;
   private readonly wallNow: () => number;
   /** Slots of the fed variables this namespace made (released with their nodes). */
@@ -200,12 +189,7 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   }
 
   get nodeCount(): number {
-    return this.byNumber.size + this.byString.size + this.byOther.size + (this.store?.size ?? 0);
-  }
-
-  /** Where adoptNode's `external` nodes are found (set once, before any is adopted). */
-  useStringStore(store: StringNodeStore): void {
-    this.store = store;
+    return this.byNumber.size + this.byString.size + this.byOther.size;
   }
 
   // ---- building -----------------------------------------------------------------------------
@@ -290,11 +274,9 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
    * attributes are derived on demand) under `parent` with a forward `referenceType`. The node
    * lists its own references, the inverse one to `parent` among them. `forward` is the
    * parent's reference to it when the owner has one (the device namespace's tag variables are
-   * their own), else one is made. An `external` node is not put in this namespace's tables:
-   * the StringNodeStore finds it (the owner adds it there, and drops it when it is removed).
+   * their own), else one is made.
    */
-  adoptNode(node: UaNode, parent: NodeId, referenceType: NodeId, options: { readonly forward?: NodeReference; readonly external?: boolean } = {}): void {
-    const forward = options.forward;
+  adoptNode(node: UaNode, parent: NodeId, referenceType: NodeId, forward?: NodeReference): void {
     const id = node.nodeId;
     if (id.namespace !== this.namespaceIndex) throw new UaStatusError(StatusCodes.BadNodeIdInvalid, `node ${String(id.value)} is not in namespace ${this.namespaceIndex}`);
     if (this.find(id)) throw new UaStatusError(StatusCodes.BadNodeIdExists, `node ${String(id.value)} exists`);
@@ -303,7 +285,6 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
     }
     if (forward === undefined) this.addReference(parent, referenceType, id, true);
     else this.find(parent)!.references.push(forward);
-    if (options.external === true) return;
     if (id.idType === IdType.String) this.byString.set(id.value as string, node);
     else if (id.idType === IdType.Numeric) this.byNumber.set(id.value as number, node);
     else this.byOther.set(nodeIdKey(id), node);
@@ -485,7 +466,7 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
 
   private find(nodeId: NodeId): UaNode | undefined {
     if (nodeId.namespace !== this.namespaceIndex) return undefined;
-    if (nodeId.idType === IdType.String) return this.store?.get(nodeId.value as string) ?? this.byString.get(nodeId.value as string);
+    if (nodeId.idType === IdType.String) return this.byString.get(nodeId.value as string);
     if (nodeId.idType === IdType.Numeric) return this.byNumber.get(nodeId.value as number);
     return this.byOther.get(nodeIdKey(nodeId));
   }
