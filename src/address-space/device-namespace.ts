@@ -31,6 +31,7 @@ import type { HistorySink } from "../history/sink.js";
 import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
 import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { compileTag } from "../devices/tag-codec.js";
+import { PolledTag } from "../devices/poll-group.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
@@ -55,7 +56,8 @@ const writeToDevice: WriteHandler = (_ctx, variable, value) => {
   if (!(variable instanceof TagVariable)) return StatusCodes.BadNodeIdUnknown;
   const writer = variable.device.writer;
   if (!writer || !value.value) return StatusCodes.BadCommunicationError;
-  return writer.write(variable.index, value.value);
+  // The tag's place in its device's list, looked up per write rather than kept per tag.
+  return writer.write(variable.device.tags.indexOf(variable), value.value);
 };
 
 const DIAGNOSTICS = [
@@ -82,6 +84,7 @@ export interface TagView {
 /** One device's nodes, and what its tag variables share. */
 interface DeviceNodes {
   readonly object: NodeId;
+  readonly namespaceIndex: number;
   /** The device's settings the tag variables show (writeRoles, rate); the last synced. */
   config: DeviceConfig;
   /** writeRoles as MemoryVariable.writeRoleMask bits. */
@@ -121,31 +124,36 @@ const HAS_TYPE_DEFINITION = frozenId(ReferenceTypeIds.HasTypeDefinition);
 
 /**
  * A tag's variable: the MemoryVariable the namespace, subscriptions and history see, as a
- * compact record (DESIGN: a gateway of 10,000 tags on a 512 MB board). It keeps its NodeId,
- * value, the tag's config and its device's shared record; every other attribute is derived
- * from those when asked (Read of an attribute, Browse, a write's checks), and its references
- * are made the first time anyone lists them.
+ * compact record (DESIGN: a gateway of 10,000 tags on a 512 MB board). It is also the tag's
+ * PolledTag (the poller polls these very records: one object a tag, not two) and the forward
+ * HasComponent reference its device object lists (referenceTypeId, isForward, targetId below:
+ * no reference object a tag). Past the PolledTag's fields it keeps two: its NodeId's text (the
+ * string its namespace and the value cache are keyed by; a NodeId object is made when one is
+ * asked for: Read finds the node by the request's NodeId and never asks) and its device's
+ * shared record. Every other attribute is derived from the config when asked (Read of an
+ * attribute, Browse, a write's checks); its references and Browse summary are made per call,
+ * except for a tag with properties, whose references are kept (STORED_REFERENCES).
  */
-class TagVariable implements MemoryVariable {
-  /** The PolledTag once a poller has taken the variable over (bind). */
-  context: unknown = undefined;
-  summaryCache: NodeSummary | undefined = undefined;
-  /** Its series' feed, for a historized tag. */
-  feed: HistoryFeed | undefined = undefined;
-  private refs: NodeReference[] | undefined = undefined;
-
+class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
   constructor(
-    readonly nodeId: NodeId,
-    /** The tag as last synced; a reload that keeps the node points it at the new config. */
-    public config: TagConfig,
+    /** The NodeId's string identifier (default NodeIds), or the NodeId itself (a tagNodeId option's). */
+    private readonly id: string | NodeId,
+    config: TagConfig,
     readonly device: DeviceNodes,
-    /** BuiltinType of the published value (tag-codec: Double when scaled). */
-    readonly builtinType: BuiltinType,
-    /** The tag's value cache slot. */
-    public slot: number,
-    /** Its place in the device's tag list: what the poller's write takes. */
-    public index: number,
-  ) {}
+    slot: number,
+  ) {
+    super(config, device.config, slot);
+  }
+
+  get nodeId(): NodeId {
+    const id = this.id;
+    return typeof id === "string" ? stringNodeId(id, this.device.namespaceIndex) : id;
+  }
+
+  /** BuiltinType of the published value (tag-codec: Double when scaled). */
+  get builtinType(): BuiltinType {
+    return this.codec.builtinType;
+  }
 
   /** The tag's current value, from the value cache. */
   get value(): DataValue {
@@ -156,15 +164,38 @@ class TagVariable implements MemoryVariable {
     throw new Error(`the value of device tag ${String(this.nodeId.value)} is set by its poll group`);
   }
 
+  /** The owner's free slot of MemoryVariable: the variable is its own poll record. */
+  get context(): unknown {
+    return this;
+  }
+
+  get summaryCache(): NodeSummary | undefined {
+    return undefined;
+  }
+  set summaryCache(_s: NodeSummary | undefined) {
+    // Not kept: 8 bytes a tag for a Browse that makes its summary again in well under a µs.
+  }
+
   get source(): ValueSource {
     return { values: this.device.values, slot: this.slot };
+  }
+
+  // The device object's forward HasComponent reference to this tag (NodeReference).
+  get referenceTypeId(): NodeId {
+    return HAS_COMPONENT;
+  }
+  get isForward(): boolean {
+    return true;
+  }
+  get targetId(): NodeId {
+    return this.nodeId;
   }
 
   get nodeClass(): NodeClassMask {
     return NodeClassMask.Variable;
   }
   get browseName(): QualifiedName {
-    return { namespaceIndex: this.nodeId.namespace, name: this.config.name };
+    return { namespaceIndex: this.device.namespaceIndex, name: this.config.name };
   }
   get displayName(): LocalizedText {
     return { text: this.config.name };
@@ -173,10 +204,14 @@ class TagVariable implements MemoryVariable {
     return { text: this.config.description ?? describeTag(this.config) };
   }
   get references(): NodeReference[] {
-    return (this.refs ??= [
+    return STORED_REFERENCES.get(this) ?? this.ownReferences();
+  }
+  /** HasTypeDefinition and the inverse HasComponent to its device. */
+  ownReferences(): NodeReference[] {
+    return [
       { referenceTypeId: HAS_TYPE_DEFINITION, isForward: true, targetId: this.typeDefinition },
       { referenceTypeId: HAS_COMPONENT, isForward: false, targetId: this.device.object },
-    ]);
+    ];
   }
   /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit. */
   get typeDefinition(): NodeId {
@@ -216,6 +251,13 @@ class TagVariable implements MemoryVariable {
     return this.config.rate;
   }
 }
+
+/**
+ * The references of tags that have more than their own two (the HasProperty ones of EURange and
+ * EngineeringUnits): MemoryNamespace.addReference appends to the list `references` returns, so
+ * such a tag's list must be one that stays. Filled by addTag before it adds the properties.
+ */
+const STORED_REFERENCES = new WeakMap<TagVariable, NodeReference[]>();
 
 /** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
 function isNumeric(builtinType: BuiltinType): boolean {
@@ -258,6 +300,10 @@ export class DeviceNamespace implements RuntimeNodes {
   history: HistorySink | undefined;
   private readonly devices = new Map<string, DeviceNodes>();
   private readonly tagNodeId: (device: string, tag: TagConfig, namespaceIndex: number) => NodeId;
+  /** Whether tagNodeId is the caller's (then NodeIds are its own, not the cache keys). */
+  private readonly customNodeIds: boolean;
+  /** The history feeds of historized tags (few: kept here, not a field of every tag). */
+  private readonly feeds = new Map<TagVariable, HistoryFeed>();
 
   /** Registers its namespace (urn:fieldgate:devices first of all, to get index 1). */
   constructor(registry: NamespaceRegistry, options: DeviceNamespaceOptions) {
@@ -267,6 +313,7 @@ export class DeviceNamespace implements RuntimeNodes {
     registry.register(uri, this.ns);
     this.history = options.history;
     this.tagNodeId = options.tagNodeId ?? ((device, tag, ns) => stringNodeId(tagNodeIdText(device, tag.name), ns));
+    this.customNodeIds = options.tagNodeId !== undefined;
     const folder = options.folder;
     this.devicesFolder = this.ns.addFolder({
       nodeId: folder?.nodeId ?? numericNodeId(DEVICES_FOLDER_ID, this.ns.namespaceIndex),
@@ -283,6 +330,11 @@ export class DeviceNamespace implements RuntimeNodes {
 
   deviceNames(): string[] {
     return [...this.devices.keys()];
+  }
+
+  /** The device's tag variables (the poller's PolledTags), in the order of its config's tags. */
+  tagsOf(device: string): readonly PolledTag[] | undefined {
+    return this.devices.get(device)?.tags;
   }
 
   /** The variable of a tag, or undefined. */
@@ -310,7 +362,7 @@ export class DeviceNamespace implements RuntimeNodes {
       added.push(nodes.object);
       for (let i = 0; i < config.tags.length; i++) {
         if (i > 0 && i % TAGS_PER_SLICE === 0) yield;
-        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!, i).nodeId);
+        added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
       }
       this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
@@ -356,13 +408,11 @@ export class DeviceNamespace implements RuntimeNodes {
         const existing = kept[i];
         if (existing) {
           // The tag's address or scaling may have moved: the node shows the new config.
-          existing.config = t;
-          existing.slot = slots[i]!;
-          existing.index = i;
+          existing.retarget(t, config, slots[i]!);
           nodes.tags.push(existing);
           continue;
         }
-        added.push(this.addTag(nodes, t, slots[i]!, i).nodeId);
+        added.push(this.addTag(nodes, t, slots[i]!).nodeId);
       }
     }
     this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
@@ -467,17 +517,18 @@ export class DeviceNamespace implements RuntimeNodes {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
+    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }
 
-  private addTag(device: DeviceNodes, t: TagConfig, slot: number, index: number): TagVariable {
+  private addTag(device: DeviceNodes, t: TagConfig, slot: number): TagVariable {
     const ns = this.ns;
     // Properties keep string ids whatever the tag's NodeId: "/" is the gateway's own.
     const id = tagNodeIdText(device.config.name, t.name);
-    const variable = new TagVariable(this.tagNodeId(device.config.name, t, ns.namespaceIndex), t, device, compileTag(t, device.config.byteOrder).builtinType, slot, index);
-    ns.adoptNode(variable, device.object, HAS_COMPONENT);
+    const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot);
+    ns.adoptNode(variable, device.object, HAS_COMPONENT, variable);
+    if (t.range || t.unit) STORED_REFERENCES.set(variable, variable.ownReferences());
     device.tags.push(variable);
     if (t.range) {
       ns.addProperty(variable.nodeId, {
@@ -506,16 +557,30 @@ export class DeviceNamespace implements RuntimeNodes {
     }
     if (t.history && this.history) {
       this.history.declare(variable.nodeId);
-      variable.feed = new HistoryFeed(this.history, variable.nodeId, this.values, slot);
-      this.values.subscribe(slot, variable.feed);
+      const feed = new HistoryFeed(this.history, variable.nodeId, this.values, slot);
+      this.feeds.set(variable, feed);
+      this.values.subscribe(slot, feed);
     }
     return variable;
   }
 
+  /**
+   * A tag's NodeId. The default one's text is the tag's value cache key (device-runtime.ts
+   * tagSlotKey): the NodeId takes that string, so a tag keeps one copy of it, not two.
+   */
+  private nodeIdOf(device: string, t: TagConfig, slot: number): string | NodeId {
+    if (this.customNodeIds) return this.tagNodeId(device, t, this.ns.namespaceIndex);
+    const key = this.values.keyOf(slot);
+    const name = t.name;
+    const shared = key !== undefined && key.length === device.length + 1 + name.length && key.charCodeAt(device.length) === 46 && key.startsWith(device) && key.endsWith(name);
+    return shared ? key : tagNodeIdText(device, name);
+  }
+
   private unfeed(v: TagVariable): void {
-    if (v.feed === undefined) return;
-    this.values.unsubscribe(v.feed.slot, v.feed);
-    v.feed = undefined;
+    const feed = this.feeds.get(v);
+    if (feed === undefined) return;
+    this.feeds.delete(v);
+    this.values.unsubscribe(feed.slot, feed);
   }
 }
 

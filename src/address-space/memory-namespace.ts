@@ -272,16 +272,19 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
   /**
    * Adds a node record its owner built (the device namespace's compact tag variables, whose
    * attributes are derived on demand) under `parent` with a forward `referenceType`. The node
-   * lists its own references, the inverse one to `parent` among them.
+   * lists its own references, the inverse one to `parent` among them. `forward` is the
+   * parent's reference to it when the owner has one (the device namespace's tag variables are
+   * their own), else one is made.
    */
-  adoptNode(node: UaNode, parent: NodeId, referenceType: NodeId): void {
+  adoptNode(node: UaNode, parent: NodeId, referenceType: NodeId, forward?: NodeReference): void {
     const id = node.nodeId;
     if (id.namespace !== this.namespaceIndex) throw new UaStatusError(StatusCodes.BadNodeIdInvalid, `node ${String(id.value)} is not in namespace ${this.namespaceIndex}`);
     if (this.find(id)) throw new UaStatusError(StatusCodes.BadNodeIdExists, `node ${String(id.value)} exists`);
     if (parent.namespace !== this.namespaceIndex || !this.find(parent)) {
       throw new UaStatusError(StatusCodes.BadParentNodeIdInvalid, `parent ${String(parent.value)} unknown`);
     }
-    this.addReference(parent, referenceType, id, true);
+    if (forward === undefined) this.addReference(parent, referenceType, id, true);
+    else this.find(parent)!.references.push(forward);
     if (id.idType === IdType.String) this.byString.set(id.value as string, node);
     else if (id.idType === IdType.Numeric) this.byNumber.set(id.value as number, node);
     else this.byOther.set(nodeIdKey(id), node);

@@ -34,7 +34,10 @@ export interface DevicePollerOptions {
   readonly values: ValueCache;
   /** The value cache slot of each tag, in the order of config.tags. */
   readonly slots: readonly number[];
-  /** The tags already made (a runtime that made them in slices), in the order of config.tags. */
+  /**
+   * The tags already made (a runtime that made them in slices, or the device namespace's tag
+   * variables), in the order of config.tags; kept as given, not copied.
+   */
   readonly tags?: readonly PolledTag[];
   /** The driver's protocol limits (the device's own settings may lower them). */
   readonly driverLimits?: DriverLimits;
@@ -110,7 +113,10 @@ export class DevicePoller implements PollTarget, TagWriter {
       if (!list) byRate.set(rate, (list = []));
       list.push(this.tags[i]!);
     }
-    this.groups = [...byRate].sort(([a], [b]) => a - b).map(([rate, tags]) => new PollGroup(this, rate, tags));
+    // A device of one rate (most are) has one group of all its tags: it takes the tag list
+    // itself rather than a copy of it.
+    const sorted = [...byRate].sort(([a], [b]) => a - b);
+    this.groups = sorted.length === 1 ? [new PollGroup(this, sorted[0]![0], this.tags)] : sorted.map(([rate, tags]) => new PollGroup(this, rate, tags));
   }
 
   tag(name: string): PolledTag | undefined {

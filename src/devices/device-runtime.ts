@@ -6,7 +6,7 @@
 // A device whose settings or link changed is stopped and started again with the new ones; its
 // tags keep their cache slots (and so their values and subscribers) where the tag still exists,
 // and its unchanged tag nodes stay (device-namespace.ts). Slots of tags that are gone are released.
-import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
+import { tagNodeIdText, type DeviceConfig, type DeviceMap } from "../config/device-map.js";
 import type { Clock } from "../sampling/clock.js";
 import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
@@ -29,6 +29,12 @@ export interface DeviceNodes {
   removeDevice(name: string): void | Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
   bind(poller: DevicePoller): void;
+  /**
+   * The device's tags as the nodes keep them, once synced, in the order of config.tags, when
+   * the nodes are PolledTags themselves (the device namespace's tag variables): the poller
+   * takes them instead of a second record per tag.
+   */
+  tagsOf?(device: string): readonly PolledTag[] | undefined;
 }
 
 export interface RuntimeLog {
@@ -79,9 +85,13 @@ interface DeviceLink {
 
 const SILENT: RuntimeLog = { info: () => undefined, warn: () => undefined };
 
-/** The cache key of a tag: names never hold "/" (config/device-map.ts). */
+/**
+ * The cache key of a tag: the text of its default NodeId (`<device>.<tag>`), unique since the
+ * map refuses two tags on one NodeId; the device namespace gives the NodeId this very string
+ * (one string a tag, not two). Other keys of the cache hold ":" (`ns2:...`), which names never do.
+ */
 export function tagSlotKey(device: string, tag: string): string {
-  return `${device}/${tag}`;
+  return tagNodeIdText(device, tag);
 }
 
 export class DeviceRuntime {
@@ -168,6 +178,9 @@ export class DeviceRuntime {
         report.changed.push(name);
       }
     }
+    let starting = 0;
+    for (const d of wanted) if (!this.running.has(d.name)) starting += d.tags.length;
+    this.o.values.reserve(starting);
     for (const d of wanted) {
       if (this.running.has(d.name)) continue;
       if (!report.changed.includes(d.name)) report.added.push(d.name);
@@ -196,13 +209,11 @@ export class DeviceRuntime {
   private startDevice(config: DeviceConfig, link: DeviceLink): void | Promise<void> {
     const n = config.tags.length;
     const slots: number[] = new Array(n);
-    const tags: PolledTag[] = new Array(n);
     if (n <= TAGS_PER_SLICE) {
       this.acquireSlots(config, slots, 0, n);
       const synced = this.o.nodes.syncDevice(config, slots);
-      this.makeTags(config, slots, tags, 0, n);
-      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, tags));
-      this.runDevice(config, link, slots, tags);
+      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n)));
+      this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n));
       return;
     }
     return (async () => {
@@ -211,12 +222,25 @@ export class DeviceRuntime {
         this.acquireSlots(config, slots, i, Math.min(n, i + TAGS_PER_SLICE));
       }
       await this.o.nodes.syncDevice(config, slots);
-      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
-        await sliceGate().next();
-        this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
+      let made = this.nodeTags(config, slots);
+      if (made === undefined) {
+        const tags: PolledTag[] = new Array(n);
+        for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+          await sliceGate().next();
+          this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
+        }
+        made = tags;
       }
-      if (!this.stopped) this.runDevice(config, link, slots, tags);
+      if (!this.stopped) this.runDevice(config, link, slots, made);
     })();
+  }
+
+  /** The nodes' own tag records when they are PolledTags on the slots just acquired (DeviceNodes.tagsOf). */
+  private nodeTags(config: DeviceConfig, slots: readonly number[]): readonly PolledTag[] | undefined {
+    const tags = this.o.nodes.tagsOf?.(config.name);
+    if (tags === undefined || tags.length !== slots.length) return undefined;
+    for (let i = 0; i < tags.length; i++) if (tags[i]!.slot !== slots[i] || tags[i]!.config !== config.tags[i]) return undefined;
+    return tags;
   }
 
   private acquireSlots(config: DeviceConfig, slots: number[], from: number, to: number): void {
@@ -227,8 +251,9 @@ export class DeviceRuntime {
     }
   }
 
-  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, to: number): void {
+  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, to: number): PolledTag[] {
     for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, config, slots[i]!);
+    return tags;
   }
 
   private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {

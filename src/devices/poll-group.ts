@@ -22,27 +22,46 @@ import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
 import { deliveryEnded, deliveryStarted, nextTurn } from "../sampling/slices.js";
 import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
 
-/** One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot. */
+/**
+ * One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot.
+ * Four fields and a flag (a 10,000-tag map keeps 10,000 of these): the area and width are read
+ * from the config and the codec. The device namespace's tag variables are PolledTags too
+ * (device-namespace.ts), so that a tag is one object for the poller and the address space.
+ */
 export class PolledTag implements Placed {
-  readonly config: TagConfig;
-  readonly area: DataArea;
-  readonly start: number;
-  readonly width: number;
-  readonly codec: CodecTag;
+  config: TagConfig;
+  codec: CodecTag;
+  start: number;
   /** Where its values go in the value cache. */
-  readonly slot: number;
+  slot: number;
   /** Its address does not exist on the device: not polled until the map changes. */
   configError = false;
 
   constructor(config: TagConfig, device: DeviceConfig, slot: number) {
     this.config = config;
-    this.area = config.address.area;
-    this.start = config.address.offset;
     this.codec = compileTag(config, device.byteOrder);
-    this.width = this.codec.width;
+    this.start = config.address.offset;
     this.slot = slot;
   }
 
+  /**
+   * The tag as a reloaded map gives it (its node stays: its address or scaling may have
+   * moved). Only for a tag whose previous poller has stopped: the new one is made after this.
+   */
+  retarget(config: TagConfig, device: DeviceConfig, slot: number): void {
+    this.config = config;
+    this.codec = compileTag(config, device.byteOrder);
+    this.start = config.address.offset;
+    this.slot = slot;
+    this.configError = false;
+  }
+
+  get area(): DataArea {
+    return this.config.address.area;
+  }
+  get width(): number {
+    return this.codec.width;
+  }
   get name(): string {
     return this.config.name;
   }

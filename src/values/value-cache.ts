@@ -7,6 +7,10 @@
 // not plain numbers are kept as the DataValue they came in. Read asks for a DataValue (get):
 // it is made once per change and reused until the next one.
 //
+// Per slot, 10,000 tags: the typed arrays 36 bytes, the DataValue and subscriber lists 8 each,
+// the key 8 and its Map entry ~46 (issue 14's heap per tag). The last DataValue doubles as the
+// keeper of the current number's Variant (see `fresh`), so no array of Variants is needed.
+//
 // Slots are keyed (device and tag name, or a namespace's NodeId): a reload that keeps a tag
 // keeps its slot, its value and its subscribers, even when the tag's node is replaced. A slot
 // whose rate changes, or that is released, tells its subscribers (SlotSubscriber.sourceChanged)
@@ -74,12 +78,13 @@ export class ValueCache {
   private rates = new Float64Array(0);
   /** Poll slots of the slot's source skipped (late or still busy) since the slot was made. */
   private skipped = new Uint32Array(0);
-  /** Kind.Object: the value; Kind.Number: undefined. */
-  private objects: (DataValue | undefined)[] = [];
-  /** The DataValue get() made for the current value, until the next change. */
+  /**
+   * Kind.Object: the DataValue as it came in. Kind.Number: the DataValue get() made, current
+   * while `fresh` is 1; after a change of time or status alone (fresh 0) it is kept only for its
+   * Variant, which the next get() reuses (a number read every cycle keeps one Variant).
+   */
   private memo: (DataValue | undefined)[] = [];
-  /** The Variant of the current number, kept across changes of time or status only. */
-  private variants: (Variant | undefined)[] = [];
+  private fresh = new Uint8Array(0);
   private subscribers: (SlotSubscriber[] | undefined)[] = [];
   /** BuiltinType of the slot's source (SlotInfo.builtinType); its rate is in `rates`. */
   private sourceType = new Uint8Array(0);
@@ -121,6 +126,20 @@ export class ValueCache {
     return slot;
   }
 
+  /** The key a live slot was acquired with (the same string: a device tag's NodeId text shares it). */
+  keyOf(slot: number): string | undefined {
+    return this.keys[slot];
+  }
+
+  /**
+   * Room for `n` more slots in the typed arrays, exactly: a start that acquires 10,000 slots
+   * would otherwise double them to 16,384 (36 bytes a slot for the 6,384 never used).
+   */
+  reserve(n: number): void {
+    const need = this.capacity + Math.max(0, n - this.free.length);
+    if (need > this.kind.length) this.resize(need);
+  }
+
   /** The slot of a key, or -1. */
   slotOf(key: string): number {
     return this.byKey.get(key) ?? -1;
@@ -133,9 +152,7 @@ export class ValueCache {
     this.byKey.delete(key);
     this.keys[slot] = undefined;
     this.kind[slot] = Kind.Free;
-    this.objects[slot] = undefined;
     this.memo[slot] = undefined;
-    this.variants[slot] = undefined;
     this.used--;
     const subs = this.subscribers[slot];
     this.subscribers[slot] = undefined;
@@ -169,14 +186,14 @@ export class ValueCache {
 
   /** A numeric value (the hot path: no allocation). */
   setNumber(slot: number, type: BuiltinType, value: number, status: StatusCode, sourceTimestamp: number, serverTimestamp: number): void {
-    if (this.kind[slot] !== Kind.Number || this.type[slot] !== type || this.num[slot] !== value) this.variants[slot] = undefined;
+    // The same number keeps the last DataValue for its Variant (stale); another one drops it.
+    if (this.kind[slot] !== Kind.Number || this.type[slot] !== type || this.num[slot] !== value) this.memo[slot] = undefined;
+    this.fresh[slot] = 0;
     this.kind[slot] = Kind.Number;
     this.type[slot] = type;
     this.num[slot] = value;
     this.status[slot] = status;
     this.sourceTs[slot] = sourceTimestamp;
-    this.objects[slot] = undefined;
-    this.memo[slot] = undefined;
     const subs = this.subscribers[slot];
     if (subs !== undefined) for (let i = 0; i < subs.length; i++) subs[i]!.offerNumber(type, value, status, sourceTimestamp, serverTimestamp);
     if (this.observers.length !== 0) this.observe(slot);
@@ -195,9 +212,8 @@ export class ValueCache {
     this.kind[slot] = value.value === undefined ? Kind.None : Kind.Object;
     this.status[slot] = value.statusCode ?? StatusCodes.Good;
     this.sourceTs[slot] = value.sourceTimestamp ?? 0;
-    this.objects[slot] = value;
     this.memo[slot] = value;
-    this.variants[slot] = undefined;
+    this.fresh[slot] = 1;
   }
 
   /** A new status; the value and its source time stay (a device that stopped answering). */
@@ -207,7 +223,7 @@ export class ValueCache {
       this.setNumber(slot, this.type[slot]!, this.num[slot]!, status, this.sourceTs[slot]!, serverTimestamp);
       return;
     }
-    const old = this.objects[slot];
+    const old = kind === Kind.Object ? this.memo[slot] : undefined;
     const dv: DataValue =
       kind === Kind.Object && old !== undefined ? { value: old.value, statusCode: status, sourceTimestamp: old.sourceTimestamp, sourcePicoseconds: old.sourcePicoseconds } : { statusCode: status };
     this.setDataValue(slot, dv, serverTimestamp);
@@ -223,16 +239,17 @@ export class ValueCache {
   /** The current value as a DataValue; the same object until the value, status or time changes. */
   get(slot: number): DataValue {
     const m = this.memo[slot];
-    if (m !== undefined) return m;
+    if (m !== undefined && this.fresh[slot] === 1) return m;
     const status = this.status[slot]!;
     let dv: DataValue;
     if (this.kind[slot] === Kind.Number) {
-      const variant = (this.variants[slot] ??= numberVariant(this.type[slot]!, this.num[slot]!));
+      const variant = m?.value ?? numberVariant(this.type[slot]!, this.num[slot]!);
       dv = status === StatusCodes.Good ? { value: variant, sourceTimestamp: this.sourceTs[slot] } : { value: variant, statusCode: status, sourceTimestamp: this.sourceTs[slot] };
     } else {
       dv = { statusCode: this.kind[slot] === Kind.Free ? StatusCodes.BadNodeIdUnknown : status };
     }
     this.memo[slot] = dv;
+    this.fresh[slot] = 1;
     return dv;
   }
 
@@ -308,27 +325,27 @@ export class ValueCache {
     this.num[slot] = 0;
     this.status[slot] = status;
     this.sourceTs[slot] = 0;
-    this.objects[slot] = undefined;
     this.memo[slot] = undefined;
-    this.variants[slot] = undefined;
   }
 
   /** A new slot at the end, doubling the arrays when full. */
   private grow(): number {
     const slot = this.capacity;
-    if (slot >= this.kind.length) {
-      const n = Math.max(64, this.kind.length * 2);
-      this.kind = extend(this.kind, new Uint8Array(n));
-      this.type = extend(this.type, new Uint8Array(n));
-      this.sourceType = extend(this.sourceType, new Uint8Array(n));
-      this.num = extend(this.num, new Float64Array(n));
-      this.status = extend(this.status, new Uint32Array(n));
-      this.sourceTs = extend(this.sourceTs, new Float64Array(n));
-      this.rates = extend(this.rates, new Float64Array(n));
-      this.skipped = extend(this.skipped, new Uint32Array(n));
-    }
+    if (slot >= this.kind.length) this.resize(Math.max(64, this.kind.length * 2));
     this.capacity = slot + 1;
     return slot;
+  }
+
+  private resize(n: number): void {
+    this.kind = extend(this.kind, new Uint8Array(n));
+    this.type = extend(this.type, new Uint8Array(n));
+    this.sourceType = extend(this.sourceType, new Uint8Array(n));
+    this.fresh = extend(this.fresh, new Uint8Array(n));
+    this.num = extend(this.num, new Float64Array(n));
+    this.status = extend(this.status, new Uint32Array(n));
+    this.sourceTs = extend(this.sourceTs, new Float64Array(n));
+    this.rates = extend(this.rates, new Float64Array(n));
+    this.skipped = extend(this.skipped, new Uint32Array(n));
   }
 }
 
