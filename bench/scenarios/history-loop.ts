@@ -32,6 +32,8 @@ export interface LoopOptions {
   before?: string;
   phases: readonly LoopPhase[];
   tags: number;
+  /** The tags' sampling interval, ms (default 10). */
+  rateMs?: number;
   storedValues: number;
   duration: number;
   warmup: number;
@@ -83,13 +85,13 @@ function startServer(ctx: BenchContext, params: LoopServerParams): LoopServer {
 
 const DESCRIPTIONS: Record<LoopPhase, (o: LoopOptions) => string> = {
   read: (o) => `loop read: HistoryRead of ${o.storedValues.toLocaleString("en-US")} values in a loop`,
-  write: (o) => `loop write: ${o.tags.toLocaleString("en-US")} tags at 10 ms stored`,
-  both: (o) => `loop both: ${o.tags.toLocaleString("en-US")} tags at 10 ms stored, HistoryRead in a loop`,
+  write: (o) => `loop write: ${o.tags.toLocaleString("en-US")} tags at ${o.rateMs ?? 10} ms stored`,
+  both: (o) => `loop both: ${o.tags.toLocaleString("en-US")} tags at ${o.rateMs ?? 10} ms stored, HistoryRead in a loop`,
 };
 
 async function runPhase(ctx: BenchContext, o: LoopOptions, variant: string, root: string, phase: LoopPhase, figures: (over: Partial<Figures>) => Figures): Promise<CaseResult> {
   const load0 = loadavg()[0];
-  const server = startServer(ctx, { root, tags: phase === "read" ? 0 : o.tags, rateMs: 10, storedValues: o.storedValues });
+  const server = startServer(ctx, { root, tags: phase === "read" ? 0 : o.tags, rateMs: o.rateMs ?? 10, storedValues: o.storedValues });
   try {
     const ready = (await server.next("listening")) as unknown as LoopServerReady;
     let load: HistoryReadLoadResult | undefined;

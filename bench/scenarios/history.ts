@@ -27,6 +27,7 @@ export interface HistoryScenarioOptions extends CommonOptions {
   before?: string;
   phases: LoopPhase[];
   tags: number;
+  tagInterval: number;
   stored: number;
 }
 
@@ -40,6 +41,7 @@ const USAGE = `npm run bench -- history [options]
   --before DIR        loop: also run a built checkout of an earlier commit (its dist/), in turn
   --phase NAME        loop: read, write, both (repeatable; default all)
   --tags N            loop: historized tags sampled every 10 ms (default 1000)
+  --tag-interval MS   loop: the tags' sampling interval instead (1000: a gateway's 1 s poll)
   --stored N          loop: stored values read by each HistoryRead (default 100000)
 ${COMMON_USAGE}`;
 
@@ -57,6 +59,7 @@ export function parseHistoryOptions(argv: readonly string[]): HistoryScenarioOpt
       before: { type: "string" },
       phase: { type: "string", multiple: true },
       tags: { type: "string" },
+      "tag-interval": { type: "string" },
       stored: { type: "string" },
     },
   });
@@ -74,6 +77,7 @@ export function parseHistoryOptions(argv: readonly string[]): HistoryScenarioOpt
     before: values.before,
     phases,
     tags: positive("tags", values.tags, 1000),
+    tagInterval: positive("tag-interval", values["tag-interval"], 10),
     stored: positive("stored", values.stored, 100_000),
   };
 }
@@ -251,7 +255,7 @@ export const historyScenario: Scenario<HistoryScenarioOptions> = {
           });
         }
       } else if (c === "loop") {
-        const o = { before: options.before, phases: options.phases, tags: options.tags, storedValues: options.stored, duration: options.duration, warmup: options.warmup };
+        const o = { before: options.before, phases: options.phases, tags: options.tags, rateMs: options.tagInterval, storedValues: options.stored, duration: options.duration, warmup: options.warmup };
         results.push(...(await runLoopCases(ctx, o, figures)));
       } else if (c === "raw") {
         const w = startWorker(ctx, ["raw"]);
