@@ -56,8 +56,8 @@ const writeToDevice: WriteHandler = (_ctx, variable, value) => {
   if (!(variable instanceof TagVariable)) return StatusCodes.BadNodeIdUnknown;
   const writer = variable.device.writer;
   if (!writer || !value.value) return StatusCodes.BadCommunicationError;
-  // The tag's place in its device's list, looked up per write rather than kept per tag.
-  return writer.write(variable.device.tags.indexOf(variable), value.value);
+  // The variable is the poller's tag itself (TagVariable extends PolledTag).
+  return writer.write(variable, value.value);
 };
 
 const DIAGNOSTICS = [

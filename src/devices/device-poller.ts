@@ -24,7 +24,11 @@ export type StateChangeListener = (device: DevicePoller, previous: DeviceState, 
 
 /** What the address space calls to write a tag: by its place in the device's tag list. */
 export interface TagWriter {
-  write(index: number, value: Variant): Promise<StatusCode>;
+  /**
+   * Writes `tag` (a PolledTag of this device: the device namespace's tag variables are the
+   * poller's own tags), the value checked and encoded by its codec.
+   */
+  write(tag: PolledTag, value: Variant): Promise<StatusCode>;
 }
 
 export interface DevicePollerOptions {
@@ -225,9 +229,7 @@ export class DevicePoller implements PollTarget, TagWriter {
    * each after the previous one finished, so that the read-modify-write of a bit tag cannot
    * interleave with another write.
    */
-  write(index: number, value: Variant): Promise<StatusCode> {
-    const tag = this.tags[index];
-    if (tag === undefined) return Promise.resolve(StatusCodes.BadNodeIdUnknown);
+  write(tag: PolledTag, value: Variant): Promise<StatusCode> {
     if (!tag.writable) return Promise.resolve(StatusCodes.BadNotWritable);
     const encoded = encodeValue(tag.codec, value);
     if (!encoded.ok) return Promise.resolve(encoded.statusCode);

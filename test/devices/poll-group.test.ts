@@ -46,9 +46,9 @@ function start(config: DeviceConfig): DevicePoller {
   return poller;
 }
 
-/** The index of a tag in the device's tag list: what the poller's write takes. */
-function at(p: DevicePoller, name: string): number {
-  return p.tags.indexOf(p.tag(name)!);
+/** A tag of the device by name: what the poller's write takes. */
+function at(p: DevicePoller, name: string): PolledTag {
+  return p.tag(name)!;
 }
 
 async function step(ms: number): Promise<void> {
