@@ -3,10 +3,10 @@
 // drivers included) into DIST/bundle/, which src/cli.ts loads. Packages stay imports of their
 // own (native addons, node-opcua-crypto, yaml, mqtt); what src/main.ts imports only when used
 // (the operators' tools, the status page, the Sparkplug edge node) becomes chunks of its own, so
-// it is still loaded only when used. The history workers get bundles of their own,
-// DIST/bundle/history/<worker>.js, each one self-contained file (no chunks shared with the
-// gateway's: a worker would load code it never runs), started by path (src/history/thread.ts
-// workerFile). A worker is an isolate of its own that loads its modules again: its 17-21
+// it is still loaded only when used. The worker threads (the history's, the device map's
+// validation on a reload) get bundles of their own, DIST/bundle/<folder>/<worker>.js, each one
+// self-contained file (no chunks shared with the gateway's: a worker would load code it never
+// runs), started by path (src/worker-file.ts). A worker is an isolate of its own that loads its modules again: its 17-21
 // modules one by one left 1.3 MB more resident than one file (a worker with the write worker's
 // modules, RSS 17.0 against 15.7 MB above the process without it; issue 14).
 //
@@ -18,8 +18,8 @@ import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as Esbuild from "esbuild";
 
-/** The worker files of src/history, as workerFile() names them. */
-const HISTORY_WORKERS = ["write-worker", "read-worker"] as const;
+/** The worker files, under src/, as src/worker-file.ts names them. */
+const WORKERS = ["history/write-worker", "history/read-worker", "config/validate-worker"] as const;
 
 async function main(argv: string[]): Promise<number> {
   const dist = resolve(argv[0] ?? "dist");
@@ -44,8 +44,8 @@ async function main(argv: string[]): Promise<number> {
     logLevel: "warning",
   });
   const workers = await esbuild.build({
-    entryPoints: Object.fromEntries(HISTORY_WORKERS.map((w) => [w, join(dist, "src", "history", `${w}.js`)])),
-    outdir: join(outdir, "history"),
+    entryPoints: Object.fromEntries(WORKERS.map((w) => [w, join(dist, "src", `${w}.js`)])),
+    outdir,
     bundle: true,
     splitting: false,
     format: "esm",

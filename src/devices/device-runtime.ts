@@ -160,6 +160,17 @@ export class DeviceRuntime {
     const next = new Map(wanted.map((d) => [d.name, d] as const));
     /** Slots of stopped devices: released unless a started device took them again. */
     const dropped: number[] = [];
+    // Devices of up to TAGS_PER_SLICE tags each are stopped and started synchronously: without a
+    // turn of the loop between them, a map of ten such devices was one task of ~90 ms on a reload
+    // (10 x 1,000 tags; the loop's longest gap between two 1 ms timers).
+    let sinceTurn = 0;
+    const turnBefore = async (tags: number): Promise<void> => {
+      if (sinceTurn > 0 && sinceTurn + tags > TAGS_PER_SLICE) {
+        await sliceGate().next();
+        sinceTurn = 0;
+      }
+      sinceTurn += tags;
+    };
 
     for (const [name, r] of [...this.running]) {
       const d = next.get(name);
@@ -168,6 +179,7 @@ export class DeviceRuntime {
         report.unchanged.push(name);
         continue;
       }
+      await turnBefore(r.poller.tags.length);
       this.stopDevice(r);
       for (const t of r.poller.tags) dropped.push(t.slot);
       if (!d) {
@@ -184,6 +196,7 @@ export class DeviceRuntime {
     for (const d of wanted) {
       if (this.running.has(d.name)) continue;
       if (!report.changed.includes(d.name)) report.added.push(d.name);
+      await turnBefore(d.tags.length);
       const started = this.startDevice(d, links.get(d.name)!);
       if (started !== undefined) await started;
       if (this.stopped) throw new Error("device runtime stopped");

@@ -8,15 +8,10 @@
 // flushAll() and the reads of tools and tests, never on a service's path. The link holds the
 // event loop open only while answers are due: an idle worker never keeps a process alive.
 //
-// A worker runs at a lower priority than the event loop (nice +WORKER_NICE, its own thread
-// only: Linux keeps a nice value per thread). On a server pinned to one core the kernel would
-// otherwise hand the core to a worker the moment it wakes, in the middle of a sampling task
-// (measured: a 0.1 ms task of the loop took 3-8 ms of wall time); with it, the loop runs first
-// and the workers take the time it leaves. On two cores they run beside it. The worker's side
-// (serveLink, and the priority it sets) is link-worker.ts.
-import { existsSync, statSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { packageRoot } from "../package-info.js";
+// A worker runs below the event loop (src/thread-priority.ts says why and how); its side of the
+// link is link-worker.ts.
+import { fileURLToPath } from "node:url";
+import { workerFile as workerFileAt, workerFileIn as workerFileInPackage } from "../worker-file.js";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
 
 export interface Reply {
@@ -43,25 +38,14 @@ export interface LinkData {
 /** How much lower a worker's priority is than the event loop's (see the top). */
 export const WORKER_NICE = 10;
 
-/**
- * The file a worker of src/history runs: its bundle (dist/bundle/history, src/build/bundle.ts
- * says why), or its compiled module in dist/src/history when there is no bundle or the bundle is
- * older than the last compile (src/cli.ts's rule: never a stale copy). Loaded from the
- * TypeScript sources (vitest) or from the gateway's bundle, this module still starts plain Node
- * threads on built files (`npm test` builds them first).
- */
+/** The file of the history worker `name` (src/worker-file.ts chooses bundle or compiled module). */
 export function workerFile(name: string): URL {
-  return workerFileIn(pathToFileURL(`${packageRoot()}/`), name);
+  return workerFileAt(`history/${name}`);
 }
 
 /** workerFile's choice in the package at `root` (a directory URL ending in "/"). */
 export function workerFileIn(root: URL, name: string): URL {
-  const bundled = fileURLToPath(new URL(`dist/bundle/history/${name}.js`, root));
-  const compiled = fileURLToPath(new URL(`dist/src/history/${name}.js`, root));
-  const buildInfo = fileURLToPath(new URL("dist/tsconfig.tsbuildinfo", root));
-  if (existsSync(bundled) && (!existsSync(buildInfo) || statSync(bundled).mtimeMs >= statSync(buildInfo).mtimeMs)) return pathToFileURL(bundled);
-  if (!existsSync(compiled)) throw new Error(`history worker ${compiled} is missing: build first (npm run build)`);
-  return pathToFileURL(compiled);
+  return workerFileInPackage(root, `history/${name}`);
 }
 
 /** An Error from a worker's FaultInfo, with its code (SQLITE_FULL, ...). */

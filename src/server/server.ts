@@ -7,6 +7,8 @@ import { benchDeviceMap, createBenchNamespace } from "../testing/bench-namespace
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
+import { validateDeviceMapOffLoop } from "../config/validate-off-loop.js";
+import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
 import { builtinDrivers } from "../../drivers/builtin.js";
@@ -377,7 +379,7 @@ export class FieldgateServer implements ServerCore {
       this.log.warn("reload: no device map configured (devices: in the gateway config)");
       return { ok: false, issues: [] };
     }
-    const result = validateDeviceMap(file, join(this.config.dataDir, "cache"));
+    const result = await this.validateForReload(file, join(this.config.dataDir, "cache"));
     if (!result.ok) {
       for (const issue of result.issues) this.log.warn(`reload refused: ${formatIssue(issue)}`);
       this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);
@@ -390,6 +392,16 @@ export class FieldgateServer implements ServerCore {
     this.events.flushModelChanges();
     this.northbound.devicesChanged();
     return { ok: true, issues: [], report };
+  }
+
+  /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails. */
+  private async validateForReload(file: string, cacheDir: string): Promise<ValidationResult<DeviceMap>> {
+    try {
+      return await validateDeviceMapOffLoop(file, cacheDir);
+    } catch (err) {
+      this.log.warn(`reload: the validation worker failed (${err instanceof Error ? err.message : String(err)}); validating on the event loop instead`);
+      return validateDeviceMap(file, cacheDir);
+    }
   }
 
   /**

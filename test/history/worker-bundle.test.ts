@@ -63,6 +63,6 @@ describe("history worker files", () => {
 
   it("refuses a worker that was never built", () => {
     const root = fakePackage({ "dist/tsconfig.tsbuildinfo": 1000 });
-    expect(() => workerFileIn(root, "write-worker")).toThrow(/history worker .*write-worker\.js is missing: build first/);
+    expect(() => workerFileIn(root, "write-worker")).toThrow(/worker .*history\/write-worker\.js is missing: build first/);
   });
 });

@@ -1,0 +1,87 @@
+// A reload's device map validated on a worker (src/config/validate-off-loop.ts): the map that
+// comes back in pieces is the map validated on this thread, a bad map's issues still name file,
+// line, column and key, the event loop turns while the worker validates, and a worker that
+// cannot run is a rejection the caller can fall back from. Runs the built worker (dist/).
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { validateDeviceMap } from "../../src/config/device-map.js";
+import { validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
+import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
+
+const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/config/validate-worker.js");
+const built = existsSync(WORKER);
+
+function mapText(devices: number, tags: number): string {
+  const lines = ["devices:"];
+  for (let d = 0; d < devices; d++) {
+    lines.push(`  - name: plc${d}`, "    driver: simulator", "    rate: 1s", "    tags:");
+    for (let t = 0; t < tags; t++) lines.push(`      - { name: tag${t}, address: "holding:${100 + t}", type: uint16 }`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function writeMap(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "fg-offloop-"));
+  dirs.push(dir);
+  const file = join(dir, "devices.yaml");
+  writeFileSync(file, text);
+  return file;
+}
+
+describe("device map pieces", () => {
+  it("put together again in order give the map; out of order is refused", () => {
+    const file = writeMap(mapText(3, 7));
+    const r = validateDeviceMap(file);
+    if (!r.ok) throw new Error("fixture map is invalid");
+    const { head, pieces } = piecesOf(r.value, 3);
+    // 7 tags in pieces of 3: three pieces a device.
+    expect(pieces).toHaveLength(9);
+    const a = new MapAssembly(head);
+    for (const p of pieces) a.add(p);
+    expect(a.map).toEqual(r.value);
+    const b = new MapAssembly(head);
+    expect(() => b.add(pieces[1]!)).toThrow(/out of order/);
+  });
+});
+
+describe.skipIf(!built)("a device map validated on a worker", () => {
+  it("comes back equal to the map validated on this thread, while the event loop turns", async () => {
+    const file = writeMap(mapText(4, 1500));
+    const here = validateDeviceMap(file);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 1);
+    try {
+      const there = await validateDeviceMapOffLoop(file, undefined, { tagsPerPiece: 256 });
+      expect(there.ok).toBe(true);
+      expect(there).toEqual(here);
+    } finally {
+      clearInterval(ticker);
+    }
+    // 4 x 1,500 tags in pieces of 256: 24 pieces, each its own turn of the loop.
+    expect(turns).toBeGreaterThan(0);
+  }, 30_000);
+
+  it("refuses a bad map with the issues validateDeviceMap gives: file, line, column and key", async () => {
+    const file = writeMap(mapText(1, 3).replace('address: "holding:101"', 'address: "holdin:101"'));
+    const here = validateDeviceMap(file);
+    const there = await validateDeviceMapOffLoop(file, undefined);
+    expect(there.ok).toBe(false);
+    expect(there.issues).toEqual(here.issues);
+    expect(there.issues[0]).toMatchObject({ file, line: 7, path: "devices[0].tags[1].address" });
+    expect(there.issues[0]!.column).toBeGreaterThan(0);
+  }, 30_000);
+
+  it("rejects when its worker cannot run, so that the caller can validate itself", async () => {
+    const file = writeMap(mapText(1, 1));
+    const missing = pathToFileURL(join(dirname(file), "no-such-worker.js"));
+    await expect(validateDeviceMapOffLoop(file, undefined, { file: missing })).rejects.toThrow();
+  }, 30_000);
+});
