@@ -22,6 +22,7 @@ import { ChunkWriter, type ChunkOutput } from "./chunk-writer.js";
 import { MIN_BUFFER_SIZE, type TransportLimits } from "./limits.js";
 import { OutputSlicer } from "./output-slicer.js";
 import { SendQueue } from "./send-queue.js";
+import { attachSocketEvents, type SocketEvents } from "./socket-events.js";
 import { startReads, stopReads } from "./socket-reads.js";
 import { TurnShare, type TurnOwner } from "./turns.js";
 export type { ConnectionContext, ConnectionSink, TaskTimer } from "./connection-context.js";
@@ -42,12 +43,7 @@ export const enum ConnectionState {
   Closed = 3,
 }
 
-const kConnection: unique symbol = Symbol("fieldgate.connection");
-interface SocketWithConnection extends Socket {
-  [kConnection]: TcpConnection;
-}
-
-export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, TurnOwner {
+export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, TurnOwner, SocketEvents {
   readonly socket: Socket;
   readonly remoteAddress: string;
   state = ConnectionState.AwaitingHello;
@@ -133,14 +129,10 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     this.out = new ChunkWriter(this);
     this.output = new OutputSlicer(this.out, this, ctx.pacer);
     this.helloDeadline = performance.now() + this.limits.helloTimeoutMs;
-    (socket as SocketWithConnection)[kConnection] = this;
     socket.setNoDelay(true);
     // Finds peers that vanished without a FIN (a pulled cable) long before their token expires.
     socket.setKeepAlive(true, 60_000);
-    socket.on("data", onSocketData);
-    socket.on("drain", onSocketDrain);
-    socket.on("error", onSocketError);
-    socket.on("close", onSocketClose);
+    attachSocketEvents(socket, this);
     this.rearm();
   }
 
@@ -532,6 +524,11 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     s.destroy();
   }
 
+  /** @internal socket 'error': 'close' follows every one, and cleans up; a reset peer is routine. */
+  onSocketError(): void {
+    if (this.state < ConnectionState.Closing) this.closeReason = "socket error";
+  }
+
   /** @internal socket 'close' */
   onSocketClose(): void {
     if (this.state === ConnectionState.Closed) return;
@@ -610,37 +607,6 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
     }
     this.rearm();
   }
-}
-
-function connectionOf(socket: Socket): TcpConnection {
-  return (socket as SocketWithConnection)[kConnection];
-}
-
-function onSocketData(this: Socket, data: Buffer): void {
-  const c = connectionOf(this);
-  const timer = c.ctx.timer;
-  if (timer === undefined) {
-    c.onData(data);
-    return;
-  }
-  // One socket read can carry hundreds of requests: its processing is one task on the loop.
-  const start = performance.now();
-  c.onData(data);
-  timer.afterRead(start);
-}
-
-function onSocketDrain(this: Socket): void {
-  connectionOf(this).onDrain();
-}
-
-function onSocketError(this: Socket): void {
-  // 'close' follows every 'error'; the connection is cleaned up there. A reset peer is routine.
-  const c = connectionOf(this);
-  if (c.state < ConnectionState.Closing) c.closeReason = "socket error";
-}
-
-function onSocketClose(this: Socket): void {
-  connectionOf(this).onSocketClose();
 }
 
 function onConnectionTimer(c: TcpConnection): void {
