@@ -35,7 +35,7 @@ import {
   type ParseResult,
 } from "./schema.js";
 import { suggest, type ValidationResult } from "./validate.js";
-import { validateFileCached } from "./validated-cache.js";
+import { validateFileCached, type CacheOptions } from "./validated-cache.js";
 
 export const DRIVERS = ["modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "simulator"] as const;
 export const DATA_TYPES = ["bool", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64", "string", "bit"] as const;
@@ -495,18 +495,18 @@ function checkMap(m: DeviceMap, c: Checker): void {
 /**
  * Reads and validates a device map, or throws ConfigError with every issue. With `cacheDir`
  * (the gateway's <dataDir>/cache), a valid map is kept there and an unchanged one is read back
- * from it on the next start (validated-cache.ts).
+ * from it on the next start (validated-cache.ts); `cache.defer` may put off writing it.
  */
-export function loadDeviceMap(file: string, cacheDir?: string): DeviceMap {
+export function loadDeviceMap(file: string, cacheDir?: string, cache?: CacheOptions): DeviceMap {
   if (cacheDir === undefined) return loadFile(deviceMapSchema, file);
-  const result = validateDeviceMap(file, cacheDir);
+  const result = validateDeviceMap(file, cacheDir, cache);
   if (!result.ok) throw new ConfigError(result.issues);
   return result.value;
 }
 
 /** validateFile for a device map, with the cache of loadDeviceMap when `cacheDir` is given. */
-export function validateDeviceMap(file: string, cacheDir?: string): ValidationResult<DeviceMap> {
-  return cacheDir === undefined ? validateFile(deviceMapSchema, file) : validateFileCached(deviceMapSchema, file, join(cacheDir, "device-map.json"));
+export function validateDeviceMap(file: string, cacheDir?: string, cache?: CacheOptions): ValidationResult<DeviceMap> {
+  return cacheDir === undefined ? validateFile(deviceMapSchema, file) : validateFileCached(deviceMapSchema, file, join(cacheDir, "device-map.json"), cache);
 }
 
 /** Every issue of a device map file; none when it is valid. */

@@ -14,7 +14,7 @@
 // core schema for plain scalars), which test/config/fast-yaml.test.ts checks on generated files;
 // its scalars are bare values, without position or source text (config-tree.ts says why).
 import { NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
-import { FLOW_MAP, flowMapItems } from "./fast-flow.js";
+import { FLOW_MAP, flowMapItems, readFlowRun, RUN_REFUSED } from "./fast-flow.js";
 
 /**
  * Characters the subset leaves to the yaml library: tabs (indentation errors, or separators
@@ -364,24 +364,40 @@ class FastParser {
    */
   private flowRun(n: number, v: number, items: ConfigNode[]): boolean {
     const t = this.text;
+    const before = items.length;
     const maps: string[] = [];
     const offsets: number[] = [];
     for (let at = v; ; ) {
-      FLOW_MAP.lastIndex = at;
-      if (!FLOW_MAP.test(t)) break;
-      const end = FLOW_MAP.lastIndex;
-      if (end > this.lineEnd || !this.restIsEmpty(end)) break;
-      maps.push(t.slice(at + 1, end - 1));
-      offsets.push(at);
+      // Whole lines at once where they are plain ("- {", fast-flow.ts readFlowRun), else this line.
+      const run = at === this.lineStart + n + 2 && this.flushed(maps, offsets, items) ? readFlowRun(t, this.lineStart, n, items) : -1;
+      if (run === RUN_REFUSED) bail();
+      if (run >= 0) {
+        this.next = run;
+      } else {
+        FLOW_MAP.lastIndex = at;
+        if (!FLOW_MAP.test(t)) break;
+        const end = FLOW_MAP.lastIndex;
+        if (end > this.lineEnd || !this.restIsEmpty(end)) break;
+        maps.push(t.slice(at + 1, end - 1));
+        offsets.push(at);
+      }
       this.nextLine();
       if (this.indent !== n || !this.isSeqEntry(this.lineStart + n)) break;
       at = this.skipSpaces(this.lineStart + n + 1);
       if (t.charCodeAt(at) !== LBRACE) break;
     }
-    if (maps.length === 0) return false;
+    this.flushed(maps, offsets, items);
+    return items.length > before;
+  }
+
+  /** Adds the mappings read line by line so far (their insides and offsets) to `items`, in order; true. */
+  private flushed(maps: string[], offsets: number[], items: ConfigNode[]): true {
+    if (maps.length === 0) return true;
     const read = flowMapItems(maps);
     if (read === undefined || read.length !== maps.length) bail();
     for (let k = 0; k < read.length; k++) items.push({ kind: NodeKind.Map, offset: offsets[k]!, items: read[k]! });
+    maps.length = 0;
+    offsets.length = 0;
     return true;
   }
 

@@ -86,36 +86,60 @@ export function cachedKey(cacheFile: string): string | undefined {
 }
 
 /**
+ * How a newly validated value is kept: `defer` is given the write of the cache file instead of
+ * it being done at once (the gateway's first start does it once it listens: see validateFileCached).
+ */
+export interface CacheOptions {
+  readonly defer?: (write: () => void) => void;
+}
+
+/**
  * validateFile(schema, file), answered from `cacheFile` when the text and the code are those of
  * the last valid result kept there. The value is the one JSON gives back: validated config
  * values are plain data (no undefined members, NaN or Infinity), which test/config checks.
+ *
+ * Without a cache file (a first start) the key is not made before validating: it hashes the
+ * validating modules and the text (~3 ms on one core), and only the write needs it. The write
+ * (JSON of a 10,000-tag map, ~10 ms) is what `options.defer` may put off.
  */
-export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string): ValidationResult<Infer<S>> {
+export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string, options: CacheOptions = {}): ValidationResult<Infer<S>> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
     return validateFile(schema, file);
   }
-  const key = cacheKey(schema, text, file);
-  if (key === null) return validateYaml(schema, text, file);
+  let key: string | null | undefined;
+  let cached: CacheFile | undefined;
   try {
-    const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
-    if (cached.key === key) return { ok: true, value: cached.value as Infer<S>, issues: [] };
+    cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
   } catch {
     // No cache yet, or one left unreadable: validate.
   }
+  if (cached !== undefined) {
+    key = cacheKey(schema, text, file);
+    if (key !== null && cached.key === key) return { ok: true, value: cached.value as Infer<S>, issues: [] };
+  }
   const result = validateYaml(schema, text, file);
-  if (result.ok) {
-    try {
-      mkdirSync(dirname(cacheFile), { recursive: true });
-      const tmp = `${cacheFile}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ key, value: result.value } satisfies CacheFile));
-      // Whole or not at all: a crash mid-write leaves the old cache or none.
-      renameSync(tmp, cacheFile);
-    } catch {
-      // A read-only or full data partition: validating every start is only slower.
-    }
+  if (result.ok && key !== null) {
+    const value = result.value;
+    const write = () => keep(cacheFile, key ?? cacheKey(schema, text, file), value);
+    if (options.defer) options.defer(write);
+    else write();
   }
   return result;
+}
+
+/** Writes `value` under `key` to `cacheFile`; nothing when no key can be made. */
+function keep(cacheFile: string, key: string | null, value: unknown): void {
+  if (key === null) return;
+  try {
+    mkdirSync(dirname(cacheFile), { recursive: true });
+    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ key, value } satisfies CacheFile));
+    // Whole or not at all: a crash mid-write leaves the old cache or none.
+    renameSync(tmp, cacheFile);
+  } catch {
+    // A read-only or full data partition: validating every start is only slower.
+  }
 }

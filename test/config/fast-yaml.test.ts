@@ -131,6 +131,21 @@ describe("the fast YAML parser", () => {
     expect(taken).toBeGreaterThanOrEqual(2);
   });
 
+  it("reads runs of flow entries longer than one native match, and the lines that end one, as the library does", () => {
+    // fast-flow.ts FLOW_RUN takes RUN_LINES lines at most; a comment, "-   {", or an entry
+    // outside its subset ends a match and is read line by line, then the next match starts.
+    const entry = (i: number) => `    - { name: t${i}, address: "holding:${i}", scale: ${i % 7 === 0 ? "0.5" : "1"}, unit: m/s }`;
+    const lines = Array.from({ length: 2600 }, (_, i) => entry(i));
+    lines[1500] = `${lines[1500]} # a comment`;
+    lines[1501] = lines[1501]!.replace("- {", "-   {");
+    lines[1502] = "    - { name: odd, address: 'q' }";
+    lines.splice(1800, 0, "", "    # between");
+    expect(agrees(`devices:\n  - name: d\n    tags:\n${lines.join("\n")}\n  - name: e\n    tags: []\n`)).toBe(true);
+    // The last line of the text without a line break, and CRLF lines.
+    expect(agrees("t:\n  - { a: 1 }\n  - { a: 2 }")).toBe(true);
+    expect(agrees(`t:\r\n${lines.slice(0, 1100).join("\r\n")}\r\n`)).toBe(true);
+  });
+
   it("takes the bench's 10,000-tag map", () => {
     expect(agrees(deviceMapYaml(2000))).toBe(true);
   });

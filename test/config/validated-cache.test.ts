@@ -93,6 +93,36 @@ describe("the validated-map cache", () => {
     expect(loadDeviceMap(file, cache)).toStrictEqual(changed);
   });
 
+  it("puts off the write when asked: nothing is kept until it runs, then the next load is the cache's", () => {
+    const { file, cache } = setup();
+    const writes: (() => void)[] = [];
+    const defer = { defer: (write: () => void) => void writes.push(write) };
+    const first = loadDeviceMap(file, cache, defer);
+    expect(writes).toHaveLength(1);
+    expect(cacheFiles(cache)).toEqual([]);
+    writes[0]!();
+    expect(cacheFiles(cache)).toEqual(["device-map.json"]);
+    const stored = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as { key: string; value: { devices: { name: string }[] } };
+    expect(stored.value).toStrictEqual(JSON.parse(JSON.stringify(first)));
+    stored.value.devices[0]!.name = "from-the-cache";
+    writeFileSync(join(cache, "device-map.json"), JSON.stringify(stored));
+    // Read back, nothing to write; a changed file is validated again, its write put off again.
+    expect(loadDeviceMap(file, cache, defer).devices[0]!.name).toBe("from-the-cache");
+    expect(writes).toHaveLength(1);
+    writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
+    expect(loadDeviceMap(file, cache, defer).devices[0]!.rate).toBe(750);
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8"))).toStrictEqual(stored);
+    writes[1]!();
+    const rewritten = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as typeof stored;
+    expect(rewritten.key).not.toBe(stored.key);
+    expect(rewritten.value.devices[0]!.name).toBe("boiler");
+    // A map with issues has no write to put off.
+    writeFileSync(file, MAP.replace("type: float32", "type: float33"));
+    expect(validateDeviceMap(file, cache, defer).ok).toBe(false);
+    expect(writes).toHaveLength(2);
+  });
+
   it("never serves a map with issues: the messages are the validator's, and nothing is cached", () => {
     const { file, cache } = setup();
     loadDeviceMap(file, cache);
