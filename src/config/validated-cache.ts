@@ -14,6 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { validateFile, validateYaml } from "./load.js";
+import { writeJsonInSlices } from "./sliced-json.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
@@ -87,10 +88,12 @@ export function cachedKey(cacheFile: string): string | undefined {
 
 /**
  * How a newly validated value is kept: `defer` is given the write of the cache file instead of
- * it being done at once (the gateway's first start does it once it listens: see validateFileCached).
+ * it being done at once, as one call (`write`) and as one in slices of the event loop
+ * (`writeInSlices`, sliced-json.ts: it resolves false when `abandoned` said so, or the write
+ * failed). The gateway's first start does the sliced one once it listens: see validateFileCached.
  */
 export interface CacheOptions {
-  readonly defer?: (write: () => void) => void;
+  readonly defer?: (write: () => void, writeInSlices: (abandoned: () => boolean) => Promise<boolean>) => void;
 }
 
 /**
@@ -124,10 +127,22 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
   if (result.ok && key !== null) {
     const value = result.value;
     const write = () => keep(cacheFile, key ?? cacheKey(schema, text, file), value);
-    if (options.defer) options.defer(write);
+    if (options.defer) options.defer(write, (abandoned) => keepInSlices(cacheFile, key ?? cacheKey(schema, text, file), value, abandoned));
     else write();
   }
   return result;
+}
+
+/** keep() over several turns of the loop; false when abandoned, or nothing could be written. */
+async function keepInSlices(cacheFile: string, key: string | null, value: unknown, abandoned: () => boolean): Promise<boolean> {
+  if (key === null) return false;
+  try {
+    mkdirSync(dirname(cacheFile), { recursive: true });
+    return await writeJsonInSlices(cacheFile, { key, value } satisfies CacheFile, abandoned);
+  } catch {
+    // As keep(): validating every start is only slower.
+    return false;
+  }
 }
 
 /** Writes `value` under `key` to `cacheFile`; nothing when no key can be made. */

@@ -152,7 +152,7 @@ export class FieldgateServer implements ServerCore {
   private readonly configFile: string | undefined;
   private listening = false;
   /** The write of a newly validated device map's cache, put off until the server listens (start). */
-  private cacheWrite: (() => void) | undefined;
+  private cacheWrite: ((abandoned: () => boolean) => Promise<boolean>) | undefined;
   private cacheWriteTimer: NodeJS.Immediate | undefined;
 
   constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
@@ -208,8 +208,9 @@ export class FieldgateServer implements ServerCore {
     // ConfigError for a bad map: nothing has started yet.
     // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
     // Its write (JSON of the whole map, ~10 ms at 10,000 tags on one core) waits for start():
-    // a first start listens that much sooner.
-    this.deviceMap = config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: (write) => void (this.cacheWrite = write) });
+    // a first start listens that much sooner, and the write goes in slices, beside the polls.
+    this.deviceMap =
+      config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: (_write, inSlices) => void (this.cacheWrite = inSlices) });
     this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
     this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
@@ -377,7 +378,8 @@ export class FieldgateServer implements ServerCore {
     if (write) {
       this.cacheWriteTimer = setImmediate(() => {
         this.cacheWriteTimer = undefined;
-        write();
+        // A stop on the way abandons it (nothing is left behind: sliced-json.ts).
+        void write(() => !this.listening);
       });
     }
   }
