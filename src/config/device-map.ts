@@ -504,9 +504,14 @@ export function loadDeviceMap(file: string, cacheDir?: string, cache?: CacheOpti
   return result.value;
 }
 
+/** The file in `cacheDir` that keeps the last valid device map. */
+export function deviceMapCacheFile(cacheDir: string): string {
+  return join(cacheDir, "device-map.json");
+}
+
 /** validateFile for a device map, with the cache of loadDeviceMap when `cacheDir` is given. */
 export function validateDeviceMap(file: string, cacheDir?: string, cache?: CacheOptions): ValidationResult<DeviceMap> {
-  return cacheDir === undefined ? validateFile(deviceMapSchema, file) : validateFileCached(deviceMapSchema, file, join(cacheDir, "device-map.json"), cache);
+  return cacheDir === undefined ? validateFile(deviceMapSchema, file) : validateFileCached(deviceMapSchema, file, deviceMapCacheFile(cacheDir), cache);
 }
 
 /** Every issue of a device map file; none when it is valid. */

@@ -12,6 +12,8 @@ export interface ValidateJob {
   readonly file: string;
   readonly cacheDir: string | undefined;
   readonly tagsPerPiece: number;
+  /** "map": the validated map comes back in pieces; "kept": only the cache is written, and whether the map was valid. */
+  readonly answer: "map" | "kept";
   /** How much lower than the event loop the worker runs (thread-priority.ts). */
   readonly nice: number;
 }
@@ -27,7 +29,9 @@ export type WorkerAnswer =
   | { readonly kind: "refused"; readonly issues: readonly ConfigIssue[] }
   /** The map without its devices' tags; `pieces` follow, one per request. */
   | { readonly kind: "valid"; readonly head: DeviceMap; readonly pieces: number }
-  | { readonly kind: "piece"; readonly piece: MapPiece };
+  | { readonly kind: "piece"; readonly piece: MapPiece }
+  /** For a job of answer "kept": validated, and kept in the cache when valid. */
+  | { readonly kind: "kept"; readonly valid: boolean };
 
 /** The map with each device's tags left out (`head`), and its tags in pieces of at most `tagsPerPiece`. */
 export function piecesOf(map: DeviceMap, tagsPerPiece: number): { head: DeviceMap; pieces: MapPiece[] } {

@@ -1,6 +1,7 @@
 // The worker of validate-off-loop.ts: validates one device map (validateDeviceMap, with its
 // cache), says whether it is valid, then hands the map over one piece per request of the main
-// thread, so that no message takes the event loop long to take in.
+// thread, so that no message takes the event loop long to take in; or, for a job that only keeps
+// the cache (a first start's), says whether it was valid and nothing more.
 import { parentPort, workerData } from "node:worker_threads";
 import { lowerThisThread } from "../thread-priority.js";
 import { validateDeviceMap } from "./device-map.js";
@@ -10,7 +11,10 @@ const job = workerData as ValidateJob;
 const port = parentPort!;
 lowerThisThread(job.nice);
 const result = validateDeviceMap(job.file, job.cacheDir);
-if (!result.ok) {
+if (job.answer === "kept") {
+  port.postMessage({ kind: "kept", valid: result.ok } satisfies WorkerAnswer);
+  port.close();
+} else if (!result.ok) {
   port.postMessage({ kind: "refused", issues: result.issues } satisfies WorkerAnswer);
   port.close();
 } else {

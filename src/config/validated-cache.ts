@@ -13,8 +13,8 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { threadId } from "node:worker_threads";
 import { validateFile, validateYaml } from "./load.js";
-import { writeJsonInSlices } from "./sliced-json.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
@@ -87,13 +87,12 @@ export function cachedKey(cacheFile: string): string | undefined {
 }
 
 /**
- * How a newly validated value is kept: `defer` is given the write of the cache file instead of
- * it being done at once, as one call (`write`) and as one in slices of the event loop
- * (`writeInSlices`, sliced-json.ts: it resolves false when `abandoned` said so, or the write
- * failed). The gateway's first start does the sliced one once it listens: see validateFileCached.
+ * How a newly validated value is kept: `defer` is given the write of the cache file instead of it
+ * being done at once. The gateway's first start never calls it: once it listens, it has the map
+ * validated and kept again by a worker (validate-off-loop.ts keepDeviceMapOffLoop).
  */
 export interface CacheOptions {
-  readonly defer?: (write: () => void, writeInSlices: (abandoned: () => boolean) => Promise<boolean>) => void;
+  readonly defer?: (write: () => void) => void;
 }
 
 /**
@@ -127,22 +126,18 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
   if (result.ok && key !== null) {
     const value = result.value;
     const write = () => keep(cacheFile, key ?? cacheKey(schema, text, file), value);
-    if (options.defer) options.defer(write, (abandoned) => keepInSlices(cacheFile, key ?? cacheKey(schema, text, file), value, abandoned));
+    if (options.defer) options.defer(write);
     else write();
   }
   return result;
 }
 
-/** keep() over several turns of the loop; false when abandoned, or nothing could be written. */
-async function keepInSlices(cacheFile: string, key: string | null, value: unknown, abandoned: () => boolean): Promise<boolean> {
-  if (key === null) return false;
-  try {
-    mkdirSync(dirname(cacheFile), { recursive: true });
-    return await writeJsonInSlices(cacheFile, { key, value } satisfies CacheFile, abandoned);
-  } catch {
-    // As keep(): validating every start is only slower.
-    return false;
-  }
+/**
+ * Where keep() on thread `thread` writes before it renames: a write cut short (a worker ended)
+ * leaves only this. One per thread: a reload's worker may keep a map while a first start's does.
+ */
+export function unfinishedCacheFile(cacheFile: string, thread = threadId): string {
+  return `${cacheFile}.${process.pid}.${thread}.tmp`;
 }
 
 /** Writes `value` under `key` to `cacheFile`; nothing when no key can be made. */
@@ -150,7 +145,7 @@ function keep(cacheFile: string, key: string | null, value: unknown): void {
   if (key === null) return;
   try {
     mkdirSync(dirname(cacheFile), { recursive: true });
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    const tmp = unfinishedCacheFile(cacheFile);
     writeFileSync(tmp, JSON.stringify({ key, value } satisfies CacheFile));
     // Whole or not at all: a crash mid-write leaves the old cache or none.
     renameSync(tmp, cacheFile);

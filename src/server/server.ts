@@ -7,7 +7,7 @@ import { benchDeviceMap, createBenchNamespace } from "../testing/bench-namespace
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
-import { validateDeviceMapOffLoop } from "../config/validate-off-loop.js";
+import { keepDeviceMapOffLoop, validateDeviceMapOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
 import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
@@ -151,9 +151,9 @@ export class FieldgateServer implements ServerCore {
   readonly heapReturn: HeapReturn;
   private readonly configFile: string | undefined;
   private listening = false;
-  /** The write of a newly validated device map's cache, put off until the server listens (start). */
-  private cacheWrite: ((abandoned: () => boolean) => Promise<boolean>) | undefined;
-  private cacheWriteTimer: NodeJS.Immediate | undefined;
+  /** Whether a newly validated device map is still to be kept in the cache (start, by a worker). */
+  private cacheToKeep = false;
+  private cacheKeeping: OffLoopKeep | undefined;
 
   constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
     this.config = config;
@@ -207,10 +207,10 @@ export class FieldgateServer implements ServerCore {
     // Index 1 with a device map (the bench namespace is refused alongside one). Throws
     // ConfigError for a bad map: nothing has started yet.
     // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
-    // Its write (JSON of the whole map, ~10 ms at 10,000 tags on one core) waits for start():
-    // a first start listens that much sooner, and the write goes in slices, beside the polls.
+    // Its write (JSON of the whole map, ~10 ms at 10,000 tags on one core) is not done here: a
+    // first start listens that much sooner, and start() has a worker keep it (validate-off-loop.ts).
     this.deviceMap =
-      config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: (_write, inSlices) => void (this.cacheWrite = inSlices) });
+      config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (this.cacheToKeep = true) });
     this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
     this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
@@ -372,15 +372,15 @@ export class FieldgateServer implements ServerCore {
     this.history.start();
     this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
-    // After the caller's "listening" (its continuation runs before any immediate).
-    const write = this.cacheWrite;
-    this.cacheWrite = undefined;
-    if (write) {
-      this.cacheWriteTimer = setImmediate(() => {
-        this.cacheWriteTimer = undefined;
-        // A stop on the way abandons it (nothing is left behind: sliced-json.ts).
-        void write(() => !this.listening);
-      });
+    if (this.cacheToKeep && this.config.devices !== undefined) {
+      this.cacheToKeep = false;
+      const keeping = keepDeviceMapOffLoop(this.config.devices, join(this.config.dataDir, "cache"));
+      this.cacheKeeping = keeping;
+      keeping.done.then(
+        () => undefined,
+        // Only the next start is slower: it validates the map again.
+        (err: unknown) => this.log.warn(`device map cache not written: ${err instanceof Error ? err.message : String(err)}`),
+      );
     }
   }
 
@@ -470,8 +470,9 @@ export class FieldgateServer implements ServerCore {
     if (!this.listening) return;
     this.listening = false;
     // A server stopped at once keeps no cache: its data folder may be going away (tests).
-    if (this.cacheWriteTimer) clearImmediate(this.cacheWriteTimer);
-    this.cacheWriteTimer = undefined;
+    const keeping = this.cacheKeeping;
+    this.cacheKeeping = undefined;
+    if (keeping) await keeping.stop();
     this.ns0.setServerState(ServerState.Shutdown);
     // Part 5 §6.4.31: clients waiting with a Publish request hear of the shutdown before their
     // sessions close; one turn of the loop lets those responses out.

@@ -1,14 +1,16 @@
 // A reload's device map validated on a worker (src/config/validate-off-loop.ts): the map that
 // comes back in pieces is the map validated on this thread, a bad map's issues still name file,
 // line, column and key, the event loop turns while the worker validates, and a worker that
-// cannot run is a rejection the caller can fall back from. Runs the built worker (dist/).
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// cannot run is a rejection the caller can fall back from. A first start's map kept in the cache
+// by a worker: the key is the one the next start looks for, a bad map is not kept, and a keep
+// stopped half-way leaves no file. Runs the built worker (dist/).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateDeviceMap } from "../../src/config/device-map.js";
-import { validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
+import { deviceMapCacheFile, validateDeviceMap } from "../../src/config/device-map.js";
+import { keepDeviceMapOffLoop, validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
 
 const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/config/validate-worker.js");
@@ -83,5 +85,44 @@ describe.skipIf(!built)("a device map validated on a worker", () => {
     const file = writeMap(mapText(1, 1));
     const missing = pathToFileURL(join(dirname(file), "no-such-worker.js"));
     await expect(validateDeviceMapOffLoop(file, undefined, { file: missing })).rejects.toThrow();
+  }, 30_000);
+});
+
+describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
+  it("is kept under the key the next start looks for, and read back from it", async () => {
+    const file = writeMap(mapText(2, 300));
+    const cacheDir = join(dirname(file), "cache");
+    const keeping = keepDeviceMapOffLoop(file, cacheDir);
+    await expect(keeping.done).resolves.toBe(true);
+    const cacheFile = deviceMapCacheFile(cacheDir);
+    // What the cache holds is what the next start reads back: a mark put into it comes back
+    // (validated by the built code, as the gateway's own start is: the key hashes that code).
+    const kept = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: { devices: { name: string }[] } };
+    expect(kept.value).toEqual((validateDeviceMap(file) as { value: unknown }).value);
+    kept.value.devices[0]!.name = "from-the-cache";
+    writeFileSync(cacheFile, JSON.stringify(kept));
+    const again = await validateDeviceMapOffLoop(file, cacheDir);
+    expect(again.ok && again.value.devices[0]!.name).toBe("from-the-cache");
+    expect(readdirSync(cacheDir)).toEqual(["device-map.json"]);
+  }, 30_000);
+
+  it("keeps nothing of a bad map, and says it was not valid", async () => {
+    const file = writeMap(mapText(1, 3).replace('address: "holding:101"', 'address: "holdin:101"'));
+    const cacheDir = join(dirname(file), "cache");
+    await expect(keepDeviceMapOffLoop(file, cacheDir).done).resolves.toBe(false);
+    expect(existsSync(deviceMapCacheFile(cacheDir))).toBe(false);
+  }, 30_000);
+
+  it("stopped before it ends, leaves no cache file, whole or unfinished", async () => {
+    const file = writeMap(mapText(10, 1000));
+    const cacheDir = join(dirname(file), "cache");
+    const keeping = keepDeviceMapOffLoop(file, cacheDir);
+    const outcome = keeping.done.then(
+      () => "ended",
+      () => "stopped",
+    );
+    await keeping.stop();
+    expect(await outcome).toBe("stopped");
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir) : []).toEqual([]);
   }, 30_000);
 });
