@@ -13,7 +13,7 @@ import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import { PolledTag, type TaskTimer } from "./poll-group.js";
-import { sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
+import { RELOAD_TAGS_PER_SLICE, sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
@@ -24,7 +24,8 @@ export interface DeviceNodes {
    * Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of
    * config.tags. A device of many tags may be synced in slices (then a promise).
    */
-  syncDevice(config: DeviceConfig, slots: readonly number[]): void | Promise<void>;
+  /** A device of more than `perSlice` tags is synced in slices (a promise). */
+  syncDevice(config: DeviceConfig, slots: readonly number[], perSlice?: number): void | Promise<void>;
   /** Removes the device's nodes (in slices for a device of many tags: then a promise). */
   removeDevice(name: string): void | Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
@@ -165,10 +166,12 @@ export class DeviceRuntime {
     // (10 x 1,000 tags; the loop's longest gap between two 1 ms timers). Only on a reload: with
     // none running, the devices start before apply returns (its contract above).
     const reload = this.running.size > 0;
+    // On a reload, also a device's own start goes in smaller slices (slices.ts RELOAD_TAGS_PER_SLICE).
+    const perSlice = reload ? RELOAD_TAGS_PER_SLICE : TAGS_PER_SLICE;
     let sinceTurn = 0;
     // A promise only when it gives a turn: otherwise the start goes on in this task.
     const turnBefore = (tags: number): Promise<void> | undefined => {
-      const full = reload && sinceTurn > 0 && sinceTurn + tags > TAGS_PER_SLICE;
+      const full = reload && sinceTurn > 0 && sinceTurn + tags > perSlice;
       sinceTurn = full ? tags : sinceTurn + tags;
       return full ? sliceGate().next() : undefined;
     };
@@ -200,7 +203,7 @@ export class DeviceRuntime {
       if (!report.changed.includes(d.name)) report.added.push(d.name);
       const turn = turnBefore(d.tags.length);
       if (turn !== undefined) await turn;
-      const started = this.startDevice(d, links.get(d.name)!);
+      const started = this.startDevice(d, links.get(d.name)!, perSlice);
       if (started !== undefined) await started;
       if (this.stopped) throw new Error("device runtime stopped");
     }
@@ -208,7 +211,7 @@ export class DeviceRuntime {
       const live = new Set<number>();
       for (const r of this.running.values()) for (const t of r.poller.tags) live.add(t.slot);
       for (let i = 0; i < dropped.length; i++) {
-        if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
+        if (i > 0 && i % perSlice === 0) await sliceGate().next();
         const slot = dropped[i]!;
         if (!live.has(slot)) this.o.values.release(slot);
       }
@@ -218,32 +221,32 @@ export class DeviceRuntime {
   }
 
   /**
-   * Starts one device: its tags' cache slots, nodes and poller. A device of more than
-   * TAGS_PER_SLICE tags is started in slices with a turn of the event loop between them (a
-   * promise); a smaller one is started before this returns.
+   * Starts one device: its tags' cache slots, nodes and poller. A device of more than `perSlice`
+   * tags is started in slices with a turn of the event loop between them (a promise); a smaller
+   * one is started before this returns.
    */
-  private startDevice(config: DeviceConfig, link: DeviceLink): void | Promise<void> {
+  private startDevice(config: DeviceConfig, link: DeviceLink, perSlice: number): void | Promise<void> {
     const n = config.tags.length;
     const slots: number[] = new Array(n);
-    if (n <= TAGS_PER_SLICE) {
+    if (n <= perSlice) {
       this.acquireSlots(config, slots, 0, n);
-      const synced = this.o.nodes.syncDevice(config, slots);
+      const synced = this.o.nodes.syncDevice(config, slots, perSlice);
       if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n)));
       this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n));
       return;
     }
     return (async () => {
-      for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+      for (let i = 0; i < n; i += perSlice) {
         if (i > 0) await sliceGate().next();
-        this.acquireSlots(config, slots, i, Math.min(n, i + TAGS_PER_SLICE));
+        this.acquireSlots(config, slots, i, Math.min(n, i + perSlice));
       }
-      await this.o.nodes.syncDevice(config, slots);
+      await this.o.nodes.syncDevice(config, slots, perSlice);
       let made = this.nodeTags(config, slots);
       if (made === undefined) {
         const tags: PolledTag[] = new Array(n);
-        for (let i = 0; i < n; i += TAGS_PER_SLICE) {
+        for (let i = 0; i < n; i += perSlice) {
           await sliceGate().next();
-          this.makeTags(config, slots, tags, i, Math.min(n, i + TAGS_PER_SLICE));
+          this.makeTags(config, slots, tags, i, Math.min(n, i + perSlice));
         }
         made = tags;
       }

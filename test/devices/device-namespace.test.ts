@@ -15,6 +15,7 @@ import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import type { SimulatorLink } from "../../drivers/simulator/definition.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { RELOAD_TAGS_PER_SLICE } from "../../src/sampling/slices.js";
 import { BuiltinType, IdType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type NodeId } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
@@ -246,6 +247,30 @@ describe("the runtime", () => {
     expect(missing).toBe(0);
     expect(ns.variable(s("big.t0"))).not.toBe(before);
     expect(ns.variable(s(`big.t${N - 1}`))?.minimumSamplingInterval).toBe(2000);
+  });
+
+  it("a reload syncs a device of 1,000 tags in slices of RELOAD_TAGS_PER_SLICE, where its first start was one task", async () => {
+    const { devices } = setup();
+    const N = 1000;
+    const map = (rate: string) =>
+      parse(`devices:\n  - name: big\n    driver: modbus-tcp\n    host: 10.0.0.9\n    rate: ${rate}\n    tags:\n${Array.from({ length: N }, (_, t) => `      - { name: t${t}, address: "holding:${t}" }`).join("\n")}\n`);
+    const first = runtime!.apply(map("1s"));
+    // Started before apply returned: no turn of the loop in between.
+    expect(devices.tagsOf("big")).toHaveLength(N);
+    await first;
+    let done = false;
+    let turns = 0;
+    const applied = runtime!.apply(map("2s")).then(() => void (done = true));
+    while (!done) {
+      await new Promise((r) => setImmediate(r));
+      turns++;
+    }
+    await applied;
+    // Which nodes stay, then the nodes themselves: two passes of ceil(1,000 / 256) = 4 slices,
+    // three turns between the slices of each.
+    expect(RELOAD_TAGS_PER_SLICE).toBe(256);
+    expect(turns).toBeGreaterThanOrEqual(6);
+    expect(devices.tagsOf("big")?.[N - 1]?.config.rate).toBe(2000);
   });
 
   it("a disabled device is neither polled nor published", async () => {
