@@ -13,6 +13,8 @@ export class LatenessHistogram {
   max = 0;
   /** Sum of the lateness recorded in this interval, ms. */
   sum = 0;
+  /** The highest bucket recorded into since the last reset (-1: none): reset() folds up to it only. */
+  private top = -1;
   /** Intervals before this one (counts, total and sum), folded in by reset(). */
   private readonly folded = new Float64Array(BUCKETS);
   private foldedCount = 0;
@@ -20,7 +22,9 @@ export class LatenessHistogram {
 
   record(lateMs: number): void {
     const ms = lateMs > 0 ? lateMs : 0;
-    this.counts[Math.min(BUCKETS - 1, Math.round(ms * 10))]!++;
+    const bucket = Math.min(BUCKETS - 1, Math.round(ms * 10));
+    this.counts[bucket]!++;
+    if (bucket > this.top) this.top = bucket;
     this.count++;
     this.sum += ms;
     if (ms > this.max) this.max = ms;
@@ -55,18 +59,24 @@ export class LatenessHistogram {
     if (this.count === 0) return 0;
     const target = Math.max(1, Math.ceil(q * this.count));
     let seen = 0;
-    for (let i = 0; i < BUCKETS; i++) {
+    for (let i = 0; i <= this.top; i++) {
       seen += this.counts[i]!;
       if (seen >= target) return i / 10;
     }
     return (BUCKETS - 1) / 10;
   }
 
+  /**
+   * Ends the interval. Polls are late by a few ms at most, so the buckets in use are the first
+   * tens: folding all 10,001 each interval was a loop V8 compiled on the event loop (OSR, ~2.6 ms).
+   */
   reset(): void {
-    if (this.count > 0) for (let i = 0; i < BUCKETS; i++) this.folded[i]! += this.counts[i]!;
+    const top = this.top;
+    for (let i = 0; i <= top; i++) this.folded[i]! += this.counts[i]!;
     this.foldedCount += this.count;
     this.foldedSum += this.sum;
-    this.counts.fill(0);
+    if (top >= 0) this.counts.fill(0, 0, top + 1);
+    this.top = -1;
     this.count = 0;
     this.sum = 0;
     this.max = 0;
