@@ -2,7 +2,7 @@
 // each of its phases (the whole-ms timer, the pieces of waiting), and it gives the event loop a
 // turn between its pieces of waiting. How close to the due time it fires is a bench figure
 // (bench counters --timer-floor), not asserted here.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { PreciseTimer } from "../../src/sampling/precise-timer.js";
 import { systemClock } from "../../src/sampling/clock.js";
 
@@ -31,11 +31,22 @@ describe("PreciseTimer", () => {
     inTimer.cancel();
     const beforeFirstPiece = new PreciseTimer(() => fired++, 0.9);
     beforeFirstPiece.cancel();
-    const betweenPieces = new PreciseTimer(() => fired++, 0.9);
-    // The first piece (0.25 ms) runs in the next check phase; cancel after it.
-    await new Promise<void>((r) => setImmediate(() => setImmediate(r)));
-    betweenPieces.cancel();
+    // Its clock held still, so that it is between two pieces of waiting however slowly this
+    // machine turns the loop (on a loaded one, two turns outlasted the 0.9 ms and it fired).
+    const now = performance.now();
+    const held = vi.spyOn(performance, "now").mockReturnValue(now);
+    let betweenPieces: PreciseTimer;
+    try {
+      betweenPieces = new PreciseTimer(() => fired++, 0.9);
+      // The first piece (0.25 ms) runs in the next check phase, the second in the one after.
+      await new Promise<void>((r) => setImmediate(() => setImmediate(r)));
+      betweenPieces.cancel();
+    } finally {
+      held.mockRestore();
+    }
+    // Past its due time now: had the cancel not taken, its next piece would run it.
     await sleep(10);
+    expect(performance.now()).toBeGreaterThan(betweenPieces.dueAt);
     expect(fired).toBe(0);
   });
 
