@@ -378,8 +378,10 @@ export class FieldgateServer implements ServerCore {
       this.cacheKeeping = keeping;
       keeping.done.then(
         () => undefined,
-        // Only the next start is slower: it validates the map again.
-        (err: unknown) => this.log.warn(`device map cache not written: ${err instanceof Error ? err.message : String(err)}`),
+        (err: unknown) => {
+          // Only the next start is slower: it validates the map again. A stop ends the worker: nothing to say then.
+          if (this.cacheKeeping === keeping) this.log.warn(`device map cache not written: ${err instanceof Error ? err.message : String(err)}`);
+        },
       );
     }
   }
