@@ -78,7 +78,7 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
  * - socket reads and the transport's buffer slabs (issue 14): bench hostile (50 chunk flooders,
  *   20 slow readers, 20 s), RSS 60 s after against the baseline +48 MB without, +30 MB at
  *   128 KiB, +6 MB at 64 KiB; Read rates unchanged;
- * - a login's scrypt (16 MiB of working memory, src/server/users.ts) on a libuv worker thread:
+ * - a login's scrypt (16 MiB of working memory, src/sessions/users.ts) on a libuv worker thread:
  *   after ten logins the process held ~64 MB more for good, one block per worker (bench web, 10
  *   pages logging in: RSS 146 instead of 80 MB, measured with a 4 MiB threshold, which 64 KiB
  *   covers).

@@ -9,9 +9,9 @@
 // event loop open only while answers are due: an idle worker never keeps a process alive.
 //
 // A worker runs below the event loop (src/thread-priority.ts says why and how); its side of the
-// link is link-worker.ts.
+// link is worker-serve.ts.
 import { fileURLToPath } from "node:url";
-import { workerFile as workerFileAt, workerFileIn as workerFileInPackage } from "../worker-file.js";
+import { workerFile as workerFileAt, workerFileIn as workerFileInPackage } from "./worker-file.js";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
 
 export interface Reply {

@@ -2,9 +2,9 @@
 // own so that the gateway's main thread, which only starts workers, does not load what only a
 // worker runs: child_process (with dgram and the socket lists it pulls in) is needed for chrt
 // (src/thread-priority.ts), and nowhere on the main thread's start.
-import { lowerThisThread } from "../thread-priority.js";
+import { lowerThisThread } from "./thread-priority.js";
 import type { MessagePort, TransferListItem } from "node:worker_threads";
-import { faultInfo, type LinkData } from "./thread.js";
+import { faultInfo, type LinkData } from "./worker-link.js";
 
 /**
  * The worker's side: answers each request with `handle`'s result (or the fault it threw), in

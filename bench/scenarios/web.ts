@@ -17,7 +17,7 @@ import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, type CommonOptions,
 import type { RunningServer } from "../harness/target.js";
 import { defaultFieldgateConfig } from "../targets/fieldgate.js";
 import { writeBenchConfig } from "../targets/fieldgate-config.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { openPages } from "./web-pages.js";
 
 export interface WebScenarioOptions extends CommonOptions {

@@ -387,7 +387,7 @@ const web = object(
   { description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics." },
 );
 
-/** The log's levels, most important first (syslog's names; server/log.ts maps them to priorities). */
+/** The log's levels, most important first (syslog's names; src/log.ts maps them to priorities). */
 export const LOG_LEVELS = ["error", "warning", "notice", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

@@ -14,7 +14,7 @@ import type { ResourceLimits } from "node:worker_threads";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { withBodies, type EncodedNodeResult, type HistoryReadJob, type NodeReadResult } from "./read-job.js";
-import { WorkerLink, workerFile, type Reply } from "./thread.js";
+import { WorkerLink, workerFile, type Reply } from "../worker-link.js";
 
 export interface ReadWorkerData {
   readonly file: string;

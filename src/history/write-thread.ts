@@ -20,7 +20,7 @@ import { SampleQueue, type HistoryWriterStats, type StorageOptions } from "./sam
 import { SampleRing } from "./sample-ring.js";
 import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
-import { WorkerLink, faultError, workerFile, type FaultInfo, type Reply } from "./thread.js";
+import { WorkerLink, faultError, workerFile, type FaultInfo, type Reply } from "../worker-link.js";
 import type { HistoryWriterOptions } from "./writer.js";
 
 export interface WriteWorkerData {

@@ -13,7 +13,7 @@ import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type Servi
 import type { ResponseHooks } from "../security/response-queue.js";
 import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
 import type { ServerCore } from "../services/server-core.js";
-import type { Session } from "./session.js";
+import type { Session } from "../sessions/session.js";
 import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
 
 export interface DispatcherLog {

@@ -38,14 +38,14 @@ import type { ApplicationDescription, EndpointDescription } from "../ua/generate
 import { packageVersion } from "../package-info.js";
 import { Dispatcher } from "./dispatcher.js";
 import { advertisedHost, applicationDescription, buildEndpoints, endpointOffers, type EndpointOffer } from "./endpoints.js";
-import type { ServiceLimits } from "./limits.js";
+import type { ServiceLimits } from "../services/limits.js";
 import type { ServerCore } from "../services/server-core.js";
-import { SessionManager, type Session, type SessionCloseReason } from "./session.js";
+import { SessionManager, type Session, type SessionCloseReason } from "../sessions/session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
 import { clockSynchronized } from "./systemd-notify.js";
-import type { Role } from "./roles.js";
-import { UserDirectory, userEntries } from "./users.js";
+import type { Role } from "../sessions/roles.js";
+import { UserDirectory, userEntries } from "../sessions/users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
 import { MethodTable } from "../address-space/methods.js";
 import { ServerEvents } from "../events/server-events.js";
@@ -54,11 +54,11 @@ import { registerServerMethods } from "./server-methods.js";
 import { Alarms } from "../alarms/alarms.js";
 import { DeviceAlarms } from "../alarms/device-alarms.js";
 import { Northbound } from "../northbound/northbound.js";
-import { leveled, Logger, type ServerLog } from "./log.js";
+import { leveled, Logger, type ServerLog } from "../log.js";
 import { deviceStateLogger } from "./device-log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
 
-export type { ServerLog } from "./log.js";
+export type { ServerLog } from "../log.js";
 
 export interface FieldgateServerOptions {
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */

@@ -9,7 +9,7 @@
 // are compared in slices of TAGS_PER_SLICE tags with the event loop let go in between
 // (DESIGN: the event loop is a shared resource).
 import type { ServerResponse } from "node:http";
-import type { Logger } from "../server/log.js";
+import type { Logger } from "../log.js";
 import type { FieldgateServer } from "../server/server.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { certificatesView, StatusViews, TagBaseline, type CertificatesView } from "./status-view.js";

@@ -19,7 +19,7 @@ import type { AddressInfo } from "node:net";
 import type { WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
 import { formatIssue } from "../config/load.js";
-import type { Logger } from "../server/log.js";
+import type { Logger } from "../log.js";
 import type { FieldgateServer } from "../server/server.js";
 import { packageVersion } from "../package-info.js";
 import { clockSynchronized } from "../server/systemd-notify.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { workerFile, workerFileIn } from "../../src/history/thread.js";
+import { workerFile, workerFileIn } from "../../src/worker-link.js";
 
 const WORKERS = ["write-worker", "read-worker"];
 

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGatewayConfig } from "../../src/config/load.js";
-import { Logger } from "../../src/server/log.js";
+import { Logger } from "../../src/log.js";
 import { FieldgateServer } from "../../src/server/server.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { startStatusPage, type WebServer } from "../../src/web/web-server.js";
 
 export interface WebGateway {
