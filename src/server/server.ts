@@ -43,7 +43,7 @@ import type { ServerCore } from "../services/server-core.js";
 import { SessionManager, type Session, type SessionCloseReason } from "../sessions/session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
-import { clockSynchronized } from "./systemd-notify.js";
+import { clockSynchronized } from "../sampling/clock.js";
 import type { Role } from "../sessions/roles.js";
 import { UserDirectory, userEntries } from "../sessions/users.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";

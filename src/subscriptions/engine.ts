@@ -174,6 +174,14 @@ export class SubscriptionEngine implements SubscriptionHost {
     return sub;
   }
 
+  /** The subscription if the caller's session owns it, else the StatusCode of the Server object's Methods (Part 5 §9.1). */
+  ownedBy(session: object | undefined, id: unknown): Subscription | number {
+    const sub = typeof id === "number" ? this.subscriptions.get(id) : undefined;
+    if (sub === undefined || sub.closed) return StatusCodes.BadSubscriptionIdInvalid;
+    if (sub.owner === undefined || sub.owner.session !== session) return StatusCodes.BadUserAccessDenied;
+    return sub;
+  }
+
   /**
    * The session is gone (CloseSession, timeout, shutdown). Waiting Publish requests are answered
    * BadSessionClosed. Its subscriptions live on without a session until their lifetime runs out

@@ -22,7 +22,7 @@ import { formatIssue } from "../config/load.js";
 import type { Logger } from "../log.js";
 import type { FieldgateServer } from "../server/server.js";
 import { packageVersion } from "../package-info.js";
-import { clockSynchronized } from "../server/systemd-notify.js";
+import { clockSynchronized } from "../sampling/clock.js";
 import { pkiOptions } from "../security/cert-cli.js";
 import { Pki } from "../security/pki.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
