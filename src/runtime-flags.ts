@@ -20,7 +20,7 @@
 //   ms with it, 3.5-6.7 without (every item >= 99 % of its samples either way). It stays because
 //   compiling on helper threads, on a gateway pinned to one core, costs every Read: bench read,
 //   one run, 2 rounds each, load 1.2-3.6, the same build with and without this flag (helper
-//   threads at nice +10, src/sampling/helper-threads.ts, in both): 10 x 100 585,594 against
+//   threads at nice +10, src/thread-priority.ts, in both): 10 x 100 585,594 against
 //   494,362 Reads/s (1.70 against 2.02 µs of CPU per Read), 10 x 1000 714,484 against 579,837
 //   (1.40 against 1.73 µs); without the nice +10 as well, 528,258 and 597,161. Beside 4,096
 //   counters a Read 10 x 100 load got 534-562k Reads/s with it, 442-463k without. Not a warm-up

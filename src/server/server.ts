@@ -15,7 +15,7 @@ import { builtinDrivers } from "../../drivers/builtin.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
-import { lowerHelperThreads } from "../sampling/helper-threads.js";
+import { lowerHelperThreads } from "../thread-priority.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { attachSliceGate, detachSliceGate, SliceGate } from "../sampling/slices.js";
 import { HeapReturn } from "./heap-return.js";
