@@ -10,8 +10,7 @@ import { statusOf, UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type ServiceFault } from "../ua/generated/types.js";
-import type { ResponseHooks } from "../security/response-queue.js";
-import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
+import type { ChannelHandler, ChannelHooks, SecureChannel } from "../security/secure-channel.js";
 import type { ServerCore } from "../services/server-core.js";
 import type { Session } from "../sessions/session.js";
 import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
@@ -46,9 +45,9 @@ export class Dispatcher implements ChannelHandler {
   private handled = 0;
   private readonly asyncLabels = new Map<ServiceDefinition, string>();
   /** What each service's responses tell when they are out (made once per service). */
-  private readonly hooks = new Map<ServiceDefinition, ResponseHooks<ResponseBase>>();
+  private readonly hooks = new Map<ServiceDefinition, ChannelHooks<ResponseBase>>();
   /** A ServiceFault that cannot be sent ends its channel. */
-  private readonly faultHooks: ResponseHooks<ServiceFault> = {
+  private readonly faultHooks: ChannelHooks<ServiceFault> = {
     sent: noop,
     refused: (channel, _requestId, _fault, err) => channel.close(statusOf(err)),
   };
@@ -143,7 +142,7 @@ export class Dispatcher implements ChannelHandler {
     channel.respond(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res, this.hooksOf(service));
   }
 
-  private hooksOf(service: ServiceDefinition): ResponseHooks<ResponseBase> {
+  private hooksOf(service: ServiceDefinition): ChannelHooks<ResponseBase> {
     let hooks = this.hooks.get(service);
     if (hooks === undefined) {
       const sent = service.sent;

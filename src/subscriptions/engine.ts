@@ -92,7 +92,7 @@ export class SubscriptionEngine implements SubscriptionHost {
   monitoredItemCount = 0;
   readonly maxNotificationsPerPublish: number;
   readonly retransmissionLimit: number;
-  private readonly publishers = new Map<SubscriptionSession, SessionPublisher>();
+  private readonly publishers = new Map<SubscriptionSession, SessionPublisher<Subscription>>();
   /** Subscriptions whose session is gone, oldest first: they wait for a transfer or their lifetime. */
   private readonly orphans = new Set<Subscription>();
   private nextSubscriptionId = 1;
@@ -156,10 +156,10 @@ export class SubscriptionEngine implements SubscriptionHost {
 
   // ---- sessions -----------------------------------------------------------------------------
 
-  publisherOf(session: SubscriptionSession): SessionPublisher {
+  publisherOf(session: SubscriptionSession): SessionPublisher<Subscription> {
     let p = this.publishers.get(session);
     if (p === undefined) {
-      p = new SessionPublisher(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
+      p = new SessionPublisher<Subscription>(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
       this.publishers.set(session, p);
     }
     return p;
