@@ -38,6 +38,14 @@ export function nodeOf(path: string): string {
   return parts.length === 2 ? parts[1]!.replace(/\.ts$/, "") : parts[1]!;
 }
 
+/** Every node of src/ (its folders and its files), and "drivers". */
+export function sourceNodes(root: string): string[] {
+  const nodes = readdirSync(join(root, "src"), { withFileTypes: true })
+    .filter((d) => d.isDirectory() || (d.name.endsWith(".ts") && !d.name.endsWith(".d.ts")))
+    .map((d) => d.name.replace(/\.ts$/, ""));
+  return [...nodes, "drivers"].sort();
+}
+
 /** Folder -> the folders it imports (itself left out), each sorted. */
 export function folderGraph(edges: readonly FileEdge[]): Map<string, string[]> {
   const graph = new Map<string, Set<string>>();

@@ -16,25 +16,39 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { WebConfig } from "../config/gateway-config.js";
+import type { GatewayConfig, WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
-import { formatIssue } from "../config/load.js";
+import { formatIssue, type ConfigIssue } from "../config/load.js";
+import type { ApplyReport } from "../devices/device-runtime.js";
 import type { Logger } from "../log.js";
-import type { FieldgateServer } from "../server/server.js";
 import { packageVersion } from "../package-info.js";
 import { clockSynchronized } from "../sampling/clock.js";
 import { pkiOptions } from "../security/cert-cli.js";
 import { Pki } from "../security/pki.js";
+import type { UserDirectory } from "../sessions/users.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
-import { METRICS_CONTENT_TYPE, renderMetrics } from "./metrics.js";
+import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from "./metrics.js";
 import { APP_CSS, APP_JS, loginHtml, PAGE_HTML } from "./page-assets.js";
-import { certificatesView, StatusViews } from "./status-view.js";
-import { LiveUpdates } from "./updates.js";
+import { certificatesView, StatusViews, type ViewSource } from "./status-view.js";
+import { LiveUpdates, type UpdateSource } from "./updates.js";
 
 const MAX_BODY = 16 * 1024;
 
+/**
+ * What the page reads of the running gateway and asks of it: the views', the updates' and
+ * /metrics' parts, the users it logs in, and a reload of the device map. The composition root
+ * (src/server) hands it over; the page knows no server object.
+ */
+export type WebSource = ViewSource &
+  UpdateSource &
+  MetricsSource & {
+    readonly config: GatewayConfig;
+    readonly users: UserDirectory;
+    reloadDevices(): Promise<{ readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly report?: ApplyReport }>;
+  };
+
 export interface WebServerOptions {
-  readonly server: FieldgateServer;
+  readonly server: WebSource;
   readonly config: WebConfig;
   readonly log: Logger;
   readonly version: string;
@@ -339,7 +353,7 @@ function clockState(): string {
  * own certificate: the server's PKI, or, when no signing policy opened one, the same folder
  * opened for the page (the certificate is made on first start either way).
  */
-export async function startStatusPage(server: FieldgateServer, log: Logger): Promise<WebServer> {
+export async function startStatusPage(server: WebSource, log: Logger): Promise<WebServer> {
   const config = server.config;
   let pki = server.pki;
   if (config.web.tls && pki === undefined) pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });
