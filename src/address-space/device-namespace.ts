@@ -276,6 +276,8 @@ export interface DeviceNamespaceOptions {
   readonly values: ValueCache;
   /** Where samples of `history: true` tags go. */
   readonly history?: HistorySink;
+  /** Called after nodes were added or removed (reload): the events layer turns it into a GeneralModelChangeEvent. */
+  readonly onModelChange?: (change: ModelChange) => void;
   /** Default urn:fieldgate:devices. */
   readonly uri?: string;
   /** The folder under Objects that holds the devices; default Devices at i=1. */
@@ -312,6 +314,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.ns = new MemoryNamespace(registry.register(uri), registry, { values: options.values });
     registry.register(uri, this.ns);
     this.history = options.history;
+    this.onModelChange = options.onModelChange;
     this.tagNodeId = options.tagNodeId ?? ((device, tag, ns) => stringNodeId(tagNodeIdText(device, tag.name), ns));
     this.customNodeIds = options.tagNodeId !== undefined;
     const folder = options.folder;

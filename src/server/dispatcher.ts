@@ -30,18 +30,23 @@ export class Dispatcher implements ChannelHandler {
   /** Channels that closed, so late async responses are dropped quietly. */
   onClosed: ((channel: SecureChannel) => void) | undefined;
 
-  constructor(core: ServerCore, services: readonly ServiceDefinition[], limits: DecodingLimits, log: DispatcherLog) {
+  /**
+   * `yieldPoint` is called every YIELD_EVERY requests (the loop governor: sampling slots that came
+   * due run between two requests, not after the whole socket read that carries hundreds of them).
+   */
+  constructor(
+    core: ServerCore,
+    services: readonly ServiceDefinition[],
+    limits: DecodingLimits,
+    log: DispatcherLog,
+    private readonly yieldPoint?: () => void,
+  ) {
     this.core = core;
     this.log = log;
     this.reader = new BinaryReader(Buffer.alloc(0), 0, 0, limits);
     for (const s of services) this.table.set(s.requestEncodingId, s);
   }
 
-  /**
-   * Called every YIELD_EVERY requests (the loop governor: sampling slots that came due run
-   * between two requests, not after the whole socket read that carries hundreds of them).
-   */
-  yieldPoint: (() => void) | undefined;
   private handled = 0;
   private readonly asyncLabels = new Map<ServiceDefinition, string>();
   /** What each service's responses tell when they are out (made once per service). */
