@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { GatewayHistory } from "../../src/history/history.js";
-import { WORKER_NICE } from "../../src/worker-link.js";
+import { WORKER_NICE } from "../../src/thread-priority.js";
 import { T0, dbl, node } from "./helpers.js";
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/history");
