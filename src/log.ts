@@ -139,9 +139,6 @@ export class Logger implements ServerLog {
   }
 }
 
-/** A log that writes nothing (tests, tools). */
-export const SILENT_LOG: ServerLog = { info: () => undefined, warn: () => undefined };
-
 /** A log with every level, made from any ServerLog (notice as info, error as warn, debug dropped). */
 export interface LevelLog extends ServerLog {
   error(message: string): void;

@@ -32,16 +32,13 @@ import { join } from "node:path";
 import { HandshakeLimiter } from "../security/handshake-limiter.js";
 import { POLICY_ALGORITHMS, type SecurePolicyName } from "../security/policies.js";
 import { SecurityPolicyNone, type SecurityPolicy } from "../security/security-policy.js";
-import type { ApplicationDescription } from "../ua/generated/types.js";
 import { packageVersion } from "../package-info.js";
 import { Dispatcher } from "./dispatcher.js";
 import { applicationDescription, endpointOffers, type EndpointOffer } from "./endpoints.js";
-import type { ServiceLimits } from "../services/limits.js";
 import type { ServerCore } from "../services/server-core.js";
 import { SessionManager, type Session, type SessionCloseReason } from "../sessions/session.js";
 import { SERVICES } from "./services.js";
 import { GatewayHistory, publishHistoryCapabilities } from "../history/history.js";
-import type { Role } from "../sessions/roles.js";
 import { UserDirectory, userEntries } from "../sessions/users.js";
 import { MethodTable } from "../address-space/methods.js";
 import { ServerEvents } from "../events/server-events.js";
@@ -53,16 +50,9 @@ import { Northbound } from "../northbound/northbound.js";
 import { leveled, type ServerLog } from "../log.js";
 import { deviceStateLogger } from "./device-log.js";
 
-/** The parts of a gateway, as the server object shows them (tests, the page, the bench read them). */
-export interface GatewayParts {
+/** The parts of a gateway, as the server object shows them: what services see of it (ServerCore), and the rest. */
+export interface GatewayParts extends Omit<ServerCore, "history" | "pki" | "endpoints"> {
   readonly config: GatewayConfig;
-  readonly limits: Readonly<ServiceLimits>;
-  readonly registry: NamespaceRegistry;
-  readonly sessions: SessionManager;
-  readonly application: ApplicationDescription;
-  readonly allowAnonymous: boolean;
-  readonly anonymousRole: Role;
-  readonly users: UserDirectory;
   readonly ns0: Ns0Manager;
   /** History store and writer; `history.writer` is the HistorySink the device namespace feeds. */
   readonly history: GatewayHistory;
@@ -72,16 +62,10 @@ export interface GatewayParts {
   readonly slices: SliceGate;
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values: ValueCache;
-  readonly subscriptions: SubscriptionEngine;
-  /** The Methods the Call service runs (Part 4 §5.11). */
-  readonly methods: MethodTable;
-  /** Event monitored items, the server's own events and its audit events. */
-  readonly events: ServerEvents;
   /** The conditions (Part 9) and their methods; deviceAlarms keeps one per device. */
   readonly alarms: Alarms;
   readonly deviceAlarms: DeviceAlarms;
-  /** Base Info Diagnostics (Server/ServerDiagnostics) and the sessions' diagnostics objects. */
-  readonly serverDiagnostics: ServerDiagnostics;
+  /** The sessions' diagnostics objects (Base Info Diagnostics: ServerCore's serverDiagnostics). */
   readonly sessionNodes: SessionNodes;
   /** urn:fieldgate:devices (ns=1 with a device map): Objects/Devices (the device map) and Objects/System. */
   readonly devices: DeviceNamespace;
@@ -103,7 +87,7 @@ export interface GatewayParts {
 export interface Composition {
   readonly parts: GatewayParts;
   readonly transport: UaTcpServer;
-  /** None now (discovery, Part 4 §5.4); the server's start() adds the signing policies once the PKI is open. */
+  /** None now (discovery, Part 4 §5.4); start() adds the signing policies once the PKI is open. */
   readonly policies: Map<string, SecurityPolicy>;
   /** The device map of config.devices, loaded now (undefined without one). */
   readonly deviceMap: DeviceMap | undefined;
@@ -121,10 +105,7 @@ export function securePolicyNames(config: GatewayConfig): SecurePolicyName[] {
   return config.security.securityPolicies.filter((p): p is SecurePolicyName => p !== "None");
 }
 
-/**
- * Makes the gateway's parts. Throws ConfigError for a bad device map, before anything that holds
- * a resource is made (the history's database comes after it).
- */
+/** Makes the gateway's parts. Throws ConfigError for a bad device map, before the history's database is opened. */
 export function composeGateway(config: GatewayConfig, log: ServerLog, owner: GatewayOwner): Composition {
   const l = config.limits;
   const registry = new NamespaceRegistry();
@@ -252,35 +233,9 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
     onTrim: (slabs) => heapReturn.trimmed(slabs),
   });
   const parts: GatewayParts = {
-    config,
-    limits: { ...l },
-    registry,
-    sessions,
-    application,
-    allowAnonymous: sec.allowAnonymous,
-    anonymousRole: sec.anonymousRole,
-    users,
-    ns0,
-    history,
-    scheduler,
-    slices,
-    values,
-    subscriptions,
-    methods,
-    events,
-    alarms,
-    deviceAlarms,
-    serverDiagnostics,
-    sessionNodes,
-    devices,
-    bench,
-    deviceRuntime,
-    system,
-    diagnostics,
-    northbound,
-    offers,
-    handshakes,
-    heapReturn,
+    config, limits: { ...l }, registry, sessions, application, allowAnonymous: sec.allowAnonymous, anonymousRole: sec.anonymousRole, users, ns0, history,
+    scheduler, slices, values, subscriptions, methods, events, alarms, deviceAlarms, serverDiagnostics, sessionNodes, devices, bench, deviceRuntime,
+    system, diagnostics, northbound, offers, handshakes, heapReturn,
   };
   return { parts, transport, policies, deviceMap, benchMap, cacheToKeep };
 }

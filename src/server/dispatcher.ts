@@ -27,20 +27,12 @@ export class Dispatcher implements ChannelHandler {
   private readonly reader: BinaryReader;
   private readonly core: ServerCore;
   private readonly log: DispatcherLog;
-  /** Channels that closed, so late async responses are dropped quietly. */
-  onClosed: ((channel: SecureChannel) => void) | undefined;
 
   /**
    * `yieldPoint` is called every YIELD_EVERY requests (the loop governor: sampling slots that came
    * due run between two requests, not after the whole socket read that carries hundreds of them).
    */
-  constructor(
-    core: ServerCore,
-    services: readonly ServiceDefinition[],
-    limits: DecodingLimits,
-    log: DispatcherLog,
-    private readonly yieldPoint?: () => void,
-  ) {
+  constructor(core: ServerCore, services: readonly ServiceDefinition[], limits: DecodingLimits, log: DispatcherLog, private readonly yieldPoint?: () => void) {
     this.core = core;
     this.log = log;
     this.reader = new BinaryReader(Buffer.alloc(0), 0, 0, limits);
@@ -138,9 +130,7 @@ export class Dispatcher implements ChannelHandler {
     return label;
   }
 
-  onChannelClosed(channel: SecureChannel): void {
-    this.onClosed?.(channel);
-  }
+  onChannelClosed(): void {}
 
   private send(channel: SecureChannel, requestId: number, service: ServiceDefinition, res: ResponseBase): void {
     if (service.sendsResponse === true) return;

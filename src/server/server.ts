@@ -23,8 +23,6 @@ import { Logger, type ServerLog } from "../log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
 
-export type { ServerLog } from "../log.js";
-
 export interface FieldgateServerOptions {
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
   readonly configFile?: string;
@@ -39,7 +37,6 @@ export class FieldgateServer implements ServerCore {
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
   private readonly benchMap: DeviceMap | undefined;
-  /** None, and the signing policies once start() has opened the PKI. */
   private readonly policies: Map<string, SecurityPolicy>;
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
@@ -54,11 +51,7 @@ export class FieldgateServer implements ServerCore {
     this.configFile = options.configFile;
     const made = composeGateway(config, log, this);
     Object.assign(this, made.parts);
-    this.deviceMap = made.deviceMap;
-    this.benchMap = made.benchMap;
-    this.policies = made.policies;
-    this.transport = made.transport;
-    this.cacheToKeep = made.cacheToKeep;
+    ({ deviceMap: this.deviceMap, benchMap: this.benchMap, policies: this.policies, transport: this.transport, cacheToKeep: this.cacheToKeep } = made);
   }
 
   get port(): number {

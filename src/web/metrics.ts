@@ -17,7 +17,6 @@ export interface MetricsSource {
   readonly scheduler: Pick<DeadlineScheduler, "totals">;
   readonly subscriptions: Pick<SubscriptionEngine, "stats" | "subscriptionCount" | "monitoredItemCount">;
   readonly sessions: Pick<SessionManager, "sessions">;
-  /** Secure channels (TCP connections) open now. */
   readonly channelCount: number;
   readonly history: Pick<GatewayHistory, "writer" | "store">;
   readonly bufferPool: Pick<BufferPool, "inUse" | "maxInUse" | "capacity" | "bufferSize" | "misses">;

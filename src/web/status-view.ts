@@ -145,12 +145,9 @@ export function certificatesView(pki: Pki | undefined): CertificatesView {
 /** What the page's views read of the gateway, each part as narrow as what they read. */
 export interface ViewSource {
   readonly config: { readonly server: { readonly applicationName: string } };
-  /** The URL clients use. */
   readonly endpointUrl: string;
-  /** Secure channels (TCP connections) open now. */
   readonly channelCount: number;
   readonly system: Pick<SystemObject, "variable">;
-  /** The device map in use. */
   readonly deviceMap: DeviceMap | undefined;
   readonly deviceRuntime: Pick<DeviceRuntime, "pollers">;
   readonly sessions: Pick<SessionManager, "sessions">;

@@ -24,6 +24,7 @@ import type { Logger } from "../log.js";
 import { packageVersion } from "../package-info.js";
 import { clockSynchronized } from "../sampling/clock.js";
 import { pkiOptions } from "../security/cert-cli.js";
+import { derToPem } from "../security/certificates.js";
 import { Pki } from "../security/pki.js";
 import type { UserDirectory } from "../sessions/users.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
@@ -106,9 +107,8 @@ export class WebServer {
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
     if (c.tls) {
       if (o.pki === undefined) throw new Error("web.tls needs the gateway's certificate (pki/own)");
-      const cert = `-----BEGIN CERTIFICATE-----\n${o.pki.ownCertificate.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE-----\n`;
       const key = o.pki.ownPrivateKey.export({ type: "pkcs8", format: "pem" });
-      this.http = createHttpsServer({ cert, key, minVersion: "TLSv1.2" }, handler);
+      this.http = createHttpsServer({ cert: derToPem(o.pki.ownCertificate), key, minVersion: "TLSv1.2" }, handler);
     } else {
       this.http = createHttpServer(handler);
     }
