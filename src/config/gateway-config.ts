@@ -383,8 +383,25 @@ const web = object(
     sessionTimeout: duration({ description: "A page login unused this long has to log in again.", default: "30m", min: "1m", max: "7d" }),
     updateInterval: duration({ description: "How often an open page is sent what changed (values, device states, the log).", default: "1s", min: "200ms", max: "1m" }),
     maxClients: count("Pages open at once (their update streams); more are refused until one closes.", 20, 1000),
+    maxConnectionsPerAddress: count(
+      "Connections one client address may hold at once (a browser opens at most 6 to one site); more are closed as they are accepted, before their TLS handshake. What a slowloris attacker from one address can hold.",
+      16,
+      10_000,
+    ),
+    headersTimeout: duration({
+      description: "Longest a request's headers may take to arrive; for a connection's first request counted from its accept, the TLS handshake included. Connections slower than that are closed.",
+      default: "10s",
+      min: "1s",
+      max: "5m",
+    }),
+    requestTimeout: duration({ description: "Longest a whole request (headers and body) may take to arrive.", default: "15s", min: "1s", max: "10m" }),
   },
-  { description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics." },
+  {
+    description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics.",
+    check(v, c) {
+      ordered(c, "headersTimeout", v.headersTimeout, "requestTimeout", v.requestTimeout, fmtMs);
+    },
+  },
 );
 
 /** The log's levels, most important first (syslog's names; src/log.ts maps them to priorities). */

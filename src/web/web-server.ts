@@ -11,8 +11,9 @@
 //   POST /api/certificates/trust|reject  {thumbprint}  admin: move a certificate in pki/
 //   GET  /metrics                 Prometheus text format (metrics.ts); cookie or HTTP Basic
 //
-// Bounded: request bodies (16 KiB), headers and requests time out, open pages (maxClients),
-// connections (maxClients + 32).
+// Bounded: request bodies (16 KiB), headers and requests time out (a connection's first request
+// from its accept, TLS handshake included), open pages (maxClients), connections (maxClients +
+// 32, and maxConnectionsPerAddress from one client address: connection-guard.ts).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -29,11 +30,14 @@ import { Pki } from "../security/pki.js";
 import type { UserDirectory } from "../sessions/users.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from "./metrics.js";
+import { ConnectionGuard } from "./connection-guard.js";
 import { APP_CSS, APP_JS, loginHtml, PAGE_HTML } from "./page-assets.js";
 import { certificatesView, StatusViews, type ViewSource } from "./status-view.js";
 import { LiveUpdates, type UpdateSource } from "./updates.js";
 
 const MAX_BODY = 16 * 1024;
+/** How often Node checks headersTimeout and requestTimeout (its default, 30 s, would let a request run that much over). */
+const TIMEOUT_CHECK_MS = 1000;
 
 /**
  * What the page reads of the running gateway and asks of it: the views', the updates' and
@@ -93,6 +97,7 @@ export class WebServer {
   private readonly tls: boolean;
   private readonly host: string;
   private readonly views: StatusViews;
+  private readonly guard: ConnectionGuard;
 
   constructor(o: WebServerOptions) {
     this.o = o;
@@ -108,16 +113,18 @@ export class WebServer {
     if (c.tls) {
       if (o.pki === undefined) throw new Error("web.tls needs the gateway's certificate (pki/own)");
       const key = o.pki.ownPrivateKey.export({ type: "pkcs8", format: "pem" });
-      this.http = createHttpsServer({ cert: derToPem(o.pki.ownCertificate), key, minVersion: "TLSv1.2" }, handler);
+      this.http = createHttpsServer({ cert: derToPem(o.pki.ownCertificate), key, minVersion: "TLSv1.2", connectionsCheckingInterval: TIMEOUT_CHECK_MS }, handler);
     } else {
-      this.http = createHttpServer(handler);
+      this.http = createHttpServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, handler);
     }
-    this.http.headersTimeout = 10_000;
-    this.http.requestTimeout = 15_000;
+    this.http.headersTimeout = c.headersTimeout;
+    this.http.requestTimeout = c.requestTimeout;
     // The event streams are long: no timeout on them (they end when the page closes).
     this.http.timeout = 0;
     this.http.keepAliveTimeout = 5_000;
     this.http.maxConnections = c.maxClients + 32;
+    this.guard = new ConnectionGuard(c, (m) => o.log.warn(m));
+    this.guard.attach(this.http);
   }
 
   /** Where the page is, e.g. https://127.0.0.1:8443/. */
@@ -149,6 +156,7 @@ export class WebServer {
 
   async close(): Promise<void> {
     this.updates.close();
+    this.guard.close();
     await new Promise<void>((resolve) => {
       this.http.close(() => resolve());
       this.http.closeAllConnections();

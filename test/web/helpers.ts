@@ -74,14 +74,17 @@ export interface Reply {
   body: string;
 }
 
-/** One request; the gateway's certificate is the only one trusted (host name not checked: the test box's names vary). */
-export function fetchPage(g: WebGateway, path: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+/**
+ * One request; the gateway's certificate is the only one trusted (host name not checked: the test
+ * box's names vary). `fresh`: on a connection of its own, as a new visitor's, not one kept alive.
+ */
+export function fetchPage(g: WebGateway, path: string, o: { method?: string; headers?: Record<string, string>; body?: string; fresh?: boolean } = {}): Promise<Reply> {
   const url = new URL(path, g.url);
   const tls = url.protocol === "https:";
   return new Promise((resolve, reject) => {
     const req = (tls ? request : httpRequest)(
       url,
-      { method: o.method ?? "GET", headers: o.headers, ...(tls ? { ca: g.certPem, checkServerIdentity: () => undefined } : {}) },
+      { method: o.method ?? "GET", headers: o.headers, ...(o.fresh ? { agent: false } : {}), ...(tls ? { ca: g.certPem, checkServerIdentity: () => undefined } : {}) },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
