@@ -11,6 +11,7 @@ import { keepDeviceMapOffLoop, validateDeviceMapOffLoop, type OffLoopKeep } from
 import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import { DeviceRuntime, type ApplyReport } from "../devices/device-runtime.js";
+import { describeApply } from "../devices/map-changes.js";
 import { builtinDrivers } from "../../drivers/builtin.js";
 import { ValueCache } from "../values/value-cache.js";
 import { systemClock } from "../sampling/clock.js";
@@ -458,13 +459,9 @@ export class FieldgateServer implements ServerCore {
   }
 
   private logApply(r: ApplyReport): void {
-    const parts = [
-      r.added.length ? `added ${r.added.join(", ")}` : "",
-      r.removed.length ? `removed ${r.removed.join(", ")}` : "",
-      r.changed.length ? `changed ${r.changed.join(", ")}` : "",
-      `${r.unchanged.length} unchanged`,
-    ].filter((p) => p !== "");
-    this.log.info(`device map: ${parts.join("; ")}`);
+    const { summary, devices } = describeApply(r);
+    this.log.info(`device map: ${summary}`);
+    for (const line of devices) this.log.info(`device map: ${line}`);
   }
 
   /** Closes sessions and channels; resolves when every socket is gone. */

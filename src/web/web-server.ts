@@ -19,6 +19,7 @@ import type { AddressInfo } from "node:net";
 import type { WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
 import { formatIssue } from "../config/load.js";
+import { describeApply } from "../devices/map-changes.js";
 import type { Logger } from "../server/log.js";
 import type { FieldgateServer } from "../server/server.js";
 import { packageVersion } from "../package-info.js";
@@ -235,13 +236,8 @@ export class WebServer {
       return this.json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
     }
     const rep = r.report!;
-    const parts = [
-      rep.added.length ? `added ${rep.added.join(", ")}` : "",
-      rep.removed.length ? `removed ${rep.removed.join(", ")}` : "",
-      rep.changed.length ? `changed ${rep.changed.join(", ")}` : "",
-      `${rep.unchanged.length} unchanged`,
-    ].filter((p) => p !== "");
-    this.json(res, 200, { message: `device map reloaded: ${parts.join("; ")}`, report: rep });
+    const { summary, devices } = describeApply(rep);
+    this.json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
   }
 
   private async certificate(req: IncomingMessage, res: ServerResponse, who: Principal, action: "trust" | "reject"): Promise<void> {

@@ -3,12 +3,13 @@
 // SIGHUP reloads the map: a new tag appears without a restart, a bad map is refused with
 // file:line:column and the last good map keeps polling. Runs the built CLI (dist/, `npm test`
 // builds it); skipped when it is absent.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { AttributeIds, OPCUAClient, type ClientSession } from "node-opcua-client";
 import { afterAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/child-output.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-devices-cli-"));
@@ -21,29 +22,6 @@ const TAG_A = "      - { name: a, address: input:0 }\n";
 const TAG_B = "      - { name: b, address: holding:0 }\n";
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function waitFor(child: ChildProcess, output: () => string, pattern: RegExp, what: string): Promise<RegExpExecArray> {
-  return new Promise((resolveMatch, reject) => {
-    const timer = setTimeout(() => done(new Error(`no ${what} within 15 s: ${output()}`)), 15_000);
-    const check = () => {
-      const m = pattern.exec(output());
-      if (m) done(undefined, m);
-    };
-    const onExit = () => done(new Error(`exited before ${what}: ${output()}`));
-    function done(err?: Error, m?: RegExpExecArray) {
-      clearTimeout(timer);
-      child.stdout!.off("data", check);
-      child.stderr!.off("data", check);
-      child.off("exit", onExit);
-      if (err) reject(err);
-      else resolveMatch(m!);
-    }
-    child.stdout!.on("data", check);
-    child.stderr!.on("data", check);
-    child.once("exit", onExit);
-    check();
-  });
-}
 
 describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
   it("validate checks the map a gateway.yaml names, and a map alone", () => {
@@ -98,6 +76,8 @@ describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
       writeFileSync(devices, sim(TAG_A + TAG_B));
       child.kill("SIGHUP");
       await waitFor(child, () => out, /device map: changed sim/, "reload line");
+      // Which tags, not only which device.
+      await waitFor(child, () => out, /device map: sim: 1 tag added \(b\)\n/, "the device's line");
       expect((await until("b", (code) => code === 0)).value.value).toBe(50);
 
       writeFileSync(devices, sim("      - { name: a, address: holding:70000 }\n"));
