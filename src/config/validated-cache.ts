@@ -14,7 +14,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
-import { validateFile, validateYaml } from "./load.js";
+import { readConfigText } from "./config-text.js";
+import { validateYaml } from "./load.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
@@ -105,12 +106,9 @@ export interface CacheOptions {
  * (JSON of a 10,000-tag map, ~10 ms) is what `options.defer` may put off.
  */
 export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string, options: CacheOptions = {}): ValidationResult<Infer<S>> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return validateFile(schema, file);
-  }
+  const read = readConfigText(file);
+  if (!read.ok) return { ok: false, issues: [read.issue] };
+  const text = read.text;
   let key: string | null | undefined;
   let cached: CacheFile | undefined;
   try {
