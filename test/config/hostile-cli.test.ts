@@ -3,13 +3,13 @@
 // a byte that is not UTF-8 and a control character in a text key with file:line:column, the key
 // path and a message in words (not "Maximum call stack size exceeded"); and SIGHUP to a running
 // gateway refuses each of them the same way while its last good map keeps polling.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { AttributeIds, OPCUAClient, type ClientSession } from "node-opcua-client";
+import { AttributeIds } from "node-opcua-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitFor } from "../helpers/child-output.js";
+import { runCliGateway } from "../helpers/child-output.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-hostile-cli-"));
@@ -59,19 +59,10 @@ describe.skipIf(!existsSync(cli))("hostile config files from the CLI", () => {
   it("SIGHUP refuses each of them the same way; the last good map keeps polling, and a good one says which tags it changed", async () => {
     writeFileSync(gateway, GATEWAY);
     writeFileSync(devices, map());
-    const child = spawn(process.execPath, [cli, "run", "--config", gateway], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    let client: OPCUAClient | undefined;
-    let session: ClientSession | undefined;
+    const g = await runCliGateway(cli, gateway);
+    let exit: number | null | undefined;
     try {
-      const port = (await waitFor(child, () => out, /listening on opc\.tcp:\/\/\S+:(\d+)/, "listening line"))[1];
-      client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
-      await client.connect(`opc.tcp://127.0.0.1:${port}`);
-      session = await client.createSession();
-      const s = session;
+      const s = g.session;
       const read = (tag: string) => s.read({ nodeId: `ns=1;s=sim.${tag}`, attributeId: AttributeIds.Value });
       /** sim.a is Good and moves on: the map polls. */
       const polling = async () => {
@@ -90,33 +81,31 @@ describe.skipIf(!existsSync(cli))("hostile config files from the CLI", () => {
       let refusals = 0;
       for (const [what, content, said] of HOSTILE) {
         writeFileSync(devices, content);
-        child.kill("SIGHUP");
+        g.child.kill("SIGHUP");
         refusals++;
         const refused = new RegExp(`(still polling the last good device map[^]*){${refusals}}`);
-        await waitFor(child, () => out, refused, `the refusal of ${what}`);
-        expect(out, what).toContain(`reload refused: ${devices}:${said}\n`);
+        await g.waitFor(refused, `the refusal of ${what}`);
+        expect(g.output(), what).toContain(`reload refused: ${devices}:${said}\n`);
         await polling();
       }
       // gateway.yaml too: refused, and everything loaded last stays.
       writeFileSync(gateway, GATEWAY.replace("securityPolicies: [None]", `securityPolicies: ${nested(100_000, "[", "]")}`));
       writeFileSync(devices, map());
-      child.kill("SIGHUP");
-      await waitFor(child, () => out, /the users loaded last stay in use/, "the refusal of gateway.yaml");
-      expect(out).toContain(`reload refused: ${gateway}:6:83: security.securityPolicies[0][0][0][0][0][0]... (56 levels more): ${DEEP}`);
+      g.child.kill("SIGHUP");
+      await g.waitFor(/the users loaded last stay in use/, "the refusal of gateway.yaml");
+      expect(g.output()).toContain(`reload refused: ${gateway}:6:83: security.securityPolicies[0][0][0][0][0][0]... (56 levels more): ${DEEP}`);
       await polling();
-      expect(out).not.toMatch(/call stack/);
+      expect(g.output()).not.toMatch(/call stack/);
 
       writeFileSync(gateway, GATEWAY);
       writeFileSync(devices, map(", description: boiler", "      - { name: b, address: holding:0 }\n      - { name: c, address: holding:1 }\n"));
-      child.kill("SIGHUP");
-      await waitFor(child, () => out, /device map: sim: 2 tags added \(b, c\), 1 changed \(a\)\n/, "which tags the reload changed");
+      g.child.kill("SIGHUP");
+      await g.waitFor(/device map: sim: 2 tags added \(b, c\), 1 changed \(a\)\n/, "which tags the reload changed");
       for (let i = 0; i < 100 && (await read("b")).statusCode.value !== 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect((await read("b")).statusCode.value).toBe(0);
     } finally {
-      await session?.close().catch(() => undefined);
-      await client?.disconnect().catch(() => undefined);
-      child.kill("SIGTERM");
+      exit = await g.stop();
     }
-    expect(await exited).toBe(0);
+    expect(exit).toBe(0);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 // Devices that answer, but not with their data: a slave that answers every request with an
-// exception (modbus-serial's ServerTCP with a vector that throws; Debian's python3-pymodbus on a
-// socat pty pair), and a peer whose replies carry another transaction id, unit id or function
-// code (a raw socket peer, test/drivers/raw-peer.ts). A device whose every request fails is
+// exception (modbus-serial's ServerTCP with a vector that throws), and a peer whose replies carry another transaction id, unit id or function
+// code (a raw socket peer, test/drivers/raw-peer.ts); the RTU case with Debian's python3-pymodbus on
+// a socat pty pair is in test/devices/rtu.test.ts. A device whose every request fails is
 // failing and then demoted like a silent one, with the exception named in LastError, on /metrics
 // and in one log line per change of state; an exception for one block while the others answer is
 // those tags' alone. Replies to other requests are counted per device and said as what they are.
@@ -10,25 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AttributeIds, OPCUAClient, StatusCodes as UaStatus, type ClientSession, type DataValue } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openModbusLink } from "../../drivers/modbus/index.js";
-import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
-import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
-import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
-import { deviceMapSchema } from "../../src/config/device-map.js";
-import { loadGatewayConfig, validateYaml } from "../../src/config/load.js";
-import { DeviceRuntime } from "../../src/devices/device-runtime.js";
-import { systemClock } from "../../src/sampling/clock.js";
-import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
+import { loadGatewayConfig } from "../../src/config/load.js";
 import { Logger } from "../../src/server/log.js";
 import { FieldgateServer } from "../../src/server/server.js";
-import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { ValueCache } from "../../src/values/value-cache.js";
 import { renderMetrics } from "../../src/web/metrics.js";
-import { driversWith } from "../devices/fake-driver.js";
-import {
-  HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startModbusSerialServer, startPymodbus,
-  type PtyPair, type PythonPeer,
-} from "../drivers/peers.js";
+import { startModbusSerialServer } from "../drivers/peers.js";
 import { answer, mbap, registersPdu, startRawPeer, type Peer } from "../drivers/raw-peer.js";
 
 async function until<T>(what: string, get: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
@@ -191,67 +177,4 @@ ${tags}`;
     // The devices on the other link never saw one.
     expect(metric("fieldgate_device_mismatched_replies_total", "meter")).toBe(0);
   }, 20_000);
-});
-
-const missing = [HAVE_SOCAT ? "" : SOCAT_MISSING, HAVE_PYMODBUS ? "" : PYMODBUS_MISSING].filter((s) => s !== "").join("; ");
-
-describe.skipIf(skipWithout(missing))(`pymodbus RTU on a socat pty pair: one slave answers exception 04 to everything (${missing || "socat and python3-pymodbus present"})`, () => {
-  let pty: PtyPair | undefined;
-  let peer: PythonPeer | undefined;
-  let runtime: DeviceRuntime | undefined;
-  let devices: DeviceNamespace;
-  const scheduler = new DeadlineScheduler(systemClock);
-
-  beforeAll(async () => {
-    requirePeers(missing);
-    pty = await ptyPair();
-    peer = await startPymodbus("rtu", pty.b);
-    const registry = new NamespaceRegistry();
-    new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
-    const values = new ValueCache();
-    devices = new DeviceNamespace(registry, { values });
-    runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)) });
-    const device = (name: string, unit: number) => `  - name: ${name}
-    driver: modbus-rtu
-    bus: line
-    unitId: ${unit}
-    timeout: 200ms
-    rate: 200ms
-    retryBackoff: 100ms
-    maxBackoff: 400ms
-    demoteAfter: 2
-    tags:
-      - { name: h3, address: holding:3 }
-      - { name: i40, address: input:40 }
-`;
-    const r = validateYaml(deviceMapSchema, `buses:\n  line: { port: ${pty.a}, baudRate: 38400, parity: none }\ndevices:\n${device("one", 1)}${device("two", 2)}`, "devices.yaml");
-    if (!r.ok) throw new Error(JSON.stringify(r.issues));
-    await runtime.apply(r.value);
-  }, 30_000);
-
-  afterAll(async () => {
-    await runtime?.stop();
-    scheduler.stop();
-    await peer?.stop();
-    await pty?.stop();
-  });
-
-  it("the failing slave is failing then demoted with ServerDeviceFailure in LastError, the other stays up; both answer after it heals", async () => {
-    const one = runtime!.poller("one")!;
-    const two = runtime!.poller("two")!;
-    await until("both answering", () => one.state === "ok" && two.state === "ok");
-    await peer!.command("fail 1");
-    try {
-      await until("one demoted", () => one.state === "demoted");
-      expect(one.lastError).toMatch(/^unit 1: ServerDeviceFailure \(exception 04\) to FC\d reading 1 at (3|40)$/);
-      expect(devices.variable("one", "h3")!.value.statusCode).toBe(StatusCodes.BadDeviceFailure);
-      expect(devices.variable("one", "h3")!.value.value?.value).toBe(1003);
-      expect(two.state).toBe("ok");
-      expect(devices.variable("two", "h3")!.value.statusCode).toBeUndefined();
-    } finally {
-      await peer!.command("heal 1");
-    }
-    await until("one back", () => one.state === "ok", 15_000);
-    await until("one's values Good", () => devices.variable("one", "h3")!.value.statusCode === undefined);
-  }, 30_000);
 });
