@@ -151,7 +151,8 @@ class Validator implements Checker {
           if (problem !== undefined) return this.refuse(schema, node, problem);
           if (tooLong) return this.refuse(schema, node, `it has ${raw.length} characters`);
         }
-        if (tooShort || tooLong || (schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node);
+        // A text's pattern (for editors) says what textProblem found already.
+        if (tooShort || tooLong || (schema.text === undefined && schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node);
         return raw;
       }
       case "integer":
