@@ -8,7 +8,10 @@
 // schema has paths (they resolve against it). Only valid files are cached; a file with issues is
 // validated every time, and its messages are the validator's as before. A cache that cannot be
 // read, parsed or written is ignored: the file is validated as usual. One cache file per use
-// (the gateway has one device map), replaced when the map changes.
+// (the gateway has one device map), replaced when the map changes. The text is read as the
+// loaders read it (config-text.ts: UTF-8 or refused); a cache file is read by JSON.parse, whose
+// parser keeps no recursion on the call stack, and what it holds nests only as deep as its
+// schema (the validator wrote it), so no nesting bound is needed here beyond the loaders'.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
