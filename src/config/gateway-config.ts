@@ -17,7 +17,9 @@ import {
   size,
   record,
   string,
+  text,
   custom,
+  MAX_HOST,
   type Checker,
   type Infer,
 } from "./schema.js";
@@ -49,10 +51,11 @@ function ordered(c: Checker, lowKey: string, low: number, highKey: string, high:
 
 const server = object(
   {
-    host: string({
+    host: text({
       description: "Address to listen on. 0.0.0.0 listens on every interface; 127.0.0.1 only on this box.",
       default: "0.0.0.0",
       minLength: 1,
+      maxLength: MAX_HOST,
     }),
     port: integer({
       description: "TCP port of the opc.tcp endpoint (4840 is the OPC UA standard port; 0 picks a free port).",
@@ -60,10 +63,11 @@ const server = object(
       min: 0,
       max: 65535,
     }),
-    applicationName: string({
-      description: "Name clients show for this server.",
+    applicationName: text({
+      description: "Name clients show for this server; also the CN of its certificate (RFC 5280: at most 64 characters).",
       default: "fieldgate",
       minLength: 1,
+      maxLength: 64,
     }),
     applicationUri: string({
       description: "ApplicationUri of this server, also written into its certificate. Default: urn:<hostname>:fieldgate.",
@@ -369,10 +373,11 @@ const web = object(
       default: false,
     }),
     host: optional(
-      string({
+      text({
         description:
           "Address the page listens on. Default: 0.0.0.0 (every interface) when users are configured, else 127.0.0.1: without users there is no login, so the page is for this box only.",
         minLength: 1,
+        maxLength: MAX_HOST,
       }),
     ),
     port: integer({ description: "TCP port of the page (0 picks a free port).", default: 8443, min: 0, max: 65535 }),

@@ -37,7 +37,7 @@ export function deviceStateLogger(log: LevelLog, now: () => number = Date.now): 
       case "failing":
         log.warn(
           previous === "waiting"
-            ? `device ${name} failing: not answering since start: ${cause}; retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`
+            ? `device ${name} failing since start: ${cause}; retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`
             : `device ${name} failing: ${cause}; its values are Bad (last value kept), retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`,
         );
         return;

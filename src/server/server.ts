@@ -6,6 +6,7 @@ import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import type { ApplyReport } from "../devices/device-runtime.js";
 import { lowerHelperThreads } from "../thread-priority.js";
+import { describeApply } from "../devices/map-changes.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { attachSliceGate, detachSliceGate } from "../sampling/slices.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
@@ -208,13 +209,9 @@ export class FieldgateServer implements ServerCore {
   }
 
   private logApply(r: ApplyReport): void {
-    const parts = [
-      r.added.length ? `added ${r.added.join(", ")}` : "",
-      r.removed.length ? `removed ${r.removed.join(", ")}` : "",
-      r.changed.length ? `changed ${r.changed.join(", ")}` : "",
-      `${r.unchanged.length} unchanged`,
-    ].filter((p) => p !== "");
-    this.log.info(`device map: ${parts.join("; ")}`);
+    const { summary, devices } = describeApply(r);
+    this.log.info(`device map: ${summary}`);
+    for (const line of devices) this.log.info(`device map: ${line}`);
   }
 
   /** Closes sessions and channels; resolves when every socket is gone. */

@@ -22,6 +22,7 @@ import { isLoopbackHost } from "../config/gateway-config.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
 import type { ApplyReport } from "../devices/device-runtime.js";
 import type { Logger } from "../log.js";
+import { describeApply } from "../devices/map-changes.js";
 import { packageVersion } from "../package-info.js";
 import { clockSynchronized } from "../sampling/clock.js";
 import { pkiOptions } from "../security/cert-cli.js";
@@ -257,13 +258,8 @@ export class WebServer {
       return this.json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
     }
     const rep = r.report!;
-    const parts = [
-      rep.added.length ? `added ${rep.added.join(", ")}` : "",
-      rep.removed.length ? `removed ${rep.removed.join(", ")}` : "",
-      rep.changed.length ? `changed ${rep.changed.join(", ")}` : "",
-      `${rep.unchanged.length} unchanged`,
-    ].filter((p) => p !== "");
-    this.json(res, 200, { message: `device map reloaded: ${parts.join("; ")}`, report: rep });
+    const { summary, devices } = describeApply(rep);
+    this.json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
   }
 
   private async certificate(req: IncomingMessage, res: ServerResponse, who: Principal, action: "trust" | "reject"): Promise<void> {
