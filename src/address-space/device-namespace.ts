@@ -32,7 +32,7 @@ import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
 import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { PolledTag } from "../devices/poll-group.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
+import type { SlicedTask } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
 import { NodeClassMask, type NodeReference, type NodeSummary, type ValueSource } from "./node-manager.js";
@@ -347,90 +347,96 @@ export class DeviceNamespace implements RuntimeNodes {
   }
 
   /**
-   * Creates the device's nodes, or brings existing ones in line with `config` (reload). `slots`
-   * are the tags' value cache slots, in the order of config.tags. A device of more than
-   * `perSlice` tags (TAGS_PER_SLICE unless said) is synced in slices, a turn of the event loop
-   * between them (a promise).
+   * Creates the device's nodes, or brings existing ones in line with `config` (reload), in the
+   * slices of `task`. `slots` are the tags' value cache slots, in the order of config.tags.
    */
-  syncDevice(config: DeviceConfig, slots: readonly number[], perSlice = TAGS_PER_SLICE): void | Promise<void> {
-    const big = config.tags.length > perSlice || (this.devices.get(config.name)?.tags.length ?? 0) > perSlice;
-    return runSteps(this.syncSteps(config, slots, perSlice), !big, `nodes of ${config.name} (a slice)`);
-  }
-
-  /**
-   * syncDevice's work, pausing (yield) after every `perSlice` tags. The loops over tags are
-   * methods of their own (addTags, classifyTags, syncTags): a generator with hot loops is
-   * compiled by TurboFan whole, on the loop (runtime-flags.ts), which on a reload of 10 x 1,000
-   * tags was one task of 33 ms (--trace-opt).
-   */
-  private *syncSteps(config: DeviceConfig, slots: readonly number[], perSlice: number): Generator<void, void, void> {
+  async syncDevice(config: DeviceConfig, slots: readonly number[], task: SlicedTask): Promise<void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     const n = config.tags.length;
-    let nodes = this.devices.get(config.name);
-    if (!nodes) {
-      nodes = this.addDeviceNodes(config);
+    const existing = this.devices.get(config.name);
+    if (!existing) {
+      const nodes = this.addDeviceNodes(config);
       added.push(nodes.object);
-      for (let start = 0; start < n; start += perSlice) {
-        if (start > 0) yield;
-        this.addTags(nodes, config, slots, start, Math.min(n, start + perSlice), added);
-      }
+      await task.loop(n, (from) => this.addTags(nodes, config, slots, from, added, task));
       this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
       return;
     }
+    const nodes = existing;
     const object = this.ns.getNode(nodes.object)!;
     object.description = config.description === undefined ? undefined : { text: config.description };
     const before = nodes.config;
     const old = new Map<string, TagVariable>();
-    for (const v of nodes.tags) old.set(v.config.name, v);
+    await task.loop(nodes.tags.length, (from) => byName(nodes.tags, old, from, task));
     nodes.config = config;
     nodes.writeRoleMask = roleMask(config.writeRoles);
-    // First which nodes stay, which are replaced and which go. Nodes that go are removed first
-    // (in one pass per slice: see MemoryNamespace.removeNodes); a replaced node is removed and
-    // added again with its NodeId in the same slice, so that between two turns no NodeId of the
-    // new map is missing (a Read, or a monitored item re-bound after the reload, would find
-    // nothing and fall back to BadNodeIdUnknown or to sampling by read()).
+    // First which nodes stay, which are replaced and which go. Nodes that go are removed first;
+    // a replaced node is removed and added again with its NodeId in the same slice, so that
+    // between two turns no NodeId of the new map is missing (a Read, or a monitored item re-bound
+    // after the reload, would find nothing and fall back to BadNodeIdUnknown or to sampling by
+    // read()).
     const plan: SyncPlan<TagVariable> = { old, sameRoles: roleMask(before.writeRoles) === nodes.writeRoleMask, kept: new Array(n), replaced: new Array(n) };
-    for (let start = 0; start < n; start += perSlice) {
-      if (start > 0) yield;
-      classifyTags(plan, config, start, Math.min(n, start + perSlice));
-    }
+    await task.loop(n, (from) => classifyPart(plan, config, from, task));
     const gone = [...old.values()];
-    for (let i = 0; i < gone.length; i += perSlice) {
-      yield;
-      this.removeTags(gone.slice(i, i + perSlice), removed);
-    }
+    await task.loop(gone.length, (from) => this.removeGone(gone, from, removed, task));
     nodes.tags.length = 0;
-    for (let start = 0; start < n; start += perSlice) {
-      if (start > 0) yield;
-      this.syncTags(nodes, plan, config, slots, start, Math.min(n, start + perSlice), added, removed);
-    }
+    await task.loop(n, (from) => this.syncTags(nodes, plan, config, slots, from, added, removed, task));
     this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
   }
 
-  /** New nodes for tags [from, to) of a device that has none yet. */
-  private addTags(nodes: DeviceNodes, config: DeviceConfig, slots: readonly number[], from: number, to: number, added: NodeId[]): void {
-    for (let i = from; i < to; i++) added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
+  /** New nodes for tags from `from` on of a device that had none, until the slice is spent; returns where it stopped. */
+  private addTags(nodes: DeviceNodes, config: DeviceConfig, slots: readonly number[], from: number, added: NodeId[], task: SlicedTask): number {
+    const n = config.tags.length;
+    let i = from;
+    while (i < n) {
+      added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
+      i++;
+      if ((i & 7) === 0 && task.over()) break;
+    }
+    return i;
   }
 
-  /** Tags [from, to) of a reload: replaced nodes removed, kept ones retargeted, new ones added. */
-  private syncTags(nodes: DeviceNodes, plan: SyncPlan<TagVariable>, config: DeviceConfig, slots: readonly number[], from: number, to: number, added: NodeId[], removed: NodeId[]): void {
-    const part: TagVariable[] = [];
-    for (let i = from; i < to; i++) if (plan.replaced[i] !== undefined) part.push(plan.replaced[i]!);
-    if (part.length > 0) this.removeTags(part, removed);
-    for (let i = from; i < to; i++) {
-      const t = config.tags[i]!;
-      const existing = plan.kept[i];
-      if (existing) {
-        // The tag's address or scaling may have moved: the node shows the new config.
-        existing.retarget(t, config, slots[i]!);
-        nodes.tags.push(existing);
-        continue;
-      }
-      added.push(this.addTag(nodes, t, slots[i]!).nodeId);
+  /** Nodes of tags gone from the map, from `from` on, TAGS_PER_REMOVAL a pass, until the slice is spent; returns where it stopped. */
+  private removeGone(gone: readonly TagVariable[], from: number, removed: NodeId[], task: SlicedTask): number {
+    let i = from;
+    while (i < gone.length) {
+      const to = Math.min(gone.length, i + TAGS_PER_REMOVAL);
+      this.removeTags(gone.slice(i, to), removed);
+      i = to;
+      if (task.over()) break;
     }
+    return i;
+  }
+
+  /**
+   * Tags of a reload from `from` on, TAGS_PER_REMOVAL at a time, until the slice is spent:
+   * replaced nodes removed, kept ones retargeted, new ones added. Returns where it stopped.
+   */
+  private syncTags(nodes: DeviceNodes, plan: SyncPlan<TagVariable>, config: DeviceConfig, slots: readonly number[], from: number, added: NodeId[], removed: NodeId[], task: SlicedTask): number {
+    const n = config.tags.length;
+    let at = from;
+    while (at < n) {
+      const to = Math.min(n, at + TAGS_PER_REMOVAL);
+      const part: TagVariable[] = [];
+      for (let i = at; i < to; i++) if (plan.replaced[i] !== undefined) part.push(plan.replaced[i]!);
+      if (part.length > 0) this.removeTags(part, removed);
+      for (let i = at; i < to; i++) {
+        const t = config.tags[i]!;
+        const existing = plan.kept[i];
+        if (existing) {
+          // The tag's address or scaling may have moved: the node shows the new config.
+          existing.retarget(t, config, slots[i]!);
+          nodes.tags.push(existing);
+          continue;
+        }
+        added.push(this.addTag(nodes, t, slots[i]!).nodeId);
+      }
+      at = to;
+      if (task.over()) break;
+    }
+    return at;
   }
 
   private removeTags(part: readonly TagVariable[], removed: NodeId[]): void {
@@ -438,28 +444,21 @@ export class DeviceNamespace implements RuntimeNodes {
     for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
   }
 
-  /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */
-  removeDevice(name: string): void | Promise<void> {
+  /**
+   * Removes a device's nodes in the slices of `task`: its object lets go of its tags at once (so
+   * that removing them does not scan its references again each time), then the tags, then the
+   * object with the rest.
+   */
+  async removeDevice(name: string, task: SlicedTask): Promise<void> {
     const nodes = this.devices.get(name);
     if (!nodes) return;
     this.devices.delete(name);
-    return runSteps(this.removeSteps(name, nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
-  }
-
-  private *removeSteps(name: string, nodes: DeviceNodes): Generator<void, void, void> {
     const removed: NodeId[] = [];
     const tags = nodes.tags;
-    if (tags.length > TAGS_PER_SLICE) {
-      for (let i = 0; i < tags.length; i += TAGS_PER_SLICE) {
-        if (i > 0) yield;
-        const part = tags.slice(i, i + TAGS_PER_SLICE);
-        for (const v of part) this.unfeed(v);
-        for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
-      }
-      yield;
-    } else {
-      for (const v of tags) this.unfeed(v);
-    }
+    const object = this.ns.getNode(nodes.object);
+    if (object !== undefined) await task.loop(1, () => (dropTagReferences(object.references), 1));
+    await task.loop(tags.length, (from) => this.removeGone(tags, from, removed, task));
+    await task.yield();
     for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
     this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
@@ -604,4 +603,42 @@ function describeTag(t: TagConfig): string {
   const a = t.address;
   const where = `${a.area}:${a.offset}${a.bit === undefined ? "" : `.${a.bit}`}`;
   return `${tagType(t)} at ${where}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
+}
+
+/** Tags passed to one removal of nodes: MemoryNamespace.removeNodes scans the references of their device object once a call. */
+const TAGS_PER_REMOVAL = 32;
+
+/** Tags from `from` on into `old` by name, until the slice is spent; returns where it stopped. */
+function byName(tags: readonly TagVariable[], old: Map<string, TagVariable>, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < tags.length) {
+    const v = tags[i]!;
+    old.set(v.config.name, v);
+    i++;
+    if ((i & 63) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** classifyTags from `from` on, until the slice is spent; returns where it stopped. */
+function classifyPart(plan: SyncPlan<TagVariable>, config: DeviceConfig, from: number, task: SlicedTask): number {
+  const n = config.tags.length;
+  let i = from;
+  while (i < n) {
+    const to = Math.min(n, i + 16);
+    classifyTags(plan, config, i, to);
+    i = to;
+    if (task.over()) break;
+  }
+  return i;
+}
+
+/** Drops a device object's references to its tag variables (the object is going), in place. */
+function dropTagReferences(refs: NodeReference[]): void {
+  let keep = 0;
+  for (let i = 0; i < refs.length; i++) {
+    const r = refs[i]!;
+    if (!(r instanceof TagVariable)) refs[keep++] = r;
+  }
+  refs.length = keep;
 }

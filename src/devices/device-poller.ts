@@ -18,7 +18,8 @@ import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
 import { DriverError, isDeviceFault, type Driver } from "./driver.js";
-import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
+import { deliverTag, PollGroup, PolledTag, type PollTarget } from "./poll-group.js";
+import type { Slicer } from "../sampling/slices.js";
 import type { DriverLimits } from "./registry.js";
 import { encodeValue, Kind } from "./tag-codec.js";
 
@@ -51,8 +52,8 @@ export interface DevicePollerOptions {
   readonly driverLimits?: DriverLimits;
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
-  /** Where the time each poll's delivery holds the loop goes. */
-  readonly trace?: TaskTimer;
+  /** Where a poll's delivery of many values is sliced, and timed for the loop trace. */
+  readonly slicer: Slicer;
 }
 
 function messageOf(err: unknown): string {
@@ -70,7 +71,7 @@ export class DevicePoller implements PollTarget, TagWriter {
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
   readonly lateness: LatenessHistogram | undefined;
-  readonly trace: TaskTimer | undefined;
+  readonly slicer: Slicer;
   /**
    * Called after every poll cycle (`stateChanged` false) and after every change of state, error
    * or failure count (true): diagnostics.
@@ -105,7 +106,7 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.clock = options.clock;
     this.values = options.values;
     this.lateness = options.lateness;
-    this.trace = options.trace;
+    this.slicer = options.slicer;
     const protocol = options.driverLimits;
     this.limits = {
       maxRegisters: Math.min(c.maxRegistersPerRead, protocol?.maxRegisters ?? Infinity),

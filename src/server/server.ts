@@ -8,7 +8,6 @@ import type { ApplyReport } from "../devices/device-runtime.js";
 import { lowerHelperThreads } from "../thread-priority.js";
 import { describeApply } from "../devices/map-changes.js";
 import { loopTrace } from "../sampling/loop-trace.js";
-import { attachSliceGate, detachSliceGate } from "../sampling/slices.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { UaTcpServer } from "./listener.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
@@ -114,8 +113,6 @@ export class FieldgateServer implements ServerCore {
 
   async start(): Promise<void> {
     loopTrace.start();
-    // Device map starts and reloads slice by this server's deadlines too.
-    attachSliceGate(this.slices);
     lowerHelperThreads();
     await this.openSecurity();
     await this.transport.listen();
@@ -239,7 +236,6 @@ export class FieldgateServer implements ServerCore {
     // After the transport: no HistoryRead is still awaited; queued samples are written first.
     await this.history.close();
     loopTrace.stop();
-    detachSliceGate(this.slices);
     this.log.info("stopped");
   }
 }
