@@ -11,8 +11,8 @@
 // Figures, per round: the longest gap between two notifications of any watched item, before the
 // reload (a steady window as long as the reload's) and from the SIGHUP until --after seconds
 // after its end; the reload's duration; and from inside the gateway (bench/targets/loop-probe.ts,
-// a preload) the longest gap between two 1 ms ticks and the loop trace's longest tasks over the
-// same window.
+// a preload) the longest gap between two 1 ms ticks (wall and the main thread's CPU) and the loop
+// trace's longest tasks over the same window.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -212,9 +212,13 @@ export const reloadScenario: Scenario<ReloadScenarioOptions> = {
         const sighup = performance.now();
         process.kill(server.pid, "SIGHUP");
         // The reload's summary line: "device map: changed ...; 0 unchanged".
+        // The server's lines after the SIGHUP that say how the reload went, and those that match
+        // FIELDGATE_BENCH_RELOAD_ECHO (e.g. "completed optimizing" with --trace-opt in FIELDGATE_BENCH_NODE_FLAGS).
+        const echo = process.env.FIELDGATE_BENCH_RELOAD_ECHO === undefined ? undefined : new RegExp(process.env.FIELDGATE_BENCH_RELOAD_ECHO);
         let said = 0;
         server.onLine((l) => {
-          if (said < 20 && /reload|SIGHUP|error|refused|failed/i.test(l)) ctx.log(`  server: ${l.slice(0, 300)}`), said++;
+          if (echo?.test(l)) ctx.log(`  server: ${l}`);
+          else if (said < 20 && /reload|SIGHUP|error|refused|failed/i.test(l)) ctx.log(`  server: ${l.slice(0, 300)}`), said++;
         });
         await lines.find((l) => /device map: .*unchanged/.test(l), from, 600_000, "reload's device map line");
         const done = performance.now();
@@ -226,9 +230,9 @@ export const reloadScenario: Scenario<ReloadScenarioOptions> = {
         const gapSteady = longestGap(arrivals, Math.max(steadyFrom, sighup - Math.max(end - sighup, 1000)), sighup);
         const notificationsDuring = arrivals.reduce((n, a) => n + a.filter((t) => t >= sighup && t <= end).length, 0);
         notes.push(
-          `reload ${(done - sighup).toFixed(0)} ms from SIGHUP to its log line (inside: ${inside.reloadMs.toFixed(0)} ms); ${watched.length} watched items`,
+          `reload ${(done - sighup).toFixed(0)} ms from SIGHUP to its log line (inside: ${inside.reloadMs.toFixed(0)} ms, of it the new map's apply ${inside.applyMs.toFixed(0)} ms); ${watched.length} watched items`,
           `longest gap between notifications of a watched item: ${gapSteady.toFixed(0)} ms steady, ${gapDuring.toFixed(0)} ms from the SIGHUP to ${options.afterSeconds} s after the reload (${notificationsDuring} notifications)`,
-          `inside the gateway from the reload's start: longest gap between 1 ms ticks ${inside.maxGapMs.toFixed(1)} ms; GC pauses ${inside.gcCount}, longest ${inside.gcPauseMaxMs.toFixed(1)} ms`,
+          `inside the gateway from the reload's start: longest gap between 1 ms ticks ${inside.maxGapMs.toFixed(1)} ms (of the thread's CPU: ${inside.maxCpuGapMs.toFixed(1)} ms); GC pauses ${inside.gcCount}, longest ${inside.gcPauseMaxMs.toFixed(1)} ms`,
           `longest tasks (loop trace): ${inside.longestTasks.map(([l, ms]) => `${l} ${ms.toFixed(1)} ms`).join("; ")}`,
           `server CPU over the reload and after: ${(cpu / 1000).toFixed(0)} ms; RSS ${(rss0 / 1048576).toFixed(0)} -> ${(memoryOf(server.pid).rss / 1048576).toFixed(0)} MB`,
         );
