@@ -11,6 +11,7 @@ import type { ValueCache } from "../values/value-cache.js";
 import type { NorthboundConfig, SparkplugConfig } from "../config/northbound-config.js";
 import { NorthboundDiagnostics } from "./diagnostics.js";
 import type { EdgeNode, EdgeNodeLog } from "./edge-node.js";
+import type { Slicer } from "../sampling/slices.js";
 
 export interface NorthboundOptions {
   readonly values: ValueCache;
@@ -22,6 +23,8 @@ export interface NorthboundOptions {
   readonly log: EdgeNodeLog;
   /** Interval of the node metrics (the System object's). */
   readonly nodeMetricsInterval?: number;
+  /** The gateway's slicer: births, large DDATA and the store's work run in its slices. */
+  readonly slicer: Slicer;
 }
 
 export class Northbound {
@@ -74,6 +77,7 @@ export class Northbound {
       deviceState: (name) => this.o.runtime.poller(name)?.state,
       log: this.o.log,
       nodeMetricsInterval: this.o.nodeMetricsInterval,
+      slicer: this.o.slicer,
     });
     this.edge = edge;
     this.diagnostics ??= new NorthboundDiagnostics(this.o.devices.ns);

@@ -204,7 +204,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // After every other namespace: the indices clients already know stay where they were.
   sessionNodes = new SessionNodes(registry, sessions, serverDiagnostics);
   const system = new SystemObject(devices.ns, { dataDir: config.dataDir, pollLateness: deviceRuntime.pollLateness, history: history.writer });
-  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log });
+  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log, slicer });
 
   /** Part 5 §12.9 SessionTimeoutCount / SessionAbortCount, and the session's audit event (§6.4.7). */
   function sessionEnded(session: Session, reason: SessionCloseReason): void {
