@@ -176,7 +176,8 @@ export class DeviceRuntime {
    * First what differs, compared while every device polls on; then the devices gone from the map
    * are stopped and their nodes removed; then the map's devices in its order, a changed one
    * stopped right before it starts again, so that its tags (and their monitored items) miss only
-   * its own restart, not the whole reload's.
+   * its own restart, not the whole reload's. The steps are functions of their own, each small:
+   * V8 compiles an async function whole, on the loop (runtime-flags.ts).
    */
   private async applyIn(map: DeviceMap, task: SlicedTask): Promise<ApplyReport> {
     const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [], details: [] };
@@ -185,47 +186,57 @@ export class DeviceRuntime {
     const next = new Map(wanted.map((d) => [d.name, d] as const));
     const restart = new Set<string>();
     const gone: Running[] = [];
-    for (const [name, r] of [...this.running]) {
-      await task.yield();
-      const d = next.get(name);
-      const link = links.get(name);
-      if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config, task))) {
-        report.unchanged.push(name);
-        continue;
-      }
-      report.details.push(d ? await deviceChanges(r.config, d, task) : wholeDevice(r.config, "removed"));
-      if (d) restart.add(name);
-      else gone.push(r);
-    }
-    for (const r of gone) {
-      const before = await this.slotsOf(r, task);
-      this.stopDevice(r);
-      await this.o.nodes.removeDevice(r.config.name, task);
-      await this.release(before, undefined, task);
-      report.removed.push(r.config.name);
-    }
+    for (const r of [...this.running.values()]) await this.compare(r, next.get(r.config.name), links, restart, gone, report, task);
+    for (const r of gone) await this.remove(r, report, task);
     let starting = 0;
     for (const d of wanted) if (!this.running.has(d.name) || restart.has(d.name)) starting += d.tags.length;
     this.o.values.reserve(starting);
     for (const d of wanted) {
       const r = this.running.get(d.name);
-      if (r !== undefined && !restart.has(d.name)) continue;
-      // Its slots before its nodes are synced: the poller's tags may be the nodes' own list.
-      const before = r === undefined ? undefined : await this.slotsOf(r, task);
-      await task.yield();
-      if (r !== undefined) {
-        report.changed.push(d.name);
-        this.stopDevice(r);
-      } else {
-        report.added.push(d.name);
-        report.details.push(wholeDevice(d, "added"));
-      }
-      const slots = await this.startDevice(d, links.get(d.name)!, task);
-      if (this.stopped) throw new Error("device runtime stopped");
-      if (before !== undefined) await this.release(before, slots, task);
+      if (r === undefined || restart.has(d.name)) await this.restart(d, r, links.get(d.name)!, report, task);
     }
     await this.closeUnused();
     return report;
+  }
+
+  /** Whether a running device stays as it is, is restarted with `d` or goes (`d` undefined): into the report and `restart` or `gone`. */
+  private async compare(r: Running, d: DeviceConfig | undefined, links: Map<string, DeviceLink>, restart: Set<string>, gone: Running[], report: ApplyReport, task: SlicedTask): Promise<void> {
+    await task.yield();
+    const name = r.config.name;
+    const link = links.get(name);
+    if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config, task))) {
+      report.unchanged.push(name);
+      return;
+    }
+    report.details.push(d ? await deviceChanges(r.config, d, task) : wholeDevice(r.config, "removed"));
+    if (d) restart.add(name);
+    else gone.push(r);
+  }
+
+  /** Stops a device gone from the map, removes its nodes and releases its slots. */
+  private async remove(r: Running, report: ApplyReport, task: SlicedTask): Promise<void> {
+    const before = await this.slotsOf(r, task);
+    this.stopDevice(r);
+    await this.o.nodes.removeDevice(r.config.name, task);
+    await this.release(before, undefined, task);
+    report.removed.push(r.config.name);
+  }
+
+  /** Starts `d`: a new device, or `r` stopped right before and its slots that `d` no longer holds released. */
+  private async restart(d: DeviceConfig, r: Running | undefined, link: DeviceLink, report: ApplyReport, task: SlicedTask): Promise<void> {
+    // Its slots before its nodes are synced: the poller's tags may be the nodes' own list.
+    const before = r === undefined ? undefined : await this.slotsOf(r, task);
+    await task.yield();
+    if (r !== undefined) {
+      report.changed.push(d.name);
+      this.stopDevice(r);
+    } else {
+      report.added.push(d.name);
+      report.details.push(wholeDevice(d, "added"));
+    }
+    const slots = await this.startDevice(d, link, task);
+    if (this.stopped) throw new Error("device runtime stopped");
+    if (before !== undefined) await this.release(before, slots, task);
   }
 
   /** The cache slots of a running device's tags. */
