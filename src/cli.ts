@@ -9,6 +9,11 @@
 // or with one older than the last compile (`tsc -b` alone after a change: its build info is
 // newer), it runs the compiled modules themselves: the same code, never a stale copy of it.
 import { existsSync, statSync } from "node:fs";
+import { holdSignals } from "./signals.js";
+
+// Before anything else is loaded: a SIGHUP or SIGTERM from here on is kept for main.ts to act on
+// (src/signals.ts), not the end of a half-started process.
+holdSignals();
 
 const bundled = new URL("../bundle/main.js", import.meta.url);
 const compiled = new URL("../tsconfig.tsbuildinfo", import.meta.url);

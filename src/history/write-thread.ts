@@ -22,6 +22,8 @@ import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
 import { WorkerLink, faultError, workerFile, type FaultInfo, type Reply } from "./thread.js";
 import type { HistoryWriterOptions } from "./writer.js";
+import type { DamagedFile } from "../storage/damaged.js";
+import { WriteNotices } from "./write-notices.js";
 
 export interface WriteWorkerData {
   readonly file: string;
@@ -29,9 +31,12 @@ export interface WriteWorkerData {
   readonly maintenance: MaintenanceOptions;
   readonly ring: SharedArrayBuffer;
   readonly capacity: number;
+  /** Check the database (quick_check) before opening it: the first worker of a process. */
+  readonly check: boolean;
 }
 
 export type WriteRequest =
+  | { readonly op: "open" }
   | { readonly op: "declare"; readonly index: number; readonly key: string }
   | {
       readonly op: "tick";
@@ -54,6 +59,8 @@ export interface WriteReply extends Reply {
   readonly faults?: FaultInfo[];
   readonly retained?: number;
   readonly staged?: number;
+  /** Files the worker moved aside since its last answer. */
+  readonly damaged?: DamagedFile[];
 }
 
 export interface WriteThreadOptions extends HistoryWriterOptions {
@@ -69,6 +76,10 @@ export interface WriteThreadOptions extends HistoryWriterOptions {
    * gateway whose map keeps no history.
    */
   readonly untilFirstSeries?: boolean;
+  /** A damaged database was moved aside (and a new one started) by the worker. */
+  readonly onDamaged?: (d: DamagedFile) => void;
+  /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
+  readonly info?: (message: string) => void;
 }
 
 export class HistoryWriteThread implements HistorySink {
@@ -86,6 +97,9 @@ export class HistoryWriteThread implements HistorySink {
   private dueAt = Infinity;
   private started = false;
   private closed = false;
+  /** A worker has opened the database: the ones started after it do not check it again. */
+  private checked = false;
+  private readonly notices: WriteNotices;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
     const w = this.encoder.reset();
@@ -99,6 +113,7 @@ export class HistoryWriteThread implements HistorySink {
     this.ringMemory = new SharedArrayBuffer(SampleRing.bytes(SampleQueue.capacity(options)));
     this.queue = new SampleQueue(options, this.ringMemory, this.encode);
     this.stats = this.queue.stats;
+    this.notices = new WriteNotices(this.stats, { warn: options.log, info: options.info, queueSize: this.queue.ring.capacity });
   }
 
   /** Worker threads running (0 or 1). */
@@ -126,7 +141,7 @@ export class HistoryWriteThread implements HistorySink {
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
     const { series, isNew } = this.queue.declare(nodeId, options);
-    if (isNew && this.link?.alive) this.link.send({ op: "declare", index: series.index, key: series.key }, this.declared);
+    if (isNew && this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
   }
 
   private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
@@ -169,14 +184,15 @@ export class HistoryWriteThread implements HistorySink {
   /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */
   prepareRead(): Promise<void> {
     if (this.closed || !this.needsCompaction()) return Promise.resolve();
-    return this.worker()
-      .call({ op: "compact" })
-      .then((r) => this.noteStaged(r));
+    return new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!)))).then((r) => this.noteStaged(r));
   }
 
   /** prepareRead() without the event loop (the read-only store of tools and tests). */
   prepareReadSync(): void {
-    if (!this.closed && this.needsCompaction()) this.noteStaged(this.worker().callSync({ op: "compact" }));
+    if (this.closed || !this.needsCompaction()) return;
+    const r = this.worker().callSync({ op: "compact" });
+    this.noteDamaged(r);
+    this.noteStaged(r);
   }
 
   private needsCompaction(): boolean {
@@ -204,7 +220,7 @@ export class HistoryWriteThread implements HistorySink {
       if (this.stats.flushed === flushedBefore) break;
     }
     try {
-      await link.call({ op: "close" });
+      this.noteDamaged(await link.call({ op: "close" }));
       await link.ended();
     } catch (err) {
       this.options.onError?.(err);
@@ -230,6 +246,7 @@ export class HistoryWriteThread implements HistorySink {
       maintenance: { flushCount: o.flushCount, maxAge: o.maxAge, compactInterval: o.compactInterval, compactCount: o.compactCount, retentionBudget: o.retentionBudget },
       ring: this.ringMemory,
       capacity: this.queue.ring.capacity,
+      check: !this.checked,
     };
     const link = new WorkerLink<WriteRequest, WriteReply>(workerFile("write-worker"), data, {
       resourceLimits: o.resourceLimits,
@@ -237,8 +254,29 @@ export class HistoryWriteThread implements HistorySink {
     });
     this.link = link;
     this.staged = -1;
-    for (const s of this.queue.series) link.send({ op: "declare", index: s.index, key: s.key }, this.declared);
+    // First: the worker checks and opens the database before anything else reaches it.
+    this.send(link, { op: "open" }, this.opened);
+    for (const s of this.queue.series) this.send(link, { op: "declare", index: s.index, key: s.key }, this.declared);
     return link;
+  }
+
+  private readonly opened = (_r: WriteReply | undefined, err: Error | undefined): void => {
+    if (err) this.options.onError?.(err);
+    else this.checked = true;
+  };
+
+  /** link.send, with the files the worker moved aside taken from its answer first. */
+  private send(link: WorkerLink<WriteRequest, WriteReply>, request: WriteRequest, onReply: (r: WriteReply | undefined, err: Error | undefined) => void): number {
+    return link.send(request, (r, err) => {
+      this.noteDamaged(r);
+      onReply(r, err);
+    });
+  }
+
+  private noteDamaged(r: WriteReply | undefined): void {
+    if (r?.damaged === undefined) return;
+    // The reader's connection may be on the moved file: it is told before anyone reads again.
+    for (const d of r.damaged) this.options.onDamaged?.(d);
   }
 
   private arm(delay: number): void {
@@ -264,6 +302,7 @@ export class HistoryWriteThread implements HistorySink {
     } catch (err) {
       this.options.onError?.(err);
     }
+    this.notices.tick(this.now());
     if (this.waiting()) {
       this.arm(this.options.flushInterval);
       return;
@@ -292,7 +331,7 @@ export class HistoryWriteThread implements HistorySink {
       }
     }
     const request: WriteRequest = { op: "tick", from: q.head, count: n, slots, values, now: this.now(), holdAge: q.holding };
-    this.lastTick = this.worker().send(request, (r, err) => this.ticked(n, r, err));
+    this.lastTick = this.send(this.worker(), request, (r, err) => this.ticked(n, r, err));
     return this.lastTick;
   }
 
@@ -310,6 +349,7 @@ export class HistoryWriteThread implements HistorySink {
         this.stats.flushed += n;
         this.stats.flushes++;
         this.stats.failing = false;
+        this.notices.written(this.now(), q.count);
       }
       for (const f of r.faults ?? []) this.options.onError?.(faultError(f));
       this.stats.retained += r.retained ?? 0;
@@ -327,6 +367,7 @@ export class HistoryWriteThread implements HistorySink {
   private failed(err: Error): void {
     this.stats.failedFlushes++;
     this.stats.failing = true;
+    this.notices.failed(this.now());
     this.options.onError?.(err);
   }
 }

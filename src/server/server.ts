@@ -57,6 +57,7 @@ import { Northbound } from "../northbound/northbound.js";
 import { leveled, Logger, type ServerLog } from "./log.js";
 import { deviceStateLogger } from "./device-log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
+import { DamagedFiles } from "../storage/damaged.js";
 
 export type { ServerLog } from "./log.js";
 
@@ -140,6 +141,8 @@ export class FieldgateServer implements ServerCore {
   readonly northbound: Northbound;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
+  /** Files found damaged and moved aside (storage/damaged.ts): logged, on the page, in /metrics, an event. */
+  readonly damagedFiles: DamagedFiles;
   /** The policy/mode pairs of the endpoints (None first when offered). */
   readonly offers: readonly EndpointOffer[];
   readonly handshakes: HandshakeLimiter;
@@ -150,7 +153,8 @@ export class FieldgateServer implements ServerCore {
   /** Gives back the heap pages a burst left (the pool's trim tells it when one is over). */
   readonly heapReturn: HeapReturn;
   private readonly configFile: string | undefined;
-  private listening = false;
+  /** start() has begun: stop() undoes what it did, also when it failed half-way. */
+  private started = false;
   /** Whether a newly validated device map is still to be kept in the cache (start, by a worker). */
   private cacheToKeep = false;
   private cacheKeeping: OffLoopKeep | undefined;
@@ -160,6 +164,7 @@ export class FieldgateServer implements ServerCore {
     this.log = log;
     this.heapReturn = new HeapReturn({ log });
     this.configFile = options.configFile;
+    this.damagedFiles = new DamagedFiles((m) => leveled(log).error(m));
     const l = config.limits;
     this.limits = { ...l };
     this.allowAnonymous = config.security.allowAnonymous;
@@ -210,7 +215,7 @@ export class FieldgateServer implements ServerCore {
     // Its write (JSON of the whole map, ~10 ms at 10,000 tags on one core) is not done here: a
     // first start listens that much sooner, and start() has a worker keep it (validate-off-loop.ts).
     this.deviceMap =
-      config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (this.cacheToKeep = true) });
+      config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (this.cacheToKeep = true), onDamaged: this.damagedFiles.note });
     this.benchMap = bench > 0 ? benchDeviceMap(bench, l.minSamplingInterval) : undefined;
     this.devices = new DeviceNamespace(this.registry, { values: this.values });
     this.deviceRuntime = new DeviceRuntime({
@@ -226,6 +231,7 @@ export class FieldgateServer implements ServerCore {
     this.subscriptions = new SubscriptionEngine({ registry: this.registry, scheduler: this.scheduler, clock: systemClock, limits: l, slices: this.slices });
     this.events = new ServerEvents({ registry: this.registry, subscriptions: this.subscriptions, serverUri: config.server.applicationUri });
     registerServerMethods(this.methods, this.registry, this.subscriptions, this.events.items);
+    this.damagedFiles.onReport = (d) => this.events.damagedFile(d);
     this.devices.onModelChange = (change) => this.events.noteModelChange(change);
     this.alarms = new Alarms(this.events, this.subscriptions, this.registry);
     this.alarms.registerMethods(this.methods);
@@ -245,6 +251,8 @@ export class FieldgateServer implements ServerCore {
     // that may be wrong; run by hand or by tests the host's clock is trusted.
     this.history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
       clockSynchronized: process.env.NOTIFY_SOCKET ? clockSynchronized : undefined,
+      info: (m) => log.info(m),
+      onDamaged: this.damagedFiles.note,
     });
     publishHistoryCapabilities(this.ns0, this.history);
     this.devices.history = this.history.writer;
@@ -260,6 +268,7 @@ export class FieldgateServer implements ServerCore {
       deviceMap: () => this.deviceMap,
       dataDir: config.dataDir,
       log,
+      onDamaged: this.damagedFiles.note,
     });
     const decodingLimits = {
       ...DEFAULT_DECODING_LIMITS,
@@ -345,6 +354,7 @@ export class FieldgateServer implements ServerCore {
       maxRejected: sec.maxRejectedCertificates,
       log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
       trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
+      onDamaged: this.damagedFiles.note,
     });
     this.pki = pki;
     pki.onRefused = (certificate, status) => this.events.audit.certificateRefused(certificate, status);
@@ -353,6 +363,7 @@ export class FieldgateServer implements ServerCore {
   }
 
   async start(): Promise<void> {
+    this.started = true;
     loopTrace.start();
     // Device map starts and reloads slice by this server's deadlines too.
     attachSliceGate(this.slices);
@@ -365,12 +376,13 @@ export class FieldgateServer implements ServerCore {
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.events.flushModelChanges();
-    await this.northbound.apply(this.config.northbound);
+    // An optional part: it starts on its own (its store is checked first, on a worker) and a
+    // failure leaves the rest running (northbound.ts).
+    this.northbound.apply(this.config.northbound).catch((err: unknown) => this.log.warn(`northbound: ${err instanceof Error ? err.message : String(err)}`));
     // The history writer's worker thread last: on a gateway of one core its start-up (an isolate
     // of its own, SQLite) would otherwise share the core with the device map's start. Samples
     // polled before it runs wait in its queue, as they do between two flushes.
     this.history.start();
-    this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
     if (this.cacheToKeep && this.config.devices !== undefined) {
       this.cacheToKeep = false;
@@ -469,8 +481,8 @@ export class FieldgateServer implements ServerCore {
 
   /** Closes sessions and channels; resolves when every socket is gone. */
   async stop(): Promise<void> {
-    if (!this.listening) return;
-    this.listening = false;
+    if (!this.started) return;
+    this.started = false;
     // A server stopped at once keeps no cache: its data folder may be going away (tests).
     const keeping = this.cacheKeeping;
     this.cacheKeeping = undefined;

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { FieldgateServer } from "../server/server.js";
 import type { UpdateStats } from "./updates.js";
+import { DAMAGED_KINDS } from "../storage/damaged.js";
 
 /** Bucket bounds of the poll lateness histogram, seconds. */
 export const LATENESS_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -137,6 +138,13 @@ export function renderMetrics(server: FieldgateServer, version: string, web?: { 
     fileBytes = NaN;
   }
   e.family("fieldgate_history_database_bytes", "gauge", "Size of the history database file (pages in use and free), bytes.").sample("fieldgate_history_database_bytes", fileBytes);
+
+  // Damaged files and the optional parts.
+  e.family("fieldgate_damaged_files_total", "counter", "Files found damaged and moved aside (to <name>.damaged-<time>, never deleted) since start, by kind; the log and the status page name them.");
+  for (const kind of DAMAGED_KINDS) e.sample("fieldgate_damaged_files_total", server.damagedFiles.count(kind), { kind });
+  e.family("fieldgate_part_up", "gauge", "1 while an optional part runs (history; northbound when configured), 0 when it could not start (the log says why).");
+  e.sample("fieldgate_part_up", h.unavailable === undefined ? 1 : 0, { part: "history" });
+  if (server.config.northbound?.sparkplug !== undefined) e.sample("fieldgate_part_up", server.northbound.failure === undefined ? 1 : 0, { part: "northbound" });
 
   // Transport.
   const pool = server.bufferPool;

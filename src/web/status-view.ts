@@ -15,6 +15,7 @@ import { MessageSecurityMode } from "../ua/generated/enums.js";
 import { policyByUri } from "../security/policies.js";
 import type { CertificateInfo } from "../security/certificates.js";
 import type { Pki } from "../security/pki.js";
+import { describeDamaged } from "../storage/damaged.js";
 
 export interface GatewayView {
   readonly name: string;
@@ -32,6 +33,8 @@ export interface GatewayView {
   readonly clock: string;
   readonly pollLatenessP99: number | null;
   readonly channels: number;
+  /** What needs a person: files found damaged and moved aside, optional parts not running. */
+  readonly attention: readonly string[];
 }
 
 export interface DeviceView {
@@ -177,7 +180,16 @@ export class StatusViews {
       clock: this.clockState(),
       pollLatenessP99: sys("PollLatenessP99"),
       channels: s.channelCount,
+      attention: this.attention(),
     };
+  }
+
+  private attention(): string[] {
+    const s = this.server;
+    const out = s.damagedFiles.list.map((d) => `${new Date(d.at).toISOString()}: ${describeDamaged(d)}`);
+    if (s.history.unavailable !== undefined) out.push(`No history is kept: ${s.history.unavailable}`);
+    if (s.northbound.failure !== undefined) out.push(`The Sparkplug edge node is not running: ${s.northbound.failure}`);
+    return out;
   }
 
   devices(): DeviceView[] {
@@ -274,7 +286,7 @@ export class StatusViews {
     const writeRate = this.writeRate;
     if (now - this.oldestAt > 60_000 && !this.oldestRunning) void this.refreshOldest(now);
     return {
-      file: h.store.path,
+      file: h.file,
       fileBytes,
       series,
       oldest: this.oldest,
