@@ -97,6 +97,7 @@ export class GatewayHistory implements HistoryDescription {
       empty = openOrMoveAside(file, HISTORY_FILE, () => seriesIn(file, storeOptions), (d) => this.damaged(d)) === 0;
     } catch (err) {
       this.unavailable = `history database ${file} could not be opened (${err instanceof Error ? err.message : String(err)}); no history is kept until it can be`;
+      warn?.(`history: ${this.unavailable}`);
     }
     const onError = warn && ((err: unknown) => this.warn(warn, err));
     this.writer = new HistoryWriteThread({
