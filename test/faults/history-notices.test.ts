@@ -5,25 +5,15 @@
 // every 50 ms the queue is full within a second of the disk: the log says how many samples were
 // dropped since its last line and in all; once the space is back it says that history is written
 // again, after how many failed writes.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DIST, privateTmpfsMissing, spawnOnTmpfs } from "./private-tmpfs.js";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "dist");
-
-function canUnshare(): string {
-  if (process.getuid?.() !== 0) return "needs root for a private tmpfs (unshare -m)";
-  const r = spawnSync("unshare", ["-m", "--propagation", "private", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs $d && umount $d && rmdir $d"], { stdio: "ignore" });
-  if (r.status !== 0) return "unshare -m or mount -t tmpfs is not permitted here";
-  if (spawnSync("test", ["-f", join(DIST, "src", "server", "server.js")]).status !== 0) return "needs the build in dist/ (npm test builds it)";
-  return "";
-}
-const missing = canUnshare();
+const missing = privateTmpfsMissing();
 
 /** The child: the gateway with the real Logger, and commands on stdin answered with one JSON line each (on fd 3). */
 function childSource(config: string): string {
@@ -94,10 +84,7 @@ beforeAll(async () => {
     config,
     "server:\n  host: 127.0.0.1\n  port: 0\n  testNamespace: false\ndataDir: ./data\ndevices: ./devices.yaml\nsecurity:\n  securityPolicies: [None]\nhistory:\n  flushInterval: 100ms\n  queueSize: 100\n",
   );
-  child = spawn("unshare", ["-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs -o size=4m tmpfs "$0" && exec "$1" --input-type=module -e "$2"', data, process.execPath, childSource(config)], {
-    cwd: ROOT,
-    stdio: ["pipe", "pipe", "pipe", "pipe"],
-  });
+  child = spawnOnTmpfs(data, childSource(config), ["pipe", "pipe", "pipe", "pipe"]);
   child.stdout!.on("data", (d: Buffer) => (log += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
   createInterface({ input: child.stdio[3] as NodeJS.ReadableStream }).on("line", (l) => answers.push(JSON.parse(l) as Record<string, unknown>));
