@@ -7,8 +7,8 @@ import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./server/users.js";
 import { releaseSignals } from "./signals.js";
 
-// The operators' tools (cert, update, import, export) and the status page are imported when
-// they are used: a gateway that runs without them does not load their modules (the update
+// The operators' tools (cert, update, import, export) and the status page (server/gateway-run.ts)
+// are imported when they are used: a gateway that runs without them does not load their modules (the update
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
 // memory at rest (bench/RESULTS.md, issue 14).
 async function usage(): Promise<string> {

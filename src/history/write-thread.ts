@@ -78,9 +78,18 @@ export interface WriteThreadOptions extends HistoryWriterOptions {
   readonly untilFirstSeries?: boolean;
   /** A damaged database was moved aside (and a new one started) by the worker. */
   readonly onDamaged?: (d: DamagedFile) => void;
+  /**
+   * ms close() waits for the first worker's check of the database (default STOP_CHECK_WAIT)
+   * before it ends the worker and gives up what is queued: the check of a large file on an SD
+   * card may take longer than a stop may.
+   */
+  readonly stopCheckWait?: number;
   /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
   readonly info?: (message: string) => void;
 }
+
+/** Default WriteThreadOptions.stopCheckWait. */
+export const STOP_CHECK_WAIT = 5000;
 
 export class HistoryWriteThread implements HistorySink {
   readonly stats: HistoryWriterStats;
@@ -99,6 +108,11 @@ export class HistoryWriteThread implements HistorySink {
   private closed = false;
   /** A worker has opened the database: the ones started after it do not check it again. */
   private checked = false;
+  /** Resolves when the worker answers its "open" (the check done, or failed). */
+  private opening: Promise<void> = Promise.resolve();
+  private openDone: (() => void) | undefined;
+  /** close() ended the worker during its check: what it answers now is not news. */
+  private abandoned = false;
   private readonly notices: WriteNotices;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
@@ -146,7 +160,7 @@ export class HistoryWriteThread implements HistorySink {
 
   private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
     // The worker keeps the declaration and creates the series before its next batch.
-    if (err) this.options.onError?.(err);
+    if (err && !this.abandoned) this.options.onError?.(err);
   };
 
   record(nodeId: NodeId, value: DataValue): void {
@@ -209,6 +223,17 @@ export class HistoryWriteThread implements HistorySink {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.link?.alive && !this.checked && !(await this.openedWithin(this.options.stopCheckWait ?? STOP_CHECK_WAIT))) {
+      // The check only reads (storage/sqlite-check.ts): ending it leaves the file as it was.
+      const left = this.queue.count;
+      this.abandoned = true;
+      this.stats.dropped += left;
+      this.queue.remove(left);
+      await this.link.terminate();
+      this.link = undefined;
+      this.options.log?.(`history: stopped while the database was being checked; ${left} queued sample(s) not written (counted as dropped)`);
+      return;
+    }
     while (this.ticking) await this.tickDone();
     this.queue.dropHeld();
     if (this.link === undefined && this.queue.count === 0) return;
@@ -255,15 +280,27 @@ export class HistoryWriteThread implements HistorySink {
     this.link = link;
     this.staged = -1;
     // First: the worker checks and opens the database before anything else reaches it.
+    this.opening = new Promise((resolve) => (this.openDone = resolve));
     this.send(link, { op: "open" }, this.opened);
     for (const s of this.queue.series) this.send(link, { op: "declare", index: s.index, key: s.key }, this.declared);
     return link;
   }
 
   private readonly opened = (_r: WriteReply | undefined, err: Error | undefined): void => {
+    this.openDone?.();
+    if (this.abandoned) return;
     if (err) this.options.onError?.(err);
     else this.checked = true;
   };
+
+  /** Whether the worker answered its "open" within `ms`. */
+  private async openedWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+    const answered = await Promise.race([this.opening.then(() => true as const), late]);
+    clearTimeout(timer);
+    return answered && this.checked;
+  }
 
   /** link.send, with the files the worker moved aside taken from its answer first. */
   private send(link: WorkerLink<WriteRequest, WriteReply>, request: WriteRequest, onReply: (r: WriteReply | undefined, err: Error | undefined) => void): number {
@@ -341,7 +378,7 @@ export class HistoryWriteThread implements HistorySink {
     this.ticking = false;
     if (err || r === undefined) {
       // The worker died: the batch is still in the ring, for the next worker.
-      if (n > 0) this.failed(err ?? new Error("history worker gave no answer"));
+      if (n > 0 && !this.abandoned) this.failed(err ?? new Error("history worker gave no answer"));
     } else {
       if (r.flushFault) this.failed(faultError(r.flushFault));
       else if (n > 0) {

@@ -120,7 +120,7 @@ export async function runGateway(configFile: string, portOverride: string | unde
   const notifier = SystemdNotifier.fromEnv({ log: (m) => log.warn(m) });
   if (!signals.stopping) {
     notifier?.ready(status);
-    signals.up(reloader(server, () => web, config, configFile, portOverride, log, notifier, status, signals));
+    signals.up(reloader({ server, web: () => web, config, configFile, portOverride, log, notifier, status, signals }));
   }
   const signal = await signals.stopped;
   log.info(`${signal}, closing channels and sessions`);
@@ -144,17 +144,19 @@ function stoppedBefore(log: Logger, signals: SignalState, what: string): number 
  * (its users) and the device map are read again; a refused file is logged and what was loaded
  * last stays in use. Reloads run one after the other.
  */
-function reloader(
-  server: FieldgateServer,
-  web: () => WebServer | undefined,
-  config: GatewayConfig,
-  configFile: string,
-  portOverride: string | undefined,
-  log: Logger,
-  notifier: SystemdNotifier | undefined,
-  status: string,
-  signals: SignalState,
-): () => void {
+function reloader(o: {
+  readonly server: FieldgateServer;
+  readonly web: () => WebServer | undefined;
+  readonly config: GatewayConfig;
+  readonly configFile: string;
+  readonly portOverride: string | undefined;
+  readonly log: Logger;
+  readonly notifier: SystemdNotifier | undefined;
+  /** The STATUS= line of READY=1. */
+  readonly status: string;
+  readonly signals: SignalState;
+}): () => void {
+  const { server, web, config, configFile, portOverride, log, notifier, status, signals } = o;
   let reloading: Promise<unknown> = Promise.resolve();
   return () => {
     reloading = reloading.then(async () => {

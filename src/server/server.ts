@@ -164,7 +164,7 @@ export class FieldgateServer implements ServerCore {
     this.log = log;
     this.heapReturn = new HeapReturn({ log });
     this.configFile = options.configFile;
-    this.damagedFiles = new DamagedFiles((m) => leveled(log).error(m));
+    this.damagedFiles = new DamagedFiles(leveled(log));
     const l = config.limits;
     this.limits = { ...l };
     this.allowAnonymous = config.security.allowAnonymous;

@@ -97,12 +97,14 @@ export class DamagedFiles {
   /** Told of each report after it is logged (the server raises its event). */
   onReport: ((d: DamagedFile) => void) | undefined = undefined;
 
-  constructor(private readonly log: (message: string) => void) {}
+  /** `error` for a file whose content is lost to the gateway; `warn` for a cache, made again from its source. */
+  constructor(private readonly log: { error(message: string): void; warn(message: string): void }) {}
 
   /** A file was moved aside. */
   readonly note = (d: DamagedFile): void => {
     this.reports.push(d);
-    this.log(describeDamaged(d));
+    if (d.kind === "device-map-cache") this.log.warn(describeDamaged(d));
+    else this.log.error(describeDamaged(d));
     this.onReport?.(d);
   };
 

@@ -175,6 +175,27 @@ describe("the history writer and a damaged database", () => {
     }
   }, 30_000);
 
+  it("a stop during that check waits for it at most stopCheckWait: the worker is ended, the file left as it was, the queued samples counted as dropped", async () => {
+    const dir = tempDir();
+    const file = join(dir, "history.db");
+    history(file);
+    overwritePages(file, twentyPages);
+    const before = sha(readFileSync(file));
+    const lines: string[] = [];
+    const reports: DamagedFile[] = [];
+    const w = new HistoryWriteThread({ file, flushInterval: 60_000, flushCount: 1000, queueSize: 10_000, stopCheckWait: 0, log: (m) => lines.push(m), onDamaged: (d) => reports.push(d) });
+    w.declare(node("t0"));
+    w.start();
+    for (let i = 0; i < 10; i++) w.record(node("t0"), dbl(i, T0 + i));
+    // The worker is still starting (its isolate, then the check): the stop does not wait for it.
+    await w.close();
+    expect(w.threads).toBe(0);
+    expect(w.stats).toMatchObject({ recorded: 10, flushed: 0, dropped: 10 });
+    expect(lines).toEqual(["history: stopped while the database was being checked; 10 queued sample(s) not written (counted as dropped)"]);
+    expect(reports).toEqual([]);
+    expect(sha(readFileSync(file))).toBe(before);
+  }, 30_000);
+
   it("moves aside a database that a statement finds corrupt after the check (a worker started again), and writes on into a new one", async () => {
     const dir = tempDir();
     const file = join(dir, "history.db");
