@@ -20,7 +20,12 @@ import { stringNodeId } from "../../src/ua/builtins.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-damaged-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  // A test that failed before its SIGTERM leaves its gateway running: ended here.
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  rmSync(root, { recursive: true, force: true });
+});
 
 const DEVICES = `devices:
   - name: sim
@@ -86,6 +91,7 @@ interface Gateway {
 
 function run(config: string): Gateway {
   const child = spawn(process.execPath, [cli, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));

@@ -17,7 +17,12 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-signals-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  // A test that failed half-way leaves its gateway running: ended here.
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  rmSync(root, { recursive: true, force: true });
+});
 
 const map = (tags: string[]) =>
   `devices:\n  - name: sim\n    driver: simulator\n    rate: 100ms\n    tags:\n${tags.map((t, i) => `      - { name: ${t}, address: "input:${i}" }\n`).join("")}`;
@@ -42,6 +47,7 @@ function start(): Run {
   // the page long enough for a signal to land in it.
   writeFileSync(config, "server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ./data\ndevices: ./devices.yaml\nsecurity:\n  securityPolicies: [None]\nweb:\n  enabled: true\n  tls: true\n  host: 127.0.0.1\n  port: 0\n");
   const child = spawn(process.execPath, [cli, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
