@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { runGateway } from "./server/gateway-run.js";
-import { hashPassword } from "./server/users.js";
+import { hashPassword } from "./sessions/users.js";
 import { releaseSignals } from "./signals.js";
 
 // The operators' tools (cert, update, import, export) and the status page (server/gateway-run.ts)

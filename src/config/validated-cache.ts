@@ -7,7 +7,10 @@
 // upgrade or any change to a schema or a check invalidates it, and the file's folder when the
 // schema has paths (they resolve against it). Only valid files are cached; a file with issues is
 // validated every time, and its messages are the validator's as before. One cache file per use
-// (the gateway has one device map), replaced when the map changes.
+// (the gateway has one device map), replaced when the map changes. The text is read as the
+// loaders read it (config-text.ts: UTF-8 or refused); a cache file is read by JSON.parse, whose
+// parser keeps no recursion on the call stack, and what it holds nests only as deep as its
+// schema (the validator wrote it), so no nesting bound is needed here beyond the loaders'.
 //
 // The value is trusted as it is read: it is used without validating. So the file carries a
 // CRC-32 of the value's text, and a file that does not match it (cut short, pages overwritten
@@ -22,7 +25,8 @@ import { crc32 } from "node:zlib";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
-import { validateFile, validateYaml } from "./load.js";
+import { readConfigText } from "./config-text.js";
+import { validateYaml } from "./load.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
@@ -142,12 +146,9 @@ export interface CacheOptions {
  * (JSON of a 10,000-tag map, ~10 ms) is what `options.defer` may put off.
  */
 export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string, options: CacheOptions = {}): ValidationResult<Infer<S>> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return validateFile(schema, file);
-  }
+  const read = readConfigText(file);
+  if (!read.ok) return { ok: false, issues: [read.issue] };
+  const text = read.text;
   let key: string | null | undefined;
   let cached: { key: string; value: unknown } | undefined;
   let bytes: Buffer | undefined;
@@ -156,11 +157,11 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
   } catch {
     // No cache yet, or one that cannot be read: validate.
   }
-  const read = bytes === undefined ? undefined : readCache(bytes);
-  if (typeof read === "object") cached = read;
-  else if (typeof read === "string" && options.onDamaged !== undefined) {
+  const found = bytes === undefined ? undefined : readCache(bytes);
+  if (typeof found === "object") cached = found;
+  else if (typeof found === "string" && options.onDamaged !== undefined) {
     try {
-      options.onDamaged(moveAside(cacheFile, CACHE_FILE, read));
+      options.onDamaged(moveAside(cacheFile, CACHE_FILE, found));
     } catch {
       // It could not be moved (a read-only partition): ignored all the same, and replaced if it can be.
     }

@@ -17,8 +17,8 @@ import { checkOrMoveAside, isDamage, openOrMoveAside } from "../storage/sqlite-c
 import { StoreMaintenance } from "./maintenance.js";
 import { SampleRing } from "./sample-ring.js";
 import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
-import { serveLink } from "./link-worker.js";
-import { faultInfo, type FaultInfo, type LinkData } from "./thread.js";
+import { serveLink } from "../worker-serve.js";
+import { faultInfo, type FaultInfo, type LinkData } from "../worker-link.js";
 import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-thread.js";
 
 const data = workerData as WriteWorkerData & LinkData;

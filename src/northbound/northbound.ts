@@ -44,12 +44,18 @@ export class Northbound {
   private generation = 0;
   private checking: OffLoopCheck | undefined;
   private failed: string | undefined;
+  private section: SparkplugConfig | undefined;
 
   constructor(private readonly o: NorthboundOptions) {}
 
   /** Why the configured edge node is not running (its store could not be opened); undefined otherwise. */
   get failure(): string | undefined {
     return this.failed;
+  }
+
+  /** A `northbound.sparkplug` section is in use (its edge node running or starting, or failed). */
+  get configured(): boolean {
+    return this.section !== undefined;
   }
 
   /** The running edge node, if one is configured. */
@@ -60,6 +66,7 @@ export class Northbound {
   /** Starts, stops or replaces the edge node for `config`; calls run one after the other. */
   apply(config: NorthboundConfig | undefined): Promise<void> {
     const generation = ++this.generation;
+    this.section = config?.sparkplug;
     // A stop (or a newer section) does not wait for the check of a store it will not open.
     void this.checking?.stop();
     const next = this.chain.then(() => this.applyNow(config?.sparkplug, generation));

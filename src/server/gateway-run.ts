@@ -14,7 +14,7 @@ import type { GatewayConfig } from "../config/gateway-config.js";
 import { takeSignals, type HeldSignal } from "../signals.js";
 import type { WebServer } from "../web/web-server.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./diagnostics-report.js";
-import { Logger } from "./log.js";
+import { Logger } from "../log.js";
 import { FieldgateServer } from "./server.js";
 import { SystemdNotifier } from "./systemd-notify.js";
 

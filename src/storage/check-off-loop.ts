@@ -1,17 +1,20 @@
-// quick_check of a database on a worker thread (check-worker.ts), for a part whose database is
-// opened on the event loop (the northbound's store): the check reads every page of the file, so
-// its time grows with the file (bench/RESULTS.md has it per size); the loop that polls and serves
-// clients keeps running meanwhile. The move aside of a damaged file is the caller's (renames, on
-// its own thread), once the verdict is in: stop() can end the worker at any moment.
-import { Worker } from "node:worker_threads";
-import { workerFile } from "../worker-file.js";
+// quick_check of a database on a worker thread (check-worker.ts, on the one worker link), for a
+// part whose database is opened on the event loop (the northbound's store): the check reads
+// every page of the file, so its time grows with the file (bench/RESULTS.md has it per size);
+// the loop that polls and serves clients keeps running meanwhile. The move aside of a damaged
+// file is the caller's (renames, on its own thread), once the verdict is in: stop() can end the
+// worker at any moment.
+import { builtFile } from "../worker-file.js";
+import { WorkerLink, type Reply } from "../worker-link.js";
 import type { CheckVerdict, SqliteFileInfo } from "./sqlite-check.js";
 
-export interface CheckJob {
+export interface CheckRequest {
   readonly file: string;
   readonly info: SqliteFileInfo;
-  /** How much lower than the event loop the worker runs (src/thread-priority.ts). */
-  readonly nice: number;
+}
+
+interface CheckReply extends Reply {
+  readonly verdict: CheckVerdict | null;
 }
 
 /** A check under way. */
@@ -22,33 +25,19 @@ export interface OffLoopCheck {
   stop(): Promise<void>;
 }
 
-export function checkOffLoop(file: string, info: SqliteFileInfo, options: { readonly nice?: number; readonly workerFile?: URL } = {}): OffLoopCheck {
-  const job: CheckJob = { file, info, nice: options.nice ?? 10 };
-  let worker: Worker | undefined;
-  let ended = false;
-  const done = new Promise<CheckVerdict | undefined>((resolve, reject) => {
-    try {
-      // execArgv: not the parent's (`node --input-type=module -e` would refuse the file).
-      worker = new Worker(options.workerFile ?? workerFile("storage/check-worker"), { workerData: job, execArgv: [] });
-    } catch (err) {
-      ended = true;
-      reject(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    let verdict: CheckVerdict | null | undefined;
-    worker.on("message", (v: CheckVerdict | null) => (verdict = v));
-    worker.on("error", (err) => reject(err));
-    worker.on("exit", (code) => {
-      ended = true;
-      if (verdict === undefined) reject(new Error(`the check of ${file} ended (exit code ${code}) before it answered`));
-      else resolve(verdict ?? undefined);
-    });
-  });
+export function checkOffLoop(file: string, info: SqliteFileInfo, options: { readonly workerFile?: URL } = {}): OffLoopCheck {
+  let link: WorkerLink<CheckRequest, CheckReply> | undefined;
+  let done: Promise<CheckVerdict | undefined>;
+  try {
+    link = new WorkerLink<CheckRequest, CheckReply>(options.workerFile ?? builtFile("storage/check-worker"), {}, { name: `check of ${file}` });
+    done = link.call({ file, info }).then((r) => r.verdict ?? undefined);
+  } catch (err) {
+    done = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
   return {
     done,
     async stop(): Promise<void> {
-      if (ended || worker === undefined) return;
-      await worker.terminate();
+      if (link?.alive) await link.terminate();
     },
   };
 }

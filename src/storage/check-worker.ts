@@ -2,11 +2,12 @@
 // quickCheck, read-only), answered with the verdict; it moves nothing itself, so that a stop
 // that ends it at any moment leaves every file where it was.
 import { parentPort, workerData } from "node:worker_threads";
-import { lowerThisThread } from "../thread-priority.js";
+import type { LinkData } from "../worker-link.js";
+import { serveLink } from "../worker-serve.js";
 import { quickCheck } from "./sqlite-check.js";
-import type { CheckJob } from "./check-off-loop.js";
+import type { CheckRequest } from "./check-off-loop.js";
 
-const job = workerData as CheckJob;
-lowerThisThread(job.nice);
-parentPort!.postMessage(quickCheck(job.file, job.info) ?? null);
-parentPort!.close();
+serveLink<CheckRequest & { readonly seq: number }>(parentPort!, workerData as LinkData, (req) => ({
+  reply: { verdict: quickCheck(req.file, req.info) ?? null },
+  last: true,
+}));

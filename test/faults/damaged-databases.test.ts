@@ -6,26 +6,33 @@
 // what it was; the log names it and says what to do; /metrics counts it and the status page shows
 // it; history written after the fresh start reads back (HistoryRead), the fresh store of the
 // northbound takes the changes the broker did not; SIGTERM ends the gateway with status 0.
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { AttributeIds, OPCUAClient, type ClientSession, type HistoryData } from "node-opcua-client";
+import { AttributeIds, type ClientSession, type HistoryData } from "node-opcua-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/history/store.js";
 import { ForwardStore, StoredKind } from "../../src/northbound/forward-store.js";
 import { stringNodeId } from "../../src/ua/builtins.js";
+import { runCliGateway, type CliGateway } from "../helpers/child-output.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-damaged-"));
-const children: ChildProcess[] = [];
+const gateways: CliGateway[] = [];
 afterAll(() => {
-  // A test that failed before its SIGTERM leaves its gateway running: ended here.
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  // A test that failed before its stop leaves its gateway running: ended here.
+  for (const g of gateways) if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill("SIGKILL");
   rmSync(root, { recursive: true, force: true });
 });
+
+/** The built gateway on `config`, listening, with a node-opcua-client session (test/helpers/child-output.ts). */
+async function run(config: string): Promise<CliGateway> {
+  const g = await runCliGateway(cli, config);
+  gateways.push(g);
+  return g;
+}
 
 const DEVICES = `devices:
   - name: sim
@@ -82,35 +89,6 @@ function damage(file: string, how: Damage): void {
 
 const sha256 = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
-interface Gateway {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  output(): string;
-  waitFor(pattern: RegExp, what: string, until: number): Promise<RegExpExecArray>;
-}
-
-function run(config: string): Gateway {
-  const child = spawn(process.execPath, [cli, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return {
-    child,
-    exited,
-    output: () => out,
-    async waitFor(pattern, what, until) {
-      for (;;) {
-        const m = pattern.exec(out);
-        if (m) return m;
-        if (child.exitCode !== null || Date.now() > until) throw new Error(`no ${what} (exit ${child.exitCode}): ${out}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-  };
-}
-
 /** Reads `id` until it is Good with a source time after `after`, or `until` passes. */
 async function goodValue(session: ClientSession, id: string, after: number, until: number): Promise<void> {
   for (;;) {
@@ -154,19 +132,14 @@ describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", 
 
     const started = Date.now();
     const deadline = started + 15_000;
-    const gw = run(config);
-    let client: OPCUAClient | undefined;
-    let session: ClientSession | undefined;
+    const gw = await run(config);
+    const session = gw.session;
     try {
-      const port = (await gw.waitFor(/listening on opc\.tcp:\/\/[^:]+:(\d+)/, "listening line", deadline))[1];
-      client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
-      await client.connect(`opc.tcp://127.0.0.1:${port}`);
-      session = await client.createSession();
       await goodValue(session, "ns=1;s=sim.ramp", started, deadline);
       await goodValue(session, "ns=1;s=sim.level", started, deadline);
 
       // Beside, under its new name, byte for byte.
-      const moved = (await gw.waitFor(new RegExp(`moved aside to (${data.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}/${db.replace(".", "\\.")}\\.damaged-\\d{8}T\\d{6}Z)`), "moved-aside line", Date.now() + 15_000))[1]!;
+      const moved = (await gw.waitFor(new RegExp(`moved aside to (${data.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}/${db.replace(".", "\\.")}\\.damaged-\\d{8}T\\d{6}Z)`), "moved-aside line"))[1]!;
       expect(readdirSync(data).filter((f) => f.startsWith(`${db}.damaged-`) && !f.endsWith("-wal") && !f.endsWith("-shm"))).toEqual([moved.slice(data.length + 1)]);
       expect(sha256(readFileSync(moved))).toBe(sha256(damagedBytes));
       const line = gw.output().split("\n").find((l) => l.includes(`moved aside to ${moved}`))!;
@@ -179,7 +152,7 @@ describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", 
         // What the damaged store held is counted as dropped; the new store takes the changes the broker does not.
         // node-opcua gives a UInt64 as [high, low].
         const counter = async (name: string) => {
-          const v = (await session!.read({ nodeId: `ns=1;s=Northbound/${name}`, attributeId: AttributeIds.Value })).value.value as [number, number] | null;
+          const v = (await session.read({ nodeId: `ns=1;s=Northbound/${name}`, attributeId: AttributeIds.Value })).value.value as [number, number] | null;
           return v === null ? 0 : v[0] * 2 ** 32 + v[1];
         };
         for (let i = 0; (await counter("Buffered")) === 0; i++) {
@@ -189,7 +162,7 @@ describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", 
         expect(await counter("Dropped")).toBeGreaterThanOrEqual(/^\d+$/.test(lost![1]!) ? Number(lost![1]) : 0);
       }
 
-      const web = (await gw.waitFor(/status page on (http:\/\/\S+)/, "status page line", Date.now() + 15_000))[1]!;
+      const web = (await gw.waitFor(/status page on (http:\/\/\S+)/, "status page line"))[1]!;
       const metrics = await (await fetch(new URL("/metrics", web))).text();
       expect(metrics).toContain(`fieldgate_damaged_files_total{kind="${kind}"} 1\n`);
       expect(metrics).toContain(`fieldgate_part_up{part="${kind}"} 1\n`);
@@ -209,11 +182,8 @@ describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", 
         expect(values).toBeGreaterThan(0);
       }
     } finally {
-      await session?.close().catch(() => undefined);
-      await client?.disconnect().catch(() => undefined);
-      gw.child.kill("SIGTERM");
+      expect(await gw.stop()).toBe(0);
     }
-    expect(await gw.exited).toBe(0);
     if (kind === "northbound") {
       // The new store kept what the broker did not take.
       const fresh = new Database(file, { readonly: true });
@@ -244,20 +214,15 @@ describe.skipIf(!existsSync(cli))("a database that cannot be opened and is not d
         "northbound:\n  sparkplug:\n    broker: mqtt://127.0.0.1:1\n    groupId: plant1\n    edgeNodeId: gw1\n    storeAndForward:\n      database: ./data/store-is-a-folder\n",
     );
     const started = Date.now();
-    const gw = run(config);
-    let client: OPCUAClient | undefined;
-    let session: ClientSession | undefined;
+    const gw = await run(config);
+    const session = gw.session;
     try {
-      const port = (await gw.waitFor(/listening on opc\.tcp:\/\/[^:]+:(\d+)/, "listening line", started + 15_000))[1];
-      client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
-      await client.connect(`opc.tcp://127.0.0.1:${port}`);
-      session = await client.createSession();
       await goodValue(session, "ns=1;s=sim.ramp", started, started + 15_000);
-      await gw.waitFor(/northbound: not started: store-and-forward database \S+store-is-a-folder could not be opened/, "northbound line", Date.now() + 15_000);
+      await gw.waitFor(/northbound: not started: store-and-forward database \S+store-is-a-folder could not be opened/, "northbound line");
       expect(gw.output()).toContain(`history database ${history} could not be opened (history database ${history} has schema 900`);
       // HistoryRead says why instead of serving nothing: the whole request is answered so.
       await expect(session.readHistoryValue("ns=1;s=sim.ramp", new Date(started - 1000), new Date())).rejects.toThrow(/BadResourceUnavailable/);
-      const web = (await gw.waitFor(/status page on (http:\/\/\S+)/, "status page line", Date.now() + 15_000))[1]!;
+      const web = (await gw.waitFor(/status page on (http:\/\/\S+)/, "status page line"))[1]!;
       const metrics = await (await fetch(new URL("/metrics", web))).text();
       expect(metrics).toContain('fieldgate_part_up{part="history"} 0\n');
       expect(metrics).toContain('fieldgate_part_up{part="northbound"} 0\n');
@@ -265,11 +230,8 @@ describe.skipIf(!existsSync(cli))("a database that cannot be opened and is not d
       const state = (await (await fetch(new URL("/api/state", web))).json()) as { gateway: { attention: string[] } };
       expect(state.gateway.attention).toHaveLength(2);
     } finally {
-      await session?.close().catch(() => undefined);
-      await client?.disconnect().catch(() => undefined);
-      gw.child.kill("SIGTERM");
+      expect(await gw.stop()).toBe(0);
     }
-    expect(await gw.exited).toBe(0);
     // Nothing was moved or written.
     expect(sha256(readFileSync(history))).toBe(before);
     expect(readdirSync(data).filter((f) => f.includes(".damaged-"))).toEqual([]);

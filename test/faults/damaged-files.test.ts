@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HISTORY_FILE, HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryWriteThread, type WriteReply, type WriteRequest, type WriteWorkerData } from "../../src/history/write-thread.js";
 import { SampleRing } from "../../src/history/sample-ring.js";
-import { WorkerLink, workerFile } from "../../src/history/thread.js";
+import { WorkerLink } from "../../src/worker-link.js";
+import { builtFile } from "../../src/worker-file.js";
 import { Pki, ownCertificateFile, ownKeyFile } from "../../src/security/pki.js";
 import { describeDamaged, moveAside, SQLITE_ADVICE, SQLITE_COMPANIONS, type DamagedFile } from "../../src/storage/damaged.js";
 import { isDamage, openOrMoveAside, quickCheck, sqliteFileInfo } from "../../src/storage/sqlite-check.js";
@@ -210,7 +211,7 @@ describe("the history writer and a damaged database", () => {
     const memory = new SharedArrayBuffer(SampleRing.bytes(capacity));
     const ring = new SampleRing(capacity, memory);
     const data: WriteWorkerData = { file, store: {}, maintenance: { flushCount: 100 }, ring: memory, capacity, check: false };
-    const link = new WorkerLink<WriteRequest, WriteReply>(workerFile("write-worker"), data);
+    const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, { name: "history write worker" });
     cleanups.push(() => link.terminate());
     const reports: DamagedFile[] = [];
     const call = async (r: WriteRequest): Promise<WriteReply | Error> => {

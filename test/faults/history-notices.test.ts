@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { loadGatewayConfig } from ${JSON.stringify(join(DIST, "src/config/load.js"))};
 import { FieldgateServer } from ${JSON.stringify(join(DIST, "src/server/server.js"))};
-import { Logger } from ${JSON.stringify(join(DIST, "src/server/log.js"))};
+import { Logger } from ${JSON.stringify(join(DIST, "src/log.js"))};
 const out = (o) => writeSync(3, JSON.stringify(o) + "\\n");
 const config = loadGatewayConfig(${JSON.stringify(config)});
 const server = new FieldgateServer(config, new Logger({ journal: false }));

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { AttributeIds, OPCUAClient } from "node-opcua-client";
 import { afterAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/child-output.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-signals-"));
@@ -52,21 +53,8 @@ function start(): Run {
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once("exit", (code, signal) => r({ code, signal })));
-  return {
-    child,
-    exited,
-    devices,
-    output: () => out,
-    async waitFor(pattern, what) {
-      const end = Date.now() + 20_000;
-      for (;;) {
-        const m = pattern.exec(out);
-        if (m) return m;
-        if (child.exitCode !== null || child.signalCode !== null || Date.now() > end) throw new Error(`no ${what}: ${out}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    },
-  };
+  const output = () => out;
+  return { child, exited, devices, output, waitFor: (pattern, what) => waitFor(child, output, pattern, what) };
 }
 
 /** Waits until the process catches SIGHUP (bit 0 of SigCgt): src/cli.ts has held the signals. */
