@@ -81,7 +81,7 @@ describe("a reload of a large map", () => {
     const monitor = (tag: string): MonitoredItem => {
       const [r] = createMonitoredItems(engine, session, sub, TimestampsToReturn.Both, [
         {
-          itemToMonitor: { nodeId: stringNodeId(tag, devices.namespaceIndex), attributeId: AttributeIds.Value },
+          itemToMonitor: { nodeId: stringNodeId(tag, devices.namespaceIndex), attributeId: AttributeIds.Value, dataEncoding: { namespaceIndex: 0, name: "" } },
           monitoringMode: MonitoringMode.Reporting,
           requestedParameters: { clientHandle: 1, samplingInterval: RATE, queueSize: 100_000, discardOldest: true },
         },
