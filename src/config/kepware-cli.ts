@@ -4,11 +4,10 @@
 // with something left out, as FILE:LINE: tag: what.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Document, isMap, isSeq } from "yaml";
-import { BYTE_ORDERS, DRIVERS, deviceMapSchema, loadDeviceMap, type ByteOrder } from "./device-map.js";
+import { deviceMapSchema, loadDeviceMap } from "./device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateYaml } from "./load.js";
-import { formatDuration } from "./schema.js";
 import { decodeText, exportKepwareCsv, importKepwareCsv } from "./kepware.js";
+import { kepwareMapText, kepwareOptions, PLACEHOLDER_BUS } from "./kepware-map.js";
 
 export const IMPORT_USAGE = `  fieldgate import kepware TAGS.csv --device NAME [--host H] [--port N] [--unit-id N]
                  [--driver D] [--byte-order ABCD|CDAB|BADC|DCBA] [--out FILE]
@@ -51,14 +50,12 @@ export async function importCommand(argv: string[], out: Out = (s) => process.st
     err(`fieldgate import: expected \`import kepware TAGS.csv --device NAME\`\nusage:\n${IMPORT_USAGE}`);
     return 2;
   }
-  const driver = v.driver ?? "modbus-tcp";
-  if (!(DRIVERS as readonly string[]).includes(driver)) {
-    err(`fieldgate import: --driver: expected one of ${DRIVERS.join(", ")}, got "${driver}"`);
-    return 2;
-  }
-  const byteOrder = v["byte-order"]?.toUpperCase();
-  if (byteOrder !== undefined && !(BYTE_ORDERS as readonly string[]).includes(byteOrder)) {
-    err(`fieldgate import: --byte-order: expected one of ${BYTE_ORDERS.join(", ")}, got "${v["byte-order"]}"`);
+  const options = kepwareOptions(
+    { device: v.device, driver: v.driver, host: v.host, port: v.port, unitId: v["unit-id"], byteOrder: v["byte-order"] },
+    { driver: "--driver", byteOrder: "--byte-order", port: "--port", unitId: "--unit-id" },
+  );
+  if (typeof options === "string") {
+    err(`fieldgate import: ${options}`);
     return 2;
   }
   let bytes: Buffer;
@@ -75,25 +72,13 @@ export async function importCommand(argv: string[], out: Out = (s) => process.st
     err(`fieldgate import: no tag converted from ${file} (${result.rows} rows)`);
     return 2;
   }
-  const device: Record<string, unknown> = { name: v.device, driver };
-  if (driver === "modbus-tcp" || driver === "modbus-rtu-over-tcp") device.host = v.host ?? "127.0.0.1";
-  if (driver === "modbus-rtu") device.bus = "rs485-1";
-  if (v.port !== undefined) device.port = Number(v.port);
-  if (v["unit-id"] !== undefined) device.unitId = Number(v["unit-id"]);
-  if (byteOrder !== undefined) device.byteOrder = byteOrder as ByteOrder;
-  if (result.rate !== undefined) device.rate = formatDuration(result.rate);
-  const tags: Record<string, unknown>[] = result.tags.map((t) => (t.rate === undefined ? { ...t } : { ...t, rate: formatDuration(t.rate) }));
-  const doc = new Document(driver === "modbus-rtu" ? { buses: { "rs485-1": { port: "/dev/ttyUSB0" } }, devices: [{ ...device, tags }] } : { devices: [{ ...device, tags }] });
-  const seq = doc.getIn(["devices", 0, "tags"]);
-  if (isSeq(seq)) for (const item of seq.items) if (isMap(item)) item.flow = true;
-  const header = [
-    `# Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
-    "# Kepware's CSV holds the tags only: check the device's address, port, unit id and, for 32- and 64-bit",
-    "# values, byteOrder (Kepware's Data Encoding settings; ABCD is Modbus's own order), then",
-    "#     fieldgate validate --devices THIS_FILE",
-    driver === "modbus-rtu" ? "# The serial bus (rs485-1 on /dev/ttyUSB0, 9600 8E1) is a placeholder: set its port and line settings." : "",
-  ].filter((l) => l !== "");
-  const text = `${header.join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+  const text = kepwareMapText(result, options, [
+    `Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
+    "Kepware's CSV holds the tags only: check the device's address, port, unit id and, for 32- and 64-bit",
+    "values, byteOrder (Kepware's Data Encoding settings; ABCD is Modbus's own order), then",
+    "    fieldgate validate --devices THIS_FILE",
+    ...(options.driver === "modbus-rtu" ? [`The serial bus (${PLACEHOLDER_BUS} on /dev/ttyUSB0, 9600 8E1) is a placeholder: set its port and line settings.`] : []),
+  ]);
   // What was written must load: the import is only as good as the map it makes.
   const check = validateYaml(deviceMapSchema, text, v.out ?? "import.yaml");
   if (!check.ok) {

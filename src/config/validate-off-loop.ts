@@ -39,10 +39,24 @@ function unexpected(answer: WorkerAnswer): Error {
  * validateDeviceMap(file, cacheDir), on a worker. Rejects only when the worker fails (it could
  * not start, or it ended before it answered): the caller may then validate on its own thread.
  */
-export async function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
+export function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
+  return validateOffLoop({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE }, options);
+}
+
+/**
+ * Device map text validated on a worker as if it were `file` (named in the issues; its folder
+ * anchors relative paths), not read from it: a map edited in the status page before it is
+ * written. With `issuesOnly` the map itself does not come back (a check: its value is an empty
+ * map). Rejects only when the worker fails.
+ */
+export function validateDeviceMapTextOffLoop(text: string, file: string, options: OffLoopOptions & { readonly issuesOnly?: boolean } = {}): Promise<ValidationResult<DeviceMap>> {
+  return validateOffLoop({ op: "validate", file, cacheDir: undefined, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE, text, issuesOnly: options.issuesOnly }, options);
+}
+
+async function validateOffLoop(request: ValidateRequest & { readonly op: "validate" }, options: OffLoopOptions): Promise<ValidationResult<DeviceMap>> {
   const link = startWorker("device map validation worker", options);
   try {
-    const first = await link.call({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE });
+    const first = await link.call(request);
     if (first.kind === "refused") return { ok: false, issues: first.issues };
     if (first.kind !== "valid") throw unexpected(first);
     const assembly = new MapAssembly(first.head);

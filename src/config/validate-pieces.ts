@@ -10,10 +10,19 @@ type TagConfig = DeviceConfig["tags"][number];
 
 /**
  * What the main thread asks of the validation worker: a map validated (its pieces then come one
- * per "next"), or a map validated only to be kept in the cache.
+ * per "next"), or a map validated only to be kept in the cache. With `text`, that text is
+ * validated as if it were `file` (a map edited in the status page, not written yet; no cache);
+ * `issuesOnly` wants the issues and no map (a check as the person types).
  */
 export type ValidateRequest =
-  | { readonly op: "validate"; readonly file: string; readonly cacheDir: string | undefined; readonly tagsPerPiece: number }
+  | {
+      readonly op: "validate";
+      readonly file: string;
+      readonly cacheDir: string | undefined;
+      readonly tagsPerPiece: number;
+      readonly text?: string;
+      readonly issuesOnly?: boolean;
+    }
   | { readonly op: "keep"; readonly file: string; readonly cacheDir: string }
   | { readonly op: "next" };
 

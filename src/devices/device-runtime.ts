@@ -17,6 +17,7 @@ import { RELOAD_TAGS_PER_SLICE, sliceGate, TAGS_PER_SLICE } from "../sampling/sl
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
+import { readDeviceOnce, type DeviceReading } from "./read-once.js";
 import { sameConfig } from "./same-config.js";
 import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
 export type { ApplyReport } from "./map-changes.js";
@@ -137,6 +138,28 @@ export class DeviceRuntime {
       () => void this.applying--,
     );
     return result;
+  }
+
+  /**
+   * The tags of `config` (a device of `map`, which need not be applied) read once (read-once.ts),
+   * for a person checking a map. Through the running link when the device's link is up (a serial
+   * bus or a gateway is opened once: the read queues behind the polls), else through one opened
+   * for the read and closed after it.
+   */
+  async readOnce(config: DeviceConfig, map: DeviceMap): Promise<DeviceReading> {
+    if (this.stopped) throw new Error("device runtime stopped");
+    const driver = this.o.drivers.get(config.driver);
+    const key = driver.linkKey(config, map);
+    const running = this.links.get(key);
+    const o = { clock: this.o.clock, driverLimits: driver.limits };
+    if (running !== undefined) return readDeviceOnce(config, running.driver, o);
+    const sharing = map.devices.filter((d) => d.enabled && d.driver === config.driver && driver.linkKey(d, map) === key);
+    const link = driver.open(driver.linkOptions(sharing.length > 0 ? sharing : [config], map), { log: this.log });
+    try {
+      return await readDeviceOnce(config, link, o);
+    } finally {
+      await link.close().catch(() => undefined);
+    }
   }
 
   /** Stops every poller and closes the links. */

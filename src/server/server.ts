@@ -20,9 +20,15 @@ import type { EndpointDescription } from "../ua/generated/types.js";
 import { advertisedHost, buildEndpoints } from "./endpoints.js";
 import type { ServerCore } from "../services/server-core.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
-import { Logger, type ServerLog } from "../log.js";
+import { leveled, Logger, type ServerLog } from "../log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
+import { SettingsFiles } from "./settings-files.js";
+import { readTrend, type TrendPoints } from "../history/trend.js";
+import { stringNodeId } from "../ua/builtins.js";
+import { nodeIdToString } from "../ua/node-id.js";
+import { tagNodeIdText } from "../config/device-map.js";
+import { cliCommand } from "../package-info.js";
 
 export interface FieldgateServerOptions {
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
@@ -37,6 +43,8 @@ export class FieldgateServer implements ServerCore {
   deviceMap: DeviceMap | undefined;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
+  /** The settings files as the status page and its API change them. */
+  readonly settings: SettingsFiles;
   private readonly benchMap: DeviceMap | undefined;
   private readonly policies: Map<string, SecurityPolicy>;
   private readonly transport: UaTcpServer;
@@ -53,6 +61,20 @@ export class FieldgateServer implements ServerCore {
     const made = composeGateway(config, log, this);
     Object.assign(this, made.parts);
     ({ deviceMap: this.deviceMap, benchMap: this.benchMap, policies: this.policies, transport: this.transport, cacheToKeep: this.cacheToKeep } = made);
+    this.settings = new SettingsFiles({
+      configFile: options.configFile === undefined ? undefined : resolve(options.configFile),
+      running: () => this.config,
+      dataDir: config.dataDir,
+      log: leveled(log),
+      applyDeviceMap: (map) => this.applyDeviceMap(map),
+      reloadConfig: (next) => this.reloadConfig(next),
+      readOnce: (device, map) => this.deviceRuntime.readOnce(device, map),
+    });
+  }
+
+  /** Tag `tag` of device `device` from the history, as points for a chart (history/trend.ts). */
+  trend(device: string, tag: string, from: number, to: number): Promise<TrendPoints> {
+    return readTrend(this.history, nodeIdToString(stringNodeId(tagNodeIdText(device, tag), this.devices.namespaceIndex)), from, to);
   }
 
   get port(): number {
@@ -104,7 +126,7 @@ export class FieldgateServer implements ServerCore {
       maxChainLength: sec.maxChainLength,
       maxRejected: sec.maxRejectedCertificates,
       log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
-      trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
+      trustCommand: `${cliCommand()} cert trust${this.configFile === undefined ? "" : ` --config ${resolve(this.configFile)}`}`,
       onRefused: (certificate, status) => this.events.audit.certificateRefused(certificate, status),
     });
     this.pki = pki;
@@ -163,13 +185,21 @@ export class FieldgateServer implements ServerCore {
       this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);
       return { ok: false, issues: result.issues };
     }
-    this.deviceMap = result.value;
-    const report = await this.deviceRuntime.apply(result.value);
+    return { ok: true, issues: [], report: await this.applyDeviceMap(result.value) };
+  }
+
+  /**
+   * Applies a validated device map as a reload does: what changed starts, stops or restarts,
+   * the other devices keep polling (the status page's Apply, after its own validation).
+   */
+  async applyDeviceMap(map: DeviceMap): Promise<ApplyReport> {
+    this.deviceMap = map;
+    const report = await this.deviceRuntime.apply(map);
     this.logApply(report);
     // One GeneralModelChangeEvent for the whole reload (Part 5 §6.4.33).
     this.events.flushModelChanges();
     this.northbound.devicesChanged();
-    return { ok: true, issues: [], report };
+    return report;
   }
 
   /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails. */

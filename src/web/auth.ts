@@ -20,8 +20,10 @@ export interface Principal {
   /** "" without users (the local viewer). */
   readonly user: string;
   readonly role: Role;
-  /** The session's CSRF token; "" for Basic credentials and the local viewer (they cannot act). */
+  /** The session's CSRF token; "" for Basic credentials and the local viewer. */
   readonly csrf: string;
+  /** Identified by HTTP Basic credentials (a script), not a session of the page. */
+  readonly basic?: boolean;
 }
 
 interface WebSession {
@@ -122,7 +124,7 @@ export class WebAuth {
     const cached = this.basic.get(key);
     if (cached !== undefined && now < cached.until) {
       const entry = this.users.get(cached.user);
-      if (entry !== undefined && entry.password === cached.hash) return { user: cached.user, role: entry.role, csrf: "" };
+      if (entry !== undefined && entry.password === cached.hash) return { user: cached.user, role: entry.role, csrf: "", basic: true };
     }
     const text = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
     const colon = text.indexOf(":");
@@ -132,7 +134,7 @@ export class WebAuth {
     if (r.result !== LoginResult.Ok) return undefined;
     if (this.basic.size >= MAX_SESSIONS) this.basic.clear();
     this.basic.set(key, { user, hash: this.users.get(user)?.password, until: now + BASIC_CACHE_MS });
-    return { user, role: r.role!, csrf: "" };
+    return { user, role: r.role!, csrf: "", basic: true };
   }
 
   private expire(): void {

@@ -11,7 +11,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
  * Bottom first: each may import those before it. Leaf modules of src/ any layer uses; the codec;
- * config; the data path from the clock to the address space and what is built on it
+ * config and the settings files a person changes; the data path from the clock to the address space and what is built on it
  * (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
  * meet (northbound, web); the composition root, and the entry points.
  */
@@ -24,6 +24,7 @@ const LAYERS = [
   "worker-serve",
   "ua",
   "config",
+  "settings",
   "log",
   "sampling",
   "values",
