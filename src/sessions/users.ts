@@ -36,6 +36,12 @@ export async function hashPassword(password: string | Buffer, params: ScryptPara
   return `$scrypt$ln=${params.logN},r=${params.r},p=${params.p}$${b64(salt)}$${b64(key)}`;
 }
 
+/** Whether two password hashes are the same (a reload parses gateway.yaml again: new objects, maybe the same hash). */
+export function samePasswordHash(a: PasswordHash | undefined, b: PasswordHash | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.salt.equals(b.salt) && a.key.equals(b.key) && a.params.logN === b.params.logN && a.params.r === b.params.r && a.params.p === b.params.p;
+}
+
 export async function verifyPassword(password: Buffer | string, hash: PasswordHash): Promise<boolean> {
   const key = await derive(password, hash.salt, hash.params, hash.key.length);
   return timingSafeEqual(key, hash.key);

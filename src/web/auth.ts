@@ -14,7 +14,7 @@
 //   that a scraper every 15 s does not cost a scrypt each time; a reload forgets them.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ROLES, type Role } from "../sessions/roles.js";
-import { LoginResult, type PasswordHash, type UserDirectory } from "../sessions/users.js";
+import { LoginResult, samePasswordHash, type PasswordHash, type UserDirectory } from "../sessions/users.js";
 
 export interface Principal {
   /** "" without users (the local viewer). */
@@ -110,7 +110,7 @@ export class WebAuth {
     if (s === undefined) return undefined;
     const now = this.now();
     const entry = this.users.get(s.user);
-    if (now - s.lastUsed > this.timeout || entry === undefined || entry.password !== s.hash) {
+    if (now - s.lastUsed > this.timeout || entry === undefined || !samePasswordHash(entry.password, s.hash)) {
       this.sessions.delete(token);
       return undefined;
     }
@@ -124,7 +124,7 @@ export class WebAuth {
     const cached = this.basic.get(key);
     if (cached !== undefined && now < cached.until) {
       const entry = this.users.get(cached.user);
-      if (entry !== undefined && entry.password === cached.hash) return { user: cached.user, role: entry.role, csrf: "", basic: true };
+      if (entry !== undefined && samePasswordHash(entry.password, cached.hash)) return { user: cached.user, role: entry.role, csrf: "", basic: true };
     }
     const text = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
     const colon = text.indexOf(":");

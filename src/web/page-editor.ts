@@ -158,7 +158,10 @@ export const EDITOR_JS = `"use strict";
     d.rows.forEach(function (r) {
       if (r[0] === "…") { box.appendChild(el("div", "gap", "    … " + r[3] + " unchanged lines")); return; }
       var row = el("div", r[0] === "+" ? "add" : r[0] === "-" ? "del" : "");
-      row.appendChild(el("span", "ln", (r[1] || "") + " " + (r[2] || "")));
+      if (r[1]) row.dataset.old = r[1];
+      if (r[2]) row.dataset.new = r[2];
+      row.appendChild(el("span", "ln", r[1] ? String(r[1]) : ""));
+      row.appendChild(el("span", "ln", r[2] ? String(r[2]) : ""));
       row.appendChild(document.createTextNode(r[0] + " " + r[3]));
       box.appendChild(row);
     });

@@ -93,6 +93,7 @@ export const APP_JS = `"use strict";
     if (msg.device !== watched) return;
     set($("tags-device"), msg.device);
     var tbody = $("tags").tBodies[0];
+    Object.keys(tagRows).forEach(function (i) { if (Number(i) >= msg.count) { tagRows[i].remove(); delete tagRows[i]; } });
     msg.rows.forEach(function (r) {
       var tr = tagRows[r[0]];
       if (!tr) { tr = tagRows[r[0]] = el("tr"); tbody.appendChild(tr); }

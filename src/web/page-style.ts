@@ -44,7 +44,7 @@ a.tool{color:inherit;text-decoration:none;display:inline-block}
 .issues{list-style:none;margin:.5em 0 0;padding:0;font:12px/1.5 var(--mono)}.issues li{cursor:pointer;color:var(--bad);padding:.1em .3em}.issues li:hover{background:#fff0f0}
 .diff{margin:.6em 0 0;padding:.4em 0;border:1px solid var(--line);border-radius:4px;max-height:24em;overflow:auto;font:12px/1.45 var(--mono);background:#fff}
 .diff div{white-space:pre;padding:0 .6em}.diff .add{background:#e6ffec}.diff .del{background:#ffebe9}.diff .gap{color:var(--muted);background:#f6f7f9}
-.diff span.ln{display:inline-block;width:4.5em;color:var(--muted);user-select:none}
+.diff span.ln{display:inline-block;width:3.5em;padding-right:.6em;text-align:right;color:var(--muted);user-select:none}
 .panel{margin-top:.6em;border-top:1px solid var(--line);padding-top:.6em}
 .panel table td{white-space:normal}
 .form-grid{display:grid;grid-template-columns:max-content 1fr;gap:.4em .8em;align-items:center;max-width:48em}

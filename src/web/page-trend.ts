@@ -69,7 +69,12 @@ export const TREND_JS = `"use strict";
     var h = st.hist, now = Date.now();
     var t0, t1;
     if (st.range === "live") { t0 = lv.t.length ? lv.t[0] : now - 60000; t1 = Math.max(now, t0 + 1000); }
-    else { t0 = st.from; t1 = st.range === "custom" ? st.to : Math.max(st.to, now); }
+    else {
+      t1 = st.range === "custom" ? st.to : Math.max(st.to, now);
+      // A tag kept for less than the range: from its first value, not an empty stretch before it.
+      var first = h && h.t.length ? h.t[0] : lv.t.length ? lv.t[0] : st.from;
+      t0 = st.range === "custom" ? st.from : Math.max(st.from, Math.min(first, t1 - 60000));
+    }
     // Live values after the history's last point, when the range reaches now.
     var liveT = [], liveV = [], lastHist = h && h.t.length ? h.t[h.t.length - 1] : -Infinity;
     for (var i = 0; i < lv.t.length; i++) if (lv.t[i] >= t0 && lv.t[i] <= t1 && lv.t[i] > lastHist) { liveT.push(lv.t[i]); liveV.push(lv.v[i]); }

@@ -217,7 +217,8 @@ export class LiveUpdates {
             if (from > 0) await yieldLoop();
             rows.push(...baseline.changed(poller, this.server.values, all, from, from + TAGS_PER_SLICE));
           }
-          if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, rows })));
+          // `count`: a reload may have left the device fewer tags; the page drops the rows past it.
+          if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, count: poller.tags.length, rows })));
         }
       }
 
