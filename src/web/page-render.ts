@@ -114,6 +114,10 @@ export function pageHtml(s: PageState, who: Viewer): string {
   <form id="logout" method="post" action="/logout"${who.loginRequired ? "" : " hidden"}><button type="submit">Log out</button></form>
 </header>
 <main>
+  <section id="attention-card" class="wide"${s.gateway.attention.length > 0 ? "" : " hidden"}>
+    <h2>Needs attention</h2>
+    <ul id="attention">${s.gateway.attention.map((t) => `<li>${esc(t)}</li>`).join("")}</ul>
+  </section>
   ${importHtml(s.settingsImport)}
   <section id="editor-card" class="wide" hidden></section>
   <section id="gateway" class="card">

@@ -75,6 +75,13 @@ export const APP_JS = `"use strict";
     Object.keys(byKey).forEach(function (k) { byKey[k].remove(); });
   }
 
+  function attention(list) {
+    var ul = $("attention");
+    $("attention-card").hidden = list.length === 0;
+    if (ul.children.length === list.length && list.every(function (t, i) { return ul.children[i].textContent === t; })) return;
+    ul.textContent = "";
+    list.forEach(function (t) { ul.appendChild(el("li", "", t)); });
+  }
   function devices(list, now) {
     rows($("devices").tBodies[0], list.map(function (d) { return F.deviceRow(d, now, watched); }));
     list.forEach(function (d) { if (d.name === watched) tagCount = d.tags; });
@@ -115,7 +122,7 @@ export const APP_JS = `"use strict";
   function onMessage(ev) {
     var m = JSON.parse(ev.data);
     var liveBadge = $("live"); liveBadge.classList.remove("off"); set(liveBadge, "live " + F.clock(m.t));
-    if (m.gateway) dl($("gw"), F.gatewayPairs(m.gateway));
+    if (m.gateway) { dl($("gw"), F.gatewayPairs(m.gateway)); attention(m.gateway.attention || []); }
     if (m.history) dl($("history"), F.historyPairs(m.history));
     if (m.devices) devices(m.devices, m.t);
     if (m.sessions) sessions(m.sessions, m.subscriptions || []);

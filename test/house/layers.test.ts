@@ -10,9 +10,10 @@ import { cyclesWithinFolders, fileEdges, folderGraph, sourceNodes, upwardImports
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * Bottom first: each may import those before it. Leaf modules of src/ any layer uses; the codec;
- * config and the settings files a person changes; the data path from the clock to the address space and what is built on it
- * (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
+ * Bottom first: each may import those before it. Leaf modules of src/ any layer uses (with
+ * storage, the damaged-file handling of every part that keeps a file); the codec; config and
+ * the settings files a person changes; the data path from the clock to the address space and
+ * what is built on it (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
  * meet (northbound, web); the composition root, and the entry points.
  */
 const LAYERS = [
@@ -22,6 +23,8 @@ const LAYERS = [
   "worker-file",
   "worker-link",
   "worker-serve",
+  "signals",
+  "storage",
   "ua",
   "config",
   "settings",
