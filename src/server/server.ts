@@ -12,7 +12,7 @@ import { attachSliceGate, detachSliceGate } from "../sampling/slices.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { UaTcpServer } from "./listener.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Pki } from "../security/pki.js";
 import { POLICY_ALGORITHMS, SecurePolicy } from "../security/policies.js";
 import type { SecurityPolicy } from "../security/security-policy.js";
@@ -24,6 +24,7 @@ import { leveled, Logger, type ServerLog } from "../log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
 import { SettingsFiles } from "./settings-files.js";
+import { NetworkRequests, type NetworkBackend } from "./network-settings.js";
 import { readTrend, type TrendPoints } from "../history/trend.js";
 import { stringNodeId } from "../ua/builtins.js";
 import { nodeIdToString } from "../ua/node-id.js";
@@ -31,6 +32,12 @@ import { tagNodeIdText } from "../config/device-map.js";
 import { cliCommand } from "../package-info.js";
 
 export interface FieldgateServerOptions {
+  /**
+   * The appliance's network requests (its root unit carries them out): with them, and the
+   * request folder <dataDir>/network-request present, the page and its API change network.yaml
+   * (beside gateway.yaml) on trial.
+   */
+  readonly networkBackend?: NetworkBackend;
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
   readonly configFile?: string;
 }
@@ -70,6 +77,15 @@ export class FieldgateServer implements ServerCore {
       applyDeviceMap: (map) => this.applyDeviceMap(map),
       reloadConfig: (next) => this.reloadConfig(next),
       readOnce: (device, map) => this.deviceRuntime.readOnce(device, map),
+      network:
+        options.networkBackend === undefined || options.configFile === undefined
+          ? undefined
+          : new NetworkRequests({
+              file: join(dirname(resolve(options.configFile)), "network.yaml"),
+              requestDir: join(config.dataDir, "network-request"),
+              backend: options.networkBackend,
+              log: leveled(log),
+            }),
     });
   }
 

@@ -29,8 +29,7 @@ import type { ApplyResult, SettingsKind, SettingsSource, SettingsText } from "..
 import { HttpError } from "../web/http.js";
 import type { SettingsImportView } from "../web/page-render.js";
 import type { UserReloadReport } from "./config-reload.js";
-import type { NetworkSettings } from "./network-settings.js";
-import { settingsImportView } from "./network-settings.js";
+import { settingsImportView, type NetworkSettings, type NetworkStatus } from "./network-settings.js";
 
 export interface SettingsFilesOptions {
   /** gateway.yaml (undefined: a gateway started from a config object, whose file cannot be edited). */
@@ -137,7 +136,7 @@ export class SettingsFiles implements SettingsSource {
     return network.confirm(user, this.versionsOf("network"));
   }
 
-  networkStatus(): unknown {
+  networkStatus(): NetworkStatus {
     const network = this.o.network;
     if (network === undefined) throw new HttpError(409, this.unavailable("network")!);
     return network.status();
@@ -171,7 +170,7 @@ export class SettingsFiles implements SettingsSource {
     if (options.ifMatch !== undefined && options.ifMatch !== current.etag) {
       return { ok: false, status: 409, message: `${basename(file)} changed on the gateway since it was read: load it again and redo the change`, issues: [] };
     }
-    if (kind === "network") return this.o.network!.tryChange(text, user, options.restoredFrom);
+    if (kind === "network") return this.o.network!.tryChange(text, user, this.versionsOf(kind), options.restoredFrom);
     const restored = options.restoredFrom === undefined ? "" : ` (version ${options.restoredFrom} restored)`;
     if (kind === "devices") {
       const checked = await this.validateMap(text, file, false);

@@ -75,7 +75,7 @@ export interface SettingsSource {
   versions(kind: SettingsKind): readonly VersionInfo[];
   versionText(kind: SettingsKind, id: number): string | undefined;
   networkConfirm(user: string): Promise<ApplyResult>;
-  networkStatus(): unknown;
+  networkStatus(): { readonly pending?: { readonly deadline: string; readonly by: string } };
   /** The device `device` of the map `text` (not applied) read once; its issues when the map is not valid. */
   testRead(text: string, device: string): Promise<{ readonly issues: readonly ConfigIssue[] } | { readonly reading: DeviceReading }>;
   /** The FIELDGATE drive's last import, when there was one. */

@@ -23,6 +23,8 @@ export interface PageState {
   readonly log: readonly LogRecord[];
   /** The last import of the FAT drive's settings, when there was one. */
   readonly settingsImport?: SettingsImportView;
+  /** A network change on trial: reverted at `deadline` (ISO 8601) unless an admin confirms it. */
+  readonly networkTrial?: { readonly deadline: string; readonly by: string };
 }
 
 /** The last import of the FAT drive's fieldgate/ folder, as the page shows it. */
@@ -89,6 +91,18 @@ function importHtml(s: SettingsImportView | undefined): string {
   );
 }
 
+/** The network change on trial, wherever the page is opened (the new address, most likely): confirm it, or it is undone. */
+function trialHtml(t: PageState["networkTrial"], admin: boolean, time: (ms: number) => string): string {
+  if (t === undefined) return "";
+  const when = time(Date.parse(t.deadline));
+  return (
+    `<section id="network-trial" class="wide"><h2>Network settings on trial</h2>` +
+    `<p>${esc(t.by)} changed the network settings. They are undone at ${esc(when)} unless confirmed${admin ? "" : " by an admin"}.</p>` +
+    (admin ? `<button type="button" class="tool primary" id="confirm-network">Keep these network settings</button>` : "") +
+    `</section>`
+  );
+}
+
 /** The page, logged in as `who`, with `s` in it. */
 export function pageHtml(s: PageState, who: Viewer): string {
   const f = pageFormat(s.tzOffset);
@@ -118,6 +132,7 @@ export function pageHtml(s: PageState, who: Viewer): string {
     <h2>Needs attention</h2>
     <ul id="attention">${s.gateway.attention.map((t) => `<li>${esc(t)}</li>`).join("")}</ul>
   </section>
+  ${trialHtml(s.networkTrial, admin, f.time)}
   ${importHtml(s.settingsImport)}
   <section id="editor-card" class="wide" hidden></section>
   <section id="gateway" class="card">

@@ -179,6 +179,9 @@ export const APP_JS = `"use strict";
     var b = e.target.closest("button.act"); if (!b) return;
     post("/api/certificates/" + b.dataset.action, { thumbprint: b.dataset.arg }).then(function (r) { toast(r.message); }, function (err) { toast(err.message); });
   });
+  if ($("confirm-network")) $("confirm-network").onclick = function () {
+    post("/api/config/network/confirm").then(function (r) { toast(r.message); $("network-trial").remove(); }, function (e) { toast(e.message); });
+  };
   $("reload").onclick = function () { post("/api/reload").then(function (r) { toast(r.message); }, function (e) { toast(e.message); }); };
   $("settings-nav").addEventListener("click", function (e) {
     var b = e.target.closest("button[data-open]"); if (!b) return;

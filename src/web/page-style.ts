@@ -31,7 +31,7 @@ body.login{display:flex;justify-content:center;align-items:center;min-height:100
 body.login form{display:flex;flex-direction:column;gap:.8em;width:22em}body.login input{width:100%;padding:.4em;margin-top:.2em}
 body.login button{padding:.5em;background:var(--accent);color:#fff;border:0;border-radius:4px;cursor:pointer}
 .bad{color:var(--bad)}.ok{color:var(--ok)}.hint{color:var(--muted);font-size:.85em}
-#attention-card{border-color:var(--bad)}#attention{margin:0;padding-left:1.2em;color:var(--bad)}#attention li{margin:.2em 0}
+#attention-card,#network-trial{border-color:var(--bad)}#attention{margin:0;padding-left:1.2em;color:var(--bad)}#attention li{margin:.2em 0}
 #import-card pre{white-space:pre-wrap;margin:.4em 0 0;font:12px/1.5 var(--mono)}
 .toolbar{display:flex;flex-wrap:wrap;gap:.3em;align-items:center;margin-bottom:.6em}.grow{flex:1}
 a.tool{color:inherit;text-decoration:none;display:inline-block}

@@ -360,6 +360,7 @@ export class WebServer {
       certificates: certificatesView(this.o.server.pki),
       log: this.o.log.recent(0),
       settingsImport: this.o.server.settings.settingsImport(),
+      networkTrial: this.o.server.settings.unavailable("network") === undefined ? this.o.server.settings.networkStatus().pending : undefined,
     };
   }
 
