@@ -6,8 +6,10 @@
 //   - the page's JS heap in use and its DOM nodes (Chrome's Performance.getMetrics);
 //   - the resident memory of the page's renderer process (/proc/<pid>/status VmRSS).
 // With --editor the device map editor is opened (devices.yaml loaded and checked) and with
-// --trend a tag's trend, before the figures are taken; both need a page that has them.
-import { readFileSync, copyFileSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+// --trend a tag's trend, before the figures are taken; both need a page that has them. With
+// --tags N the map gets N more tags on disabled devices (not polled: the editor's load alone),
+// in the shipped map's style, and the time from Check to its answer is given.
+import { appendFileSync, readFileSync, copyFileSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,13 +32,25 @@ function rssOf(pid: number): number {
 const mb = (n: number): string => `${(n / 1048576).toFixed(1)} MB`;
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { editor: { type: "boolean" }, trend: { type: "boolean" }, settle: { type: "string", default: "20" } } });
+  const { values } = parseArgs({ options: { editor: { type: "boolean" }, trend: { type: "boolean" }, settle: { type: "string", default: "20" }, tags: { type: "string", default: "0" } } });
   if (!existsSync(CHROMIUM)) {
     console.error(`page-weight: needs ${CHROMIUM} (apt-get install chromium)`);
     return 2;
   }
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-page-weight-"));
   copyFileSync(join(packageRoot(), "config", "devices.yaml"), join(dir, "devices.yaml"));
+  const extra = Number(values.tags);
+  if (extra > 0) {
+    const lines: string[] = [];
+    for (let d = 0; d * 1000 < extra; d++) {
+      lines.push(`  - name: line${d}-plc`, "    driver: modbus-tcp", `    host: 192.0.2.${10 + d}`, "    enabled: false", "    tags:");
+      for (let t = 0; t < 1000 && d * 1000 + t < extra; t++) {
+        lines.push(`      - name: motor${t}.speed`, `        address: holding:${2 * t}`, "        type: float32", "        unit: r/min", "        scale: 0.1", "        history: true");
+        lines.push(`        description: Speed of motor ${t} of line ${d}, from its drive`);
+      }
+    }
+    appendFileSync(join(dir, "devices.yaml"), `${lines.join("\n")}\n`);
+  }
   writeFileSync(
     join(dir, "gateway.yaml"),
     `server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ./data\ndevices: ./devices.yaml\nsecurity:\n  securityPolicies: [None, Basic256Sha256]\n` +
@@ -75,8 +89,10 @@ async function main(): Promise<number> {
     if (values.editor) {
       await page.click("#edit-devices");
       await page.waitForFunction(() => (document.getElementById("editor-text") as HTMLTextAreaElement | null)?.value.includes("simulator"), { timeout: 10_000 });
+      const asked = Date.now();
       await page.click("#editor-check");
-      await page.waitForFunction(() => document.getElementById("editor-status")?.textContent?.startsWith("valid"), { timeout: 10_000 });
+      await page.waitForFunction(() => document.getElementById("editor-status")?.textContent?.startsWith("valid"), { timeout: 60_000 });
+      console.log(`Check answered in ${Date.now() - asked} ms (${(await page.$eval("#editor-text", (t) => (t as HTMLTextAreaElement).value.length))} characters)`);
     }
     if (values.trend) {
       await page.click('#tags tr[data-tag="ramp"] td:first-child');

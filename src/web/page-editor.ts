@@ -265,7 +265,8 @@ export const EDITOR_JS = `"use strict";
   }
   function fillDevices() {
     var dl = $("test-devices"); if (!dl || ed.kind !== "devices") return;
-    var names = {}, re = /^\\s*-\\s+name:\\s*["']?([A-Za-z0-9_][A-Za-z0-9_.-]*)/gm, v = text(), m, n = 0;
+    // The devices of the text as the shipped map lays them out (list items under devices:, two spaces in), and the running ones.
+    var names = {}, re = /^ {2}- +name: *["']?([A-Za-z0-9_][A-Za-z0-9_.-]*)/gm, v = text(), m, n = 0;
     while ((m = re.exec(v)) && n < 2000) { names[m[1]] = 1; n++; }
     fg.devices().forEach(function (d) { names[d] = 1; });
     dl.textContent = ""; Object.keys(names).forEach(function (k) { var o = el("option"); o.value = k; dl.appendChild(o); });
