@@ -129,6 +129,17 @@ export async function settingsRoute(
   const rest = parts.slice(1);
   const route = `${method} ${rest.map((p) => (/^\d+$/.test(p) ? "<id>" : p)).join("/")}`;
   const id = rest.length >= 2 ? Number(rest[1]) : NaN;
+  const kept = (): string => {
+    const text = source.versionText(kind, id);
+    if (text === undefined) throw new HttpError(404, `no version ${rest[1]} of ${kind} is kept`);
+    return text;
+  };
+  /** An apply's answer: 200, or its refusal's status with the issues. */
+  const answer = (r: ApplyResult): void => {
+    if (!r.ok) return refused(res, r);
+    if (kind === "gateway") o.onUsersChanged();
+    json(res, 200, r);
+  };
   switch (route) {
     case "GET ": {
       const f = source.read(kind);
@@ -146,45 +157,24 @@ export async function settingsRoute(
       const ifMatch = req.headers["if-match"];
       const text = await readBody(req, MAX_SETTINGS_BODY);
       o.log.info(`status page: ${who.user} applies ${kind} settings (${Buffer.byteLength(text)} bytes)`);
-      const r = await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined });
-      if (!r.ok) {
-        refused(res, r);
-        return true;
-      }
-      if (kind === "gateway") o.onUsersChanged();
-      json(res, 200, r);
+      answer(await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined }));
       return true;
     }
     case "GET versions":
       json(res, 200, source.versions(kind));
       return true;
-    case "GET versions/<id>": {
-      const text = source.versionText(kind, id);
-      if (text === undefined) throw new HttpError(404, `no version ${rest[1]} of ${kind} is kept`);
-      send(res, 200, "text/yaml; charset=utf-8", text);
+    case "GET versions/<id>":
+      send(res, 200, "text/yaml; charset=utf-8", kept());
       return true;
-    }
     case "POST versions/<id>/restore": {
-      const text = source.versionText(kind, id);
-      if (text === undefined) throw new HttpError(404, `no version ${rest[1]} of ${kind} is kept`);
+      const text = kept();
       o.log.info(`status page: ${who.user} restores version ${id} of the ${kind} settings`);
-      const r = await source.apply(kind, text, who.user, { restoredFrom: id });
-      if (!r.ok) {
-        refused(res, r);
-        return true;
-      }
-      if (kind === "gateway") o.onUsersChanged();
-      json(res, 200, r);
+      answer(await source.apply(kind, text, who.user, { restoredFrom: id }));
       return true;
     }
   }
   if (kind === "network" && route === "POST confirm") {
-    const r = await source.networkConfirm(who.user);
-    if (!r.ok) {
-      refused(res, r);
-      return true;
-    }
-    json(res, 200, r);
+    answer(await source.networkConfirm(who.user));
     return true;
   }
   if (kind === "network" && route === "GET status") {

@@ -9,8 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { AttributeIds, MessageSecurityMode, OPCUAClient, SecurityPolicy, StatusCodes as UaStatus, type ClientSession } from "node-opcua-client";
+import { AttributeIds, StatusCodes as UaStatus } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type Connection } from "../conformance/helpers.js";
 import { makeCert } from "../security/certs.js";
 import { requirePeers, skipWithout } from "../helpers/ci.js";
 import { PASSWORDS, startWebGateway, type WebGateway } from "./helpers.js";
@@ -33,8 +34,7 @@ describe.skipIf(skipWithout(MISSING))(`the settings editor in chromium${MISSING 
   let g: WebGateway;
   let browser: Browser;
   let page: Page;
-  let client: OPCUAClient;
-  let session: ClientSession;
+  let opc: Connection;
   const work = mkdtempSync(join(tmpdir(), "fieldgate-editor-"));
   const shots = mkdtempSync(join(tmpdir(), "fieldgate-editor-screenshots-"));
 
@@ -57,21 +57,18 @@ describe.skipIf(skipWithout(MISSING))(`the settings editor in chromium${MISSING 
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 1000 });
     page.on("dialog", (d) => void d.accept());
-    client = OPCUAClient.create({ applicationName: "fieldgate-editor-test", endpointMustExist: false, securityMode: MessageSecurityMode.None, securityPolicy: SecurityPolicy.None, connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 } });
-    await client.connect(g.opcUrl);
-    session = await client.createSession();
+    opc = await connect(g.opcUrl, "fieldgate-editor-test");
   }, 60_000);
 
   afterAll(async () => {
-    await session?.close();
-    await client?.disconnect();
+    await opc?.close();
     await browser?.close();
     await g?.stop();
     rmSync(work, { recursive: true, force: true });
     console.log(`editor screenshots: ${shots}`);
   });
 
-  const read = async (nodeId: string) => session.read({ nodeId, attributeId: AttributeIds.Value });
+  const read = async (nodeId: string) => opc.session.read({ nodeId, attributeId: AttributeIds.Value });
   const toast = (re: RegExp, timeout = 15_000) =>
     page.waitForFunction((src: string) => new RegExp(src).test(document.getElementById("toast")?.textContent ?? ""), { timeout, polling: 100 }, re.source);
   /** Puts the caret after the first occurrence of `after` in the editor's text and types `text` as a person would. */

@@ -6,8 +6,9 @@ import { createServer } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AttributeIds, ClientMonitoredItem, ClientSubscription, MessageSecurityMode, OPCUAClient, SecurityPolicy, TimestampsToReturn, type ClientSession, type DataValue } from "node-opcua-client";
+import { AttributeIds, ClientMonitoredItem, ClientSubscription, TimestampsToReturn, type DataValue } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type Connection } from "../conformance/helpers.js";
 import { fetchPage, login, startWebGateway, type WebGateway } from "./helpers.js";
 
 async function freePort(): Promise<number> {
@@ -23,8 +24,7 @@ const mapWith = (b: string) => `devices:\n  - name: a\n    driver: simulator\n  
 describe("a change to device B", () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-untouched-"));
   let g: WebGateway;
-  let client: OPCUAClient;
-  let session: ClientSession;
+  let opc: Connection;
   let cookie: string;
   let csrf: string;
   let portB: number;
@@ -37,26 +37,17 @@ describe("a change to device B", () => {
     g = await startWebGateway({ dir, extraYaml: "devices: ./devices.yaml\n" });
     cookie = await login(g, "admin");
     csrf = JSON.parse((await fetchPage(g, "/api/me", { headers: { cookie } })).body).csrf;
-    client = OPCUAClient.create({
-      applicationName: "fieldgate-untouched",
-      endpointMustExist: false,
-      securityMode: MessageSecurityMode.None,
-      securityPolicy: SecurityPolicy.None,
-      connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    });
-    await client.connect(g.opcUrl);
-    session = await client.createSession();
+    opc = await connect(g.opcUrl, "fieldgate-untouched");
   }, 60_000);
 
   afterAll(async () => {
-    await session?.close();
-    await client?.disconnect();
+    await opc?.close();
     await g?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it("leaves device A's poller, and a client's subscription to it, running", async () => {
-    const sub = ClientSubscription.create(session, { requestedPublishingInterval: 100, requestedLifetimeCount: 600, requestedMaxKeepAliveCount: 10, publishingEnabled: true, priority: 1 });
+    const sub = ClientSubscription.create(opc.session, { requestedPublishingInterval: 100, requestedLifetimeCount: 600, requestedMaxKeepAliveCount: 10, publishingEnabled: true, priority: 1 });
     await new Promise<void>((resolve, reject) => {
       sub.once("started", () => resolve());
       sub.once("internal_error", reject);
