@@ -18,8 +18,9 @@
 //   POST /api/config/devices/kepware          {text, csv, device, driver?, host?, port?, unitId?}: the map with the device added
 //   GET  /api/settings-import                 the FIELDGATE drive's last import
 //
-// Reading is for every logged-in user; the rest is an admin's (web-server.ts checks who may act
-// before a POST reaches here). Every change is logged with its user.
+// Reading is for every logged-in user, gateway.yaml's passwords hidden from all but admins; the
+// rest is an admin's (web-server.ts checks who may act before a POST reaches here). Every change
+// is logged with its user.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConfigIssue } from "../config/errors.js";
 import type { DeviceReading } from "../devices/read-once.js";
@@ -96,6 +97,14 @@ function readingView(r: DeviceReading): unknown {
   };
 }
 
+/**
+ * gateway.yaml as a viewer sees it: every `password:` value (the users' scrypt hashes, which a
+ * viewer could try offline; the MQTT broker's password itself) replaced, the rest as it is.
+ */
+export function hideSecrets(text: string): string {
+  return text.replace(/(\bpassword\s*:\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'|[^\s,}#][^,}#\n]*?)(?=\s*(?:[,}#\n]|$))/g, '$1"(hidden: admins only)"');
+}
+
 function kindOf(s: string | undefined): SettingsKind {
   if (s !== undefined && (SETTINGS_KINDS as readonly string[]).includes(s)) return s as SettingsKind;
   throw new HttpError(404, `no settings file "${s ?? ""}": expected one of ${SETTINGS_KINDS.join(", ")}`);
@@ -143,10 +152,11 @@ export async function settingsRoute(
   switch (route) {
     case "GET ": {
       const f = source.read(kind);
+      const text = kind === "gateway" && who.role !== "admin" ? hideSecrets(f.text) : f.text;
       const base = f.file.slice(f.file.lastIndexOf("/") + 1);
       const headers: Record<string, string> = { etag: `"${f.etag}"` };
       if (o.query.has("download")) headers["content-disposition"] = `attachment; filename="${base.replace(/[^A-Za-z0-9._-]/g, "_")}"`;
-      send(res, 200, "text/yaml; charset=utf-8", f.text, headers);
+      send(res, 200, "text/yaml; charset=utf-8", text, headers);
       return true;
     }
     case "POST check": {
@@ -164,7 +174,7 @@ export async function settingsRoute(
       json(res, 200, source.versions(kind));
       return true;
     case "GET versions/<id>":
-      send(res, 200, "text/yaml; charset=utf-8", kept());
+      send(res, 200, "text/yaml; charset=utf-8", kind === "gateway" && who.role !== "admin" ? hideSecrets(kept()) : kept());
       return true;
     case "POST versions/<id>/restore": {
       const text = kept();

@@ -68,7 +68,7 @@ describe("the settings API", () => {
     if (mapFile) rmSync(join(mapFile, ".."), { recursive: true, force: true });
   });
 
-  it("reads the running files with an ETag, for viewers too; ?download makes it a file", async () => {
+  it("reads the running files with an ETag, for viewers too (gateway.yaml's passwords hidden); ?download makes it a file", async () => {
     const r = await fetchPage(g, "/api/config/devices", { headers: { cookie: viewer.cookie } });
     expect(r.status).toBe(200);
     expect(r.headers["content-type"]).toBe("text/yaml; charset=utf-8");
@@ -83,6 +83,13 @@ describe("the settings API", () => {
       { kind: "network", unavailable: expect.stringMatching(/appliance/) },
     ]);
     expect((await fetchPage(g, "/api/config/network", { headers: { cookie: viewer.cookie } })).status).toBe(409);
+    // gateway.yaml's password hashes are an admin's to see.
+    const forViewer = (await fetchPage(g, "/api/config/gateway", { headers: { cookie: viewer.cookie } })).body;
+    const forAdmin = (await fetchPage(g, "/api/config/gateway", { headers: { cookie: admin.cookie } })).body;
+    expect(forAdmin).toBe(readFileSync(g.configFile, "utf8"));
+    expect(forAdmin).toMatch(/password: "\$scrypt\$/);
+    expect(forViewer).not.toContain("$scrypt$");
+    expect(forViewer).toBe(forAdmin.replace(/password: "[^"]+"/g, 'password: "(hidden: admins only)"'));
   });
 
   it("checks a map: each issue with its line, column, key path and message", async () => {
