@@ -3,9 +3,9 @@
 // ~10 ms where parsing and validating the YAML takes ~100 ms on one core of a small board.
 //
 // A cached value is used only for the same text validated by the same code: the key hashes the
-// text, the source of the modules that validate (this folder and the UNECE unit table), so an
-// upgrade or any change to a schema or a check invalidates it, and the file's folder when the
-// schema has paths (they resolve against it). Only valid files are cached; a file with issues is
+// text, the source of the modules that validate (this folder, the UNECE unit table, drivers/)
+// and the names of the drivers a map may name, so an upgrade or any change to a schema or a
+// check invalidates it, and the file's folder when the schema has paths (they resolve against it). Only valid files are cached; a file with issues is
 // validated every time, and its messages are the validator's as before. A cache that cannot be
 // read, parsed or written is ignored: the file is validated as usual. One cache file per use
 // (the gateway has one device map), replaced when the map changes. The text is read as the
@@ -30,7 +30,11 @@ interface CacheFile {
 
 let fingerprint: string | null | undefined;
 
-/** A hash of the source of the validating modules; null if it cannot be read (no cache then). */
+/**
+ * A hash of the source of the validating modules (this folder, the UNECE unit table, and the
+ * drivers' definitions, which give a device map its drivers' keys); null if it cannot be read
+ * (no cache then).
+ */
 function codeFingerprint(): string | null {
   if (fingerprint !== undefined) return fingerprint;
   try {
@@ -39,12 +43,14 @@ function codeFingerprint(): string | null {
     // From the sources (vitest) the folder of this file; compiled, the compiled modules'
     // folder, also when this runs from the gateway's bundle (dist/bundle, src/build/bundle.ts).
     const dir = ext === ".ts" ? dirname(here) : join(packageRoot(), "dist", "src", "config");
+    const drivers = join(dir, "..", "..", "drivers");
     const hash = createHash("sha256");
     const files = readdirSync(dir)
       .filter((f) => f.endsWith(ext))
       .sort()
       .map((f) => join(dir, f));
     files.push(join(dir, "..", "ua", "generated", `units${ext}`));
+    for (const f of readdirSync(drivers, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(ext)).sort()) files.push(join(drivers, f));
     for (const f of files) hash.update(f.slice(dir.length)).update(readFileSync(f));
     fingerprint = hash.digest("hex");
   } catch {
@@ -68,17 +74,51 @@ function hasPaths(schema: SchemaSpec, seen = new Set<SchemaSpec>()): boolean {
       return hasPaths(schema.items, seen);
     case "optional":
       return hasPaths(schema.inner, seen);
+    case "variant":
+      return [...schema.variants.values()].some((s) => hasPaths(s, seen));
     default:
       return false;
   }
 }
 
-/** The key a valid result of `text` as `file` is cached under; null when no cache can be kept. */
+/** The names of every variant of the schema (the drivers a device map may name), in order. */
+function variantNames(schema: SchemaSpec, out: string[] = [], seen = new Set<SchemaSpec>()): string[] {
+  if (seen.has(schema)) return out;
+  seen.add(schema);
+  switch (schema.kind) {
+    case "object":
+      for (const s of Object.values(schema.shape)) variantNames(s, out, seen);
+      break;
+    case "record":
+      variantNames(schema.values, out, seen);
+      break;
+    case "array":
+      variantNames(schema.items, out, seen);
+      break;
+    case "optional":
+      variantNames(schema.inner, out, seen);
+      break;
+    case "variant":
+      out.push(...schema.variants.keys());
+      for (const s of schema.variants.values()) variantNames(s, out, seen);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+/**
+ * The key a valid result of `text` as `file` is cached under; null when no cache can be kept.
+ * A map valid where a driver was registered is not valid where it is not: the names of the
+ * drivers are part of the key.
+ */
 export function cacheKey(schema: Schema, text: string, file: string): string | null {
   const code = codeFingerprint();
   if (code === null) return null;
   const folder = hasPaths(schema) ? dirname(resolve(file)) : "";
-  return createHash("sha256").update(code).update("\0").update(folder).update("\0").update(text).digest("hex");
+  const variants = variantNames(schema).join(",");
+  return createHash("sha256").update(code).update("\0").update(variants).update("\0").update(folder).update("\0").update(text).digest("hex");
 }
 
 /** The key of the result kept in `cacheFile`, if there is one. */

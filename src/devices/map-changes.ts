@@ -3,7 +3,6 @@
 // the first few names) and the settings that differ. "device map: changed simulator; 0
 // unchanged" left the person who edited the map to guess whether their edit was the one taken.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
-import type { ApplyReport } from "./device-runtime.js";
 import { sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { sameConfig } from "./same-config.js";
 
@@ -28,6 +27,16 @@ export interface DeviceChanges {
   readonly tagsAdded: Names;
   readonly tagsRemoved: Names;
   readonly tagsChanged: Names;
+}
+
+/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
+export interface ApplyReport {
+  readonly added: string[];
+  readonly removed: string[];
+  readonly changed: string[];
+  readonly unchanged: string[];
+  /** What changed in each device removed, changed or added, in that order. */
+  readonly details: DeviceChanges[];
 }
 
 const NONE: Names = Object.freeze({ count: 0, first: Object.freeze([]) as readonly string[] });
