@@ -35,7 +35,7 @@ export interface DriverProtocol {
    * and the unused units a read may span to join two tags.
    */
   readLimits(device: DeviceConfig): BlockLimits;
-  /** Where a tag is, in the map's own words ("holding:100.3"): messages, a tag's default Description. */
+  /** Where a tag is, in the map's own words (its address as written): messages, a tag's default Description. */
   formatAddress(tag: TagConfig): string;
   /** How Kepware writes the protocol's tags, where Kepware has a driver for it (`fieldgate import kepware`, `export csv`). */
   readonly kepware?: KepwareAddressing;
