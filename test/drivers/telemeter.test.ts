@@ -15,6 +15,7 @@ import { deviceMapSchema } from "../../src/config/device-map.js";
 import { deviceMapJsonSchema } from "../../src/config/json-schema.js";
 import { validateYaml } from "../../src/config/load.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { readUntil } from "../helpers/read-until.js";
 import { decodeTelegram, encodeTelegram, MeterBus, TELEMETER, telemeterDriver, type Meter } from "./telemeter.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -157,16 +158,7 @@ devices:
 
   const read = (nodeId: string, attributeId = AttributeIds.Value): Promise<DataValue> => session.read({ nodeId, attributeId });
 
-  /** Reads until `ok` holds (bounded); returns the last value read. */
-  async function until(nodeId: string, ok: (dv: DataValue) => boolean, what: string, ms = 8000): Promise<DataValue> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const dv = await read(nodeId);
-      if (ok(dv)) return dv;
-      if (Date.now() > end) throw new Error(`${what}: still ${dv.toString()}`);
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  }
+  const until = (nodeId: string, ok: (dv: DataValue) => boolean, what: string): Promise<DataValue> => readUntil(session, nodeId, ok, what);
 
   beforeAll(async () => {
     heat = bus.add("/dev/ttyMETERS", "00012345", [
