@@ -1,9 +1,9 @@
-// Modbus as the device map and the poll groups see it (src/devices/registry.ts DriverProtocol):
-// its four data areas, its addresses ("holding:100", "holding:100.3", Modicon 40101), the keys of
-// its devices and tags with their checks, and its request limits (Modbus Application Protocol
-// V1.1b3 §6.1-6.4: 125 registers, 2000 bits per read). The Modbus drivers (TCP, RTU, RTU over
-// TCP), the simulator and the bench driver share it; their tags are read by the word codec
-// (src/devices/tag-codec.ts).
+// Modbus as the device map and the poll groups see it (definition.ts makes the DriverProtocol of
+// src/devices/registry.ts from it): its four data areas, its addresses ("holding:100",
+// "holding:100.3", Modicon 40101), the keys of its devices and tags with their checks, and its
+// request limits (Modbus Application Protocol V1.1b3 §6.1-6.4: 125 registers, 2000 bits per
+// read). The Modbus drivers (TCP, RTU, RTU over TCP), the simulator and the bench driver share
+// it; their tags are read by the word codec (src/devices/tag-codec.ts).
 //
 // Decisions where the issue is silent:
 // - `type` defaults to bool on coils and discrete inputs, uint16 on registers. `bool` on a

@@ -205,22 +205,25 @@ const stringScratch = Buffer.alloc(2 * MAX_STRING_WORDS);
 const outOfRange: Encoded = { ok: false, statusCode: StatusCodes.BadOutOfRange };
 const typeMismatch: Encoded = { ok: false, statusCode: StatusCodes.BadTypeMismatch };
 
+// Fields are declared, not defined: each is set once, in the constructor, and keeps the
+// representation of its value (a class field is first defined as undefined, which widens it);
+// a poll reads them for every tag it decodes.
 class WordCodec implements TagCodec {
-  readonly area: string;
-  readonly width: number;
-  readonly builtinType: BuiltinType;
-  readonly path: ValuePath;
-  readonly partial: boolean;
-  private readonly kind: Kind;
+  declare readonly area: string;
+  declare readonly width: number;
+  declare readonly builtinType: BuiltinType;
+  declare readonly path: ValuePath;
+  declare readonly partial: boolean;
+  declare private readonly kind: Kind;
   /** Bit index within the word (Bit only). */
-  private readonly bit: number;
-  private readonly wordSwap: boolean;
-  private readonly byteSwap: boolean;
-  private readonly scale: number;
-  private readonly offset: number;
-  private readonly scaled: boolean;
-  private readonly low: number;
-  private readonly high: number;
+  declare private readonly bit: number;
+  declare private readonly wordSwap: boolean;
+  declare private readonly byteSwap: boolean;
+  declare private readonly scale: number;
+  declare private readonly offset: number;
+  declare private readonly scaled: boolean;
+  declare private readonly low: number;
+  declare private readonly high: number;
 
   constructor(spec: WordTagSpec, kind: Kind, width: number, bit: number, wordSwap: boolean, byteSwap: boolean) {
     const scaled = spec.scale !== 1 || spec.offset !== 0;
