@@ -59,53 +59,19 @@ function codeFingerprint(): string | null {
   return fingerprint;
 }
 
-/** Whether a value of the schema can hold a path (resolved against the file's folder). */
-function hasPaths(schema: SchemaSpec, seen = new Set<SchemaSpec>()): boolean {
-  if (seen.has(schema)) return false;
+/** Every schema `schema` is made of, itself first, each once. */
+function* partsOf(schema: SchemaSpec, seen = new Set<SchemaSpec>()): Generator<SchemaSpec> {
+  if (seen.has(schema)) return;
   seen.add(schema);
-  switch (schema.kind) {
-    case "path":
-      return true;
-    case "object":
-      return Object.values(schema.shape).some((s) => hasPaths(s, seen));
-    case "record":
-      return hasPaths(schema.values, seen);
-    case "array":
-      return hasPaths(schema.items, seen);
-    case "optional":
-      return hasPaths(schema.inner, seen);
-    case "variant":
-      return [...schema.variants.values()].some((s) => hasPaths(s, seen));
-    default:
-      return false;
-  }
-}
-
-/** The names of every variant of the schema (the drivers a device map may name), in order. */
-function variantNames(schema: SchemaSpec, out: string[] = [], seen = new Set<SchemaSpec>()): string[] {
-  if (seen.has(schema)) return out;
-  seen.add(schema);
-  switch (schema.kind) {
-    case "object":
-      for (const s of Object.values(schema.shape)) variantNames(s, out, seen);
-      break;
-    case "record":
-      variantNames(schema.values, out, seen);
-      break;
-    case "array":
-      variantNames(schema.items, out, seen);
-      break;
-    case "optional":
-      variantNames(schema.inner, out, seen);
-      break;
-    case "variant":
-      out.push(...schema.variants.keys());
-      for (const s of schema.variants.values()) variantNames(s, out, seen);
-      break;
-    default:
-      break;
-  }
-  return out;
+  yield schema;
+  const inner =
+    schema.kind === "object" ? Object.values(schema.shape)
+    : schema.kind === "variant" ? [...schema.variants.values()]
+    : schema.kind === "record" ? [schema.values]
+    : schema.kind === "array" ? [schema.items]
+    : schema.kind === "optional" ? [schema.inner]
+    : [];
+  for (const s of inner) yield* partsOf(s, seen);
 }
 
 /**
@@ -116,8 +82,10 @@ function variantNames(schema: SchemaSpec, out: string[] = [], seen = new Set<Sch
 export function cacheKey(schema: Schema, text: string, file: string): string | null {
   const code = codeFingerprint();
   if (code === null) return null;
-  const folder = hasPaths(schema) ? dirname(resolve(file)) : "";
-  const variants = variantNames(schema).join(",");
+  const parts = [...partsOf(schema)];
+  // A path resolves against the file's folder; a device map's drivers are its variants' names.
+  const folder = parts.some((s) => s.kind === "path") ? dirname(resolve(file)) : "";
+  const variants = parts.flatMap((s) => (s.kind === "variant" ? [...s.variants.keys()] : [])).join(",");
   return createHash("sha256").update(code).update("\0").update(variants).update("\0").update(folder).update("\0").update(text).digest("hex");
 }
 
