@@ -6,9 +6,9 @@
 // running link when the device's link is up already (its requests queue behind the polls, as a
 // serial bus needs), or one opened for this read and closed after (device-runtime.ts chooses).
 //
-// What failed is said as the driver said it (its DriverError's message: a Modbus exception, a
-// time-out, a refused connection), for each tag whose request failed, and for the device when
-// the cycle stopped at a link failure.
+// What failed is said as the driver said it (its DriverError's message: the device's refusal of
+// an address, a time-out, a refused connection), for each tag whose request failed, and for the
+// device when the cycle stopped at a link failure.
 import type { DeviceConfig } from "../config/device-map.js";
 import type { Clock } from "../sampling/clock.js";
 import type { DataValue } from "../ua/builtins.js";
@@ -16,8 +16,7 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { ValueCache } from "../values/value-cache.js";
 import { DevicePoller } from "./device-poller.js";
 import type { BlockRequest, Driver } from "./driver.js";
-import type { DriverLimits } from "./registry.js";
-import { compileTag } from "./tag-codec.js";
+import type { DriverProtocol } from "./registry.js";
 
 export interface TagReading {
   readonly name: string;
@@ -60,12 +59,15 @@ function noting(driver: Driver, failures: Failure[]): Driver {
   };
 }
 
-/** Reads every tag of `config` once through `driver`; resolves when every poll group has run its cycle. */
-export async function readDeviceOnce(config: DeviceConfig, driver: Driver, o: { readonly clock: Clock; readonly driverLimits?: DriverLimits }): Promise<DeviceReading> {
+/**
+ * Reads every tag of `config` once through `driver`, as `protocol` (its driver's) plans and
+ * decodes them; resolves when every poll group has run its cycle.
+ */
+export async function readDeviceOnce(config: DeviceConfig, driver: Driver, o: { readonly clock: Clock; readonly protocol: DriverProtocol }): Promise<DeviceReading> {
   const values = new ValueCache();
-  const slots = config.tags.map((t) => values.acquire(`${config.name}.${t.name}`, { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate }));
+  const slots = config.tags.map((t) => values.acquire(`${config.name}.${t.name}`, { builtinType: o.protocol.tag(t, config).codec.builtinType, rate: t.rate }));
   const failures: Failure[] = [];
-  const poller = new DevicePoller({ config, driver: noting(driver, failures), clock: o.clock, values, slots, driverLimits: o.driverLimits });
+  const poller = new DevicePoller({ config, protocol: o.protocol, driver: noting(driver, failures), clock: o.clock, values, slots });
   let unreachable: string | undefined;
   poller.onStateChange = (p) => {
     if (p.state === "failing" || p.state === "demoted") unreachable = p.lastError;

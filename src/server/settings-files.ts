@@ -15,11 +15,12 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { deviceMapSchema, type DeviceConfig, type DeviceMap } from "../config/device-map.js";
+import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
+import type { KepwareDrivers } from "../config/kepware.js";
+import { addKepwareDevice, type KepwareAdded } from "../config/kepware-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { validateYaml } from "../config/load.js";
-import { validateDeviceMapTextOffLoop } from "../config/validate-off-loop.js";
 import type { ValidationResult } from "../config/validate.js";
 import type { DeviceReading } from "../devices/read-once.js";
 import { describeApply, type ApplyReport } from "../devices/map-changes.js";
@@ -43,6 +44,13 @@ export interface SettingsFilesOptions {
   /** gateway.yaml's reload (server.reloadConfig). */
   readonly reloadConfig: (next: GatewayConfig) => { readonly restartNeeded: readonly string[]; readonly users?: UserReloadReport };
   readonly readOnce: (device: DeviceConfig, map: DeviceMap) => Promise<DeviceReading>;
+  /**
+   * Device map text validated as a reload validates (the gateway's drivers, on the validation
+   * worker when it has one); `issuesOnly`: the map itself is not wanted.
+   */
+  readonly validateMapText: (text: string, file: string, issuesOnly: boolean) => Promise<ValidationResult<DeviceMap>>;
+  /** The drivers' Kepware forms, for a CSV made into a device. */
+  readonly kepware: KepwareDrivers;
   /** network.yaml on the appliance; undefined elsewhere. */
   readonly network?: NetworkSettings;
 }
@@ -154,6 +162,14 @@ export class SettingsFiles implements SettingsSource {
     return { reading: await this.o.readOnce(config, checked.value) };
   }
 
+  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string } {
+    return addKepwareDevice(body, this.o.kepware);
+  }
+
+  kepwareDrivers(): readonly string[] {
+    return this.o.kepware.names.filter((n) => this.o.kepware.kepwareOf(n) !== undefined);
+  }
+
   settingsImport(): SettingsImportView | undefined {
     return settingsImportView(join(this.o.dataDir, "settings-import.json"));
   }
@@ -234,14 +250,8 @@ export class SettingsFiles implements SettingsSource {
     return { ok: false, status: 422, message: `refused: ${plural(issues.length, "issue")}; nothing was changed, ${stays}`, issues };
   }
 
-  /** The map validated on a worker, as a reload does (on this thread if the worker fails). */
-  private async validateMap(text: string, file: string, issuesOnly: boolean): Promise<ValidationResult<DeviceMap>> {
-    try {
-      return await validateDeviceMapTextOffLoop(text, file, { issuesOnly });
-    } catch (err) {
-      this.o.log.warn(`status page: the validation worker failed (${err instanceof Error ? err.message : String(err)}); validating on the event loop instead`);
-      return validateYaml(deviceMapSchema, text, file);
-    }
+  private validateMap(text: string, file: string, issuesOnly: boolean): Promise<ValidationResult<DeviceMap>> {
+    return this.o.validateMapText(text, file, issuesOnly);
   }
 
   /**

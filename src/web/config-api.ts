@@ -15,7 +15,8 @@
 //   POST /api/config/network/confirm          keep the network change on trial
 //   GET  /api/config/network/status           the change on trial, the last outcome
 //   POST /api/config/devices/test-read        {text, device}: the device's tags read once
-//   POST /api/config/devices/kepware          {text, csv, device, driver?, host?, port?, unitId?}: the map with the device added
+//   GET  /api/config/devices/kepware          the drivers a Kepware CSV can be made a device of
+//   POST /api/config/devices/kepware          {text, csv, device, driver?, host?, port?, station?}: the map with the device added
 //   GET  /api/settings-import                 the FIELDGATE drive's last import
 //
 // Reading is for every logged-in user, gateway.yaml's passwords hidden from all but admins; the
@@ -24,6 +25,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConfigIssue } from "../config/errors.js";
 import type { DeviceReading } from "../devices/read-once.js";
+import type { KepwareAdded } from "../config/kepware-map.js";
 import type { VersionInfo } from "../settings/config-versions.js";
 import type { Logger } from "../log.js";
 import { HttpError, json, readBody, readJson, send } from "./http.js";
@@ -79,6 +81,10 @@ export interface SettingsSource {
   networkStatus(): { readonly pending?: { readonly deadline: string; readonly by: string } };
   /** The device `device` of the map `text` (not applied) read once; its issues when the map is not valid. */
   testRead(text: string, device: string): Promise<{ readonly issues: readonly ConfigIssue[] } | { readonly reading: DeviceReading }>;
+  /** The map `body.text` with the Kepware CSV `body.csv` made into device `body.device` (not applied); or what is wrong. */
+  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string };
+  /** The drivers whose devices a Kepware CSV can become, the default first. */
+  kepwareDrivers(): readonly string[];
   /** The FIELDGATE drive's last import, when there was one. */
   settingsImport(): SettingsImportView | undefined;
 }
@@ -203,10 +209,13 @@ export async function settingsRoute(
     json(res, 200, readingView(r.reading));
     return true;
   }
+  if (kind === "devices" && route === "GET kepware") {
+    json(res, 200, { drivers: source.kepwareDrivers() });
+    return true;
+  }
   if (kind === "devices" && route === "POST kepware") {
     const body = await readJson(req, MAX_KEPWARE_BODY, '{"text", "csv", "device", ...}');
-    const { addKepwareDevice } = await import("../config/kepware-map.js");
-    const r = addKepwareDevice(body);
+    const r = source.kepware(body);
     if ("error" in r) throw new HttpError(400, r.error);
     o.log.info(`status page: ${who.user} imports ${r.converted} of ${r.rows} Kepware rows as device ${String(body.device).slice(0, 64)} (not applied yet)`);
     json(res, 200, r);

@@ -250,12 +250,12 @@ export const EDITOR_JS = `"use strict";
     var g = el("div", "form-grid"); p.appendChild(g);
     var dev = field(g, "Device name", input("kw-device", name.replace(/\\.csv$/i, "").replace(/[^A-Za-z0-9_.-]/g, "_")));
     var drv = field(g, "Driver", el("select")); drv.id = "kw-driver";
-    ["modbus-tcp", "modbus-rtu-over-tcp", "modbus-rtu", "simulator"].forEach(function (d) { var o = el("option", "", d); o.value = d; drv.appendChild(o); });
+    fg.request("GET", "/api/config/devices/kepware").then(function (r) { r.drivers.forEach(function (d) { var o = el("option", "", d); o.value = d; drv.appendChild(o); }); });
     var host = field(g, "Host", input("kw-host", "", "192.168.10.20"));
-    var port = field(g, "Port", input("kw-port", "", "502"));
-    var unit = field(g, "Unit id", input("kw-unit", "", "1"));
+    var port = field(g, "Port", input("kw-port", "", "the driver's default"));
+    var unit = field(g, "Station (its address on the link)", input("kw-station", "", "1"));
     p.appendChild(button("Add the device to the map", "kw-add", function () {
-      fg.post("/api/config/devices/kepware", { text: text(), csv: csv, device: dev.value, driver: drv.value, host: host.value, port: port.value, unitId: unit.value }).then(function (r) {
+      fg.post("/api/config/devices/kepware", { text: text(), csv: csv, device: dev.value, driver: drv.value, host: host.value, port: port.value, station: unit.value }).then(function (r) {
         $("editor-text").value = r.text; gutterDraw(); schedule();
         var q = panel("Device " + dev.value + " added to the map (not applied yet): " + r.converted + " of " + r.rows + " rows");
         r.notes.slice(0, 50).forEach(function (n) { q.appendChild(el("p", "hint", n)); });

@@ -301,11 +301,12 @@ describe("the settings API", () => {
   });
 
   it("makes a Kepware CSV a device of the map being edited, its comments kept", async () => {
+    expect(JSON.parse((await fetchPage(g, "/api/config/devices/kepware", { headers: { cookie: viewer.cookie } })).body).drivers.length).toBeGreaterThan(0);
     const csv = readFileSync(join(import.meta.dirname, "../cli/fixtures/kepware-comma.csv"), "utf8");
     const r = await fetchPage(g, "/api/config/devices/kepware", {
       method: "POST",
       headers: { cookie: admin.cookie, "x-fieldgate-csrf": admin.csrf, "content-type": "application/json" },
-      body: JSON.stringify({ text: MAP, csv, device: "press", host: "192.0.2.7", unitId: "2" }),
+      body: JSON.stringify({ text: MAP, csv, device: "press", host: "192.0.2.7", station: "2" }),
     });
     expect(r.status).toBe(200);
     const body = JSON.parse(r.body);
