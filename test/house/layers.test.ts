@@ -12,9 +12,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
  * Bottom first: each may import those before it. Leaf modules of src/ any layer uses (with
- * storage, the damaged-file handling of every part that keeps a file); the codec; config and
- * the settings files a person changes; the data path from the clock to the address space and
- * what is built on it (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
+ * storage, the damaged-file handling of every part that keeps a file); the codec;
+ * config; the data path from the clock to the address space and what is built on it
+ * (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
  * meet (northbound, web); the composition root, and the entry points.
  */
 const LAYERS = [
@@ -28,7 +28,6 @@ const LAYERS = [
   "storage",
   "ua",
   "config",
-  "settings",
   "log",
   "sampling",
   "values",
@@ -36,6 +35,7 @@ const LAYERS = [
   "drivers",
   "history",
   "update",
+  "settings",
   "address-space",
   "subscriptions",
   "events",
