@@ -19,7 +19,7 @@ import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-id
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js";
-import type { HistoryWriterStats } from "../history/writer.js";
+import type { HistoryWriterStats } from "../history/sample-queue.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
 import { readUpdateStatus, type UpdateStatus } from "../update/status.js";
