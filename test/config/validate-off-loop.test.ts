@@ -6,16 +6,17 @@
 // stopped half-way leaves no file. Runs the built worker (dist/).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { distFile, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { deviceMapCacheFile, validateDeviceMap } from "../../src/config/device-map.js";
 import { keepDeviceMapOffLoop, validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
 import { cacheText } from "../../src/config/validated-cache.js";
 
-const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/config/validate-worker.js");
-const built = existsSync(WORKER);
+const WORKER = distFile("src/config/validate-worker.js");
+const unbuilt = missingBuild("src/config/validate-worker.js");
 
 function mapText(devices: number, tags: number): string {
   const lines = ["devices:"];
@@ -55,7 +56,8 @@ describe("device map pieces", () => {
   });
 });
 
-describe.skipIf(!built)("a device map validated on a worker", () => {
+describe.skipIf(skipWithout(unbuilt))("a device map validated on a worker", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("comes back equal to the map validated on this thread, while the event loop turns", async () => {
     const file = writeMap(mapText(4, 1500));
     const here = validateDeviceMap(file);
@@ -89,7 +91,8 @@ describe.skipIf(!built)("a device map validated on a worker", () => {
   }, 30_000);
 });
 
-describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
+describe.skipIf(skipWithout(unbuilt))("a device map kept in the cache by a worker", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("is kept under the key the next start looks for, and read back from it", async () => {
     const file = writeMap(mapText(2, 300));
     const cacheDir = join(dirname(file), "cache");
