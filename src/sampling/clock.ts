@@ -69,9 +69,14 @@ export class FakeClock implements Clock {
     this.time = end;
   }
 
+  /** A synchronous task of `ms`: time passes, and timers wait for the next advance(). */
+  hold(ms: number): void {
+    this.time += ms;
+  }
+
   /** Jumps time without firing timers in between (a stalled event loop), then fires what is due. */
   stall(ms: number): void {
-    this.time += ms;
+    this.hold(ms);
     this.advance(0);
   }
 

@@ -64,7 +64,7 @@ export class LoopTrace {
   private readonly readLabels = new Map<string, string>();
   private delay: IntervalHistogram | undefined;
   private observer: PerformanceObserver | undefined;
-  // Ring of notable tasks: label, end time (performance.now()), duration.
+  // Ring of notable tasks: label, end time (on `now`'s clock), duration.
   private readonly taskLabel: string[] = new Array<string>(TASKS).fill("");
   private readonly taskEnd = new Float64Array(TASKS);
   private readonly taskMs = new Float64Array(TASKS);
@@ -80,8 +80,15 @@ export class LoopTrace {
   private markRan = NaN;
   private markWaited = NaN;
 
-  /** `times`: the main thread's clock (tests hand in their own); default /proc/thread-self/schedstat, opened by start(). */
-  constructor(times?: ThreadTimes) {
+  /**
+   * `times`: the main thread's clock (tests hand in their own); default /proc/thread-self/schedstat,
+   * opened by start(). `now`: what tasks are timed on, ms (a test's fake clock); a task's start
+   * given to end() is read from it too.
+   */
+  constructor(
+    times?: ThreadTimes,
+    readonly now: () => number = () => performance.now(),
+  ) {
     this.times = times;
     this.ownTimes = times === undefined;
   }
@@ -115,7 +122,7 @@ export class LoopTrace {
   mark(): void {
     const t = this.times;
     if (t === undefined || !t.read()) return;
-    this.markAt = performance.now();
+    this.markAt = this.now();
     this.markRan = t.ranMs;
     this.markWaited = t.waitedMs;
   }
@@ -139,9 +146,9 @@ export class LoopTrace {
     return label;
   }
 
-  /** A task ran from `start` (performance.now()) until now. */
+  /** A task ran from `start` (on `now`'s clock) until now. */
   end(label: string, start: number): void {
-    const now = performance.now();
+    const now = this.now();
     const ms = now - start;
     if (ms < NOTABLE_MS) return;
     const i = this.taskNext;
@@ -164,7 +171,7 @@ export class LoopTrace {
   /** A slot ran `lateMs` late (its due time was `lateMs` before now): name what held the loop. */
   stall(slot: string, lateMs: number, wallNow: number): void {
     this.stallCount++;
-    const now = performance.now();
+    const now = this.now();
     const since = now - lateMs;
     let cause = "";
     let causeMs = 0;

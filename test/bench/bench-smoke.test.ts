@@ -52,9 +52,13 @@ describe.skipIf(skipWithout(cliUnbuilt))("bench smoke: read scenario against the
     expect(f.errorsTotal).toBe(0);
     expect(f.channelFaults).toBe(0);
     expect(f.lostInFlight).toBe(0);
-    expect(f.latencyMicros.p50).toBeLessThanOrEqual(f.latencyMicros.p90);
-    expect(f.latencyMicros.p90).toBeLessThanOrEqual(f.latencyMicros.p99);
-    expect(f.latencyMicros.p99).toBeLessThanOrEqual(f.latencyMicros.max);
+    // Little's law: with 2 x 10 requests always in flight, the rate times the mean latency is
+    // 20, give or take the requests that straddle the window's edges (a slow machine's latency
+    // times 20, over the 1 s window). Latencies in another unit than µs, or not timed per
+    // request, miss it by far.
+    const inFlight = (f.requestsPerSecond * f.latencyMicros.mean) / 1e6;
+    expect(inFlight).toBeGreaterThan(12);
+    expect(inFlight).toBeLessThan(28);
     expect(f.startToListeningMs).toBeGreaterThan(0);
     expect(f.serverRssIdleBytes).toBeGreaterThan(0);
     expect(f.serverRssEndBytes).toBeGreaterThan(0);
@@ -78,7 +82,9 @@ describe.skipIf(skipWithout(cliUnbuilt))("bench smoke: write, browse and connect
       expect(result.figures.lostInFlight).toBe(0);
       // The gateway's own report (FIELDGATE_DIAGNOSTICS): heap and GC figures come out.
       expect(result.figures.serverHeapUsedEndBytes).toBeGreaterThan(0);
-      expect(result.figures.gcPauseMs).toBeGreaterThanOrEqual(0);
+      // Both window reports came (NaN without them), and they agree with each other.
+      expect(Number.isInteger(result.figures.gcCount)).toBe(true);
+      expect(result.figures.gcPauseMs > 0).toBe(result.figures.gcCount > 0);
       expect(result.notes.filter((n) => !n.includes("over 90 %"))).toEqual([]);
     }
   }, 40_000);
