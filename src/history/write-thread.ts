@@ -80,8 +80,8 @@ export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptio
   /**
    * The database holds no series yet (the caller checked): the worker is started with the first
    * series declared, not before. Until then it would have nothing to write and nothing to keep
-   * within the retention limits, and its thread (an isolate, SQLite) is ~12 MB of RSS of a
-   * gateway whose map keeps no history.
+   * within the retention limits, and its thread (an isolate, SQLite) is memory of a gateway
+   * whose map keeps no history.
    */
   readonly untilFirstSeries?: boolean;
   /** A damaged database was moved aside (and a new one started) by the worker. */

@@ -1,5 +1,5 @@
 // What held the event loop when a sampling slot was late (DESIGN: the event loop is a shared
-// resource; issue 13 "measure first"). Three sources, all cheap enough to stay on:
+// resource, its delay measured, not assumed). Three sources, all cheap enough to stay on:
 // - the event-loop delay (perf_hooks monitorEventLoopDelay, a native timer),
 // - GC pauses (perf_hooks 'gc' entries),
 // - the tasks that can hold the loop, timed where they start and end: scheduler slots (a poll,
@@ -9,12 +9,9 @@
 // The scheduler reports every slot run more than STALL_MS late; the trace names the longest
 // task (or GC pause) that ended in the slot's lateness window and keeps the last STALLS of them.
 // What no timed task explains, the main thread's own clock does (Linux schedstat, read once per
-// firing of the scheduler, ~1 µs): since the previous firing, how long the thread ran, how long
-// it waited for its core while other threads or processes had it, and how long it slept.
-// Measured (bench counters, 1,024 items, perf sched on the server's core): of the late slots
-// that no task explained, most waited behind other processes' threads on the core, some slept
-// past the deadline on an idle core (timer granularity: libuv counts whole ms), a few were
-// untimed work.
+// firing of the scheduler): since the previous firing, how long the thread ran, how long it
+// waited for its core while other threads or processes had it, and how long it slept: the
+// causes of the late slots no task explains (bench/RESULTS.md).
 import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from "node:perf_hooks";
 import { LatenessHistogram } from "./lateness.js";
 import { openThreadTimes, type ThreadTimes } from "./thread-times.js";
