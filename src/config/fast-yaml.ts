@@ -1,5 +1,5 @@
 // A parser for the plain subset of YAML that config files and device maps are written in:
-// block mappings and sequences, one-line flow collections (`{ name: t1, address: "holding:1" }`,
+// block mappings and sequences, one-line flow collections (`{ name: t1, address: "a:1" }`,
 // `[0, 100]`), plain and quoted one-line scalars, comments. It builds the ConfigNode tree
 // directly, one record per node: composing the yaml library's Document for a large device map
 // costs several times the CPU and garbage, on the main thread, before a first start listens
