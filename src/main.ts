@@ -11,7 +11,7 @@ import { releaseSignals } from "./signals.js";
 // The operators' tools (cert, update, import, export) and the status page (server/gateway-run.ts)
 // are imported when they are used: a gateway that runs without them does not load their modules (the update
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
-// memory at rest (bench/RESULTS.md, issue 14).
+// memory at rest (bench/RESULTS.md).
 async function usage(): Promise<string> {
   const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }] = await Promise.all([
     import("./security/cert-cli.js"),

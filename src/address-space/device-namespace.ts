@@ -363,8 +363,7 @@ export class DeviceNamespace implements RuntimeNodes {
   /**
    * syncDevice's work, pausing (yield) after every `perSlice` tags. The loops over tags are
    * methods of their own (addTags, classifyTags, syncTags): a generator with hot loops is
-   * compiled by TurboFan whole, on the loop (runtime-flags.ts), which on a reload of 10 x 1,000
-   * tags was one task of 33 ms (--trace-opt).
+   * compiled by TurboFan whole, on the loop (runtime-flags.ts), one long task of a reload.
    */
   private *syncSteps(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice: number): Generator<void, void, void> {
     const added: NodeId[] = [];

@@ -1,13 +1,11 @@
 // A device map validated on a worker thread. A reload (SIGHUP, POST /api/reload): parsing and
-// validating 10,000 tags is 100-200 ms, one task that held the event loop that sampling and
-// every client share (DESIGN: "The event loop is a shared resource"; measured at 10,000 tags:
-// the longest gap between two 1 ms timers was 162 ms during a reload). The worker sends the
+// validating a large map is one task that grows with it, on the event loop that sampling and
+// every client share (DESIGN: "The event loop is a shared resource"). The worker sends the
 // validated map back in pieces (validate-pieces.ts), one per turn of the loop. The gateway's
 // first start validates on its own thread (nothing polls yet, and a worker would only add its
 // own start), and once it listens has a worker validate the map again only to keep it in the
-// cache: that write's JSON of the whole map (~10 ms at 10,000 tags, growing with the map), the
-// cache key's hash (~3 ms) and TurboFan compiling a slicer of it (33 ms, on the loop: see
-// runtime-flags.ts) stay off the loop that has begun to poll.
+// cache: that write's JSON of the whole map, the cache key's hash and TurboFan compiling a
+// slicer of it (on the loop: see runtime-flags.ts) stay off the loop that has begun to poll.
 import { rmSync } from "node:fs";
 import { WorkerLink, type Reply } from "../worker-link.js";
 import { deviceMapCacheFile, type DeviceMap } from "./device-map.js";
@@ -15,7 +13,7 @@ import { unfinishedCacheFile } from "./validated-cache.js";
 import type { ValidationResult } from "./validate.js";
 import { MapAssembly, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
-/** Tags per piece of the map coming back: ~1 ms of the loop's time each (structured clone). */
+/** Tags per piece of the map coming back: a short task of the loop each (structured clone). */
 export const TAGS_PER_PIECE = 500;
 
 export interface OffLoopOptions {

@@ -1,6 +1,6 @@
 // The validated form of a config file, kept in dataDir so that a gateway restarted with an
-// unchanged device map skips reading 10,000 tags again: JSON.parse of the cached value takes
-// ~10 ms where parsing and validating the YAML takes ~100 ms on one core of a small board.
+// unchanged device map skips reading 10,000 tags again: JSON.parse of the cached value is a
+// fraction of parsing and validating the YAML (bench/RESULTS.md).
 //
 // A cached value is used only for the same text validated by the same code: the key hashes the
 // text, the source of the modules that validate (this folder, the UNECE unit table, drivers/)
@@ -151,8 +151,8 @@ export interface CacheOptions {
  * values are plain data (no undefined members, NaN or Infinity), which test/config checks.
  *
  * Without a cache file (a first start) the key is not made before validating: it hashes the
- * validating modules and the text (~3 ms on one core), and only the write needs it. The write
- * (JSON of a 10,000-tag map, ~10 ms) is what `options.defer` may put off.
+ * validating modules and the text, and only the write needs it. The write (JSON of the whole
+ * map) is what `options.defer` may put off.
  */
 export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string, options: CacheOptions = {}): ValidationResult<Infer<S>> {
   const read = readConfigText(file);

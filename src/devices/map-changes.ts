@@ -70,7 +70,7 @@ export function wholeDevice(config: DeviceConfig, kind: "added" | "removed"): De
 
 /**
  * The differences of a device in both maps: its settings by key, its tags by name. Compares
- * TAGS_PER_SLICE tags a turn of the event loop (a device of 16,384 tags takes ~20 ms whole).
+ * TAGS_PER_SLICE tags a turn of the event loop (a large device's whole comparison is a long task).
  */
 export async function deviceChanges(before: DeviceConfig, after: DeviceConfig): Promise<DeviceChanges> {
   const settings: string[] = [];

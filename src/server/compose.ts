@@ -169,7 +169,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // Index 1 with a device map (the bench namespace is refused alongside one). Throws
   // ConfigError for a bad map: nothing has started yet.
   // A valid map is cached in <dataDir>/cache: a restart with it unchanged skips validating it.
-  // Its write (JSON of the whole map, ~10 ms at 10,000 tags on one core) is not done here: a
+  // Its write (JSON of the whole map, which grows with it) is not done here: a
   // first start listens that much sooner, and start() has a worker keep it (validate-off-loop.ts).
   let cacheToKeep = false;
   const deviceMap =

@@ -1,4 +1,4 @@
-// Users (issue 6): the user table from gateway.yaml, password hashes, and the lockout of repeated
+// Users: the user table from gateway.yaml, password hashes, and the lockout of repeated
 // failed logins. Passwords are hashed with Node's own crypto.scrypt: memory-hard, no native
 // addon to build for the ARM image, and the parameters travel in the hash so they can be raised
 // later without invalidating the hashes already pasted into configs.

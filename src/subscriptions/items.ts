@@ -200,8 +200,9 @@ export function createMonitoredItems(
 
 /**
  * CreateMonitoredItems in slices of ITEMS_PER_SLICE with a turn of the event loop between them
- * (16,384 items take ~50 ms). The subscription reports nothing of them until all are made, so
- * no notification reaches the client before the response that names its items.
+ * (a whole request of thousands is one long task). The subscription reports nothing of them
+ * until all are made, so no notification reaches the client before the response that names its
+ * items.
  */
 export function createMonitoredItemsInSlices(
   engine: SubscriptionEngine,

@@ -57,8 +57,8 @@ export function readBatch(registry: NamespaceRegistry, ctx: RequestContext, read
 
 /**
  * The items of one batch, kept in place as items come and go (swap-remove), so that adding or
- * removing an item costs the same with 16 or 16,384 items in the group: a group regrouped from
- * scratch on its next slot held the loop 25-51 ms for 16,384 items after a reload.
+ * removing an item costs the same with 16 or 16,384 items in the group: regrouping from scratch
+ * on the next slot is a task that grows with the group.
  */
 abstract class Batch {
   readonly items: MonitoredItem[] = [];
@@ -432,8 +432,8 @@ export class Sampler {
     const start = performance.now();
     for (const watch of queue) {
       if (this.resampledThisTurn >= RESAMPLE_PER_TURN) break;
-      // A reload is rare, so this code runs cold (~35 µs a watch the first time, ~3 warm): the
-      // turn ends after RESAMPLE_SLICE_MS as well.
+      // A reload is rare, so this code runs cold (a watch costs many times more the first time
+      // than warm): the turn ends after RESAMPLE_SLICE_MS as well.
       if ((this.resampledThisTurn & 7) === 7 && performance.now() - start > RESAMPLE_SLICE_MS) break;
       queue.delete(watch);
       this.resampledThisTurn++;

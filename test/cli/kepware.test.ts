@@ -3,17 +3,18 @@
 // an empty trailing column; a comma file in UTF-8 and a semicolon file (decimal commas) in
 // Windows-1252 with a line break and doubled quotes inside a description.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { parse } from "yaml";
 import { mapSchema } from "../helpers/map.js";
 import { decodeText, detectDelimiter, exportKepwareCsv, importKepwareCsv, parseCsv } from "../../src/config/kepware.js";
 import { validateYaml } from "../../src/config/load.js";
 import { MODBUS_KEPWARE } from "../../drivers/modbus/kepware.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const fixtures = join(__dirname, "fixtures");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-kepware-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -124,7 +125,8 @@ describe("import", () => {
 });
 
 describe("export", () => {
-  it.skipIf(!existsSync(cli))("writes Kepware's columns, and reads back to the same tags", () => {
+  it.skipIf(skipWithout(unbuilt))("writes Kepware's columns, and reads back to the same tags", () => {
+    requirePeers(unbuilt);
     const imported = join(dir, "plc1.yaml");
     run("import", "kepware", join(fixtures, "kepware-comma.csv"), "--device", "plc1", "--out", imported);
     const csvFile = join(dir, "plc1.csv");

@@ -6,9 +6,10 @@
 // stopped half-way leaves no file. Runs the built worker (dist/).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { distFile, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { deviceMapCacheFile, validateDeviceMap } from "../../src/config/device-map.js";
 import { keepDeviceMapOffLoop, validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
@@ -16,8 +17,8 @@ import { cacheText } from "../../src/config/validated-cache.js";
 import { DRIVERS } from "../helpers/map.js";
 
 // The gateway's worker: the validation of config/validate-worker.ts with the built-in drivers.
-const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/server/validate-worker.js");
-const built = existsSync(WORKER);
+const WORKER = distFile("src/server/validate-worker.js");
+const unbuilt = missingBuild("src/server/validate-worker.js");
 const worker = { file: pathToFileURL(WORKER) };
 
 function mapText(devices: number, tags: number): string {
@@ -58,7 +59,8 @@ describe("device map pieces", () => {
   });
 });
 
-describe.skipIf(!built)("a device map validated on a worker", () => {
+describe.skipIf(skipWithout(unbuilt))("a device map validated on a worker", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("comes back equal to the map validated on this thread, while the event loop turns", async () => {
     const file = writeMap(mapText(4, 1500));
     const here = validateDeviceMap(file, DRIVERS);
@@ -92,7 +94,8 @@ describe.skipIf(!built)("a device map validated on a worker", () => {
   }, 30_000);
 });
 
-describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
+describe.skipIf(skipWithout(unbuilt))("a device map kept in the cache by a worker", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("is kept under the key the next start looks for, and read back from it", async () => {
     const file = writeMap(mapText(2, 300));
     const cacheDir = join(dirname(file), "cache");

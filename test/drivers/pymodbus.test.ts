@@ -162,7 +162,8 @@ describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a soc
   });
 
   it("a slave that stops answering costs the other slave only its time-outs", async () => {
-    const l = bus({ timeout: 150 });
+    // A time-out that a loaded machine's pymodbus still answers within: slave 1 must never time out.
+    const l = bus({ timeout: 1500 });
     const round = () =>
       Promise.allSettled([
         l.readBlock({ station: 1, area: "holding", start: 30, count: 10 }),
@@ -172,7 +173,7 @@ describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a soc
     expect(first.map((r) => (r.status === "rejected" ? String(r.reason) : r.status))).toEqual(["fulfilled", "fulfilled"]);
     await peer.command("mute 2");
     try {
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 3; i++) {
         const [one, two] = await round();
         expect(one.status).toBe("fulfilled");
         expect(Array.from((one as PromiseFulfilledResult<Uint16Array>).value)).toEqual(Array.from({ length: 10 }, (_, k) => 1030 + k));
@@ -182,12 +183,12 @@ describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a soc
     } finally {
       await peer.command("unmute 2");
     }
-    expect(link1Health(l)).toEqual({ requests: 6, errors: 0 });
-    expect(l.unitHealth(2)).toMatchObject({ requests: 6, errors: 5, timeouts: 5 });
+    expect(link1Health(l)).toEqual({ requests: 4, errors: 0 });
+    expect(l.unitHealth(2)).toMatchObject({ requests: 4, errors: 3, timeouts: 3 });
     // The serial port stays open through the time-outs, and slave 2 answers again at once.
     expect((await round()).map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
     expect(l.health().connects).toBe(1);
-  });
+  }, 20_000);
 
   it("goes Bad when the bus disappears and reopens the port when it is back", async () => {
     // A bus of its own, whose socat and pymodbus stop and start again on the same paths.
