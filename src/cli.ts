@@ -4,9 +4,9 @@
 //
 // The code it runs (src/main.ts and what it imports) comes from one bundled file that `npm run
 // build` makes of the compiled modules (src/build/bundle.ts, dist/bundle/): importing the
-// gateway's ~160 modules one by one took 179-208 ms of its start on one core, the bundle
-// 82-92 ms, and left ~4 MB more memory behind (bench/RESULTS.md, issue 14). Without a fresh
-// bundle it runs the compiled modules themselves (src/worker-file.ts chooses, as for workers).
+// gateway's modules one by one takes about twice as long on a start and leaves more memory
+// behind (bench/RESULTS.md). Without a fresh bundle it runs the compiled modules themselves
+// (src/worker-file.ts chooses, as for workers).
 import { holdSignals } from "./signals.js";
 import { builtFile } from "./worker-file.js";
 

@@ -2,6 +2,7 @@
 // operators' tools (src/cli.ts is the command that loads this).
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
+import { builtinDrivers } from "../drivers/builtin.js";
 import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./sessions/users.js";
@@ -10,7 +11,7 @@ import { releaseSignals } from "./signals.js";
 // The operators' tools (cert, update, import, export) and the status page (server/gateway-run.ts)
 // are imported when they are used: a gateway that runs without them does not load their modules (the update
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
-// memory at rest (bench/RESULTS.md, issue 14).
+// memory at rest (bench/RESULTS.md).
 async function usage(): Promise<string> {
   const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }] = await Promise.all([
     import("./security/cert-cli.js"),
@@ -42,8 +43,8 @@ async function main(argv: string[]): Promise<number> {
   // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
   if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
-  if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest);
-  if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest);
+  if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest, builtinDrivers());
+  if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest, builtinDrivers());
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -84,7 +85,7 @@ function validate(configFile: string | undefined, devicesFile: string | undefine
     if (own.length === 0 && devicesFile === undefined) devicesFile = loadGatewayConfig(configFile).devices;
   }
   if (devicesFile !== undefined) {
-    issues.push(...validateDeviceMapFile(devicesFile));
+    issues.push(...validateDeviceMapFile(devicesFile, builtinDrivers()));
     checked.push(devicesFile);
   }
   for (const i of issues) console.error(formatIssue(i));

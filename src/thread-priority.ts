@@ -2,7 +2,7 @@
 // its worker threads (the history's, the device map's validation: lowerThisThread) and Node's
 // own helper threads (lowerHelperThreads). On a server pinned to one core the kernel would
 // otherwise hand the core to a worker the moment it wakes, in the middle of a sampling task
-// (measured: a 0.1 ms task of the loop took 3-8 ms of wall time); lowered, the loop runs first
+// (a short task of the loop then takes many times its length); lowered, the loop runs first
 // and the workers take the time it leaves. On two cores they run beside it. Linux keeps these
 // per thread: the loop's thread keeps its own.
 import { execFile } from "node:child_process";
@@ -59,9 +59,8 @@ function getOwnNice(): number {
 // do not, src/runtime-flags.ts), libuv's thread pool (file system, scrypt), Node's own signal
 // thread.
 // None of them does work a sampling slot waits for, and on a gateway pinned to one core each
-// competes with the event loop for it: an optimizing compile of 5-10 ms that ran while a slot
-// was due made it late by as much (bench counters 16,384 items: the main thread waited 128 ms for
-// its core in a 10 s window with no other process on it). Nice +10 lets the loop have the core
+// competes with the event loop for it: an optimizing compile that runs while a slot is due makes
+// it late by as much. Nice +10 lets the loop have the core
 // when it wakes and still leaves them a share when the loop is busy all the time (a helper at
 // SCHED_IDLE would never finish a compile under a Read load that keeps the core full).
 

@@ -62,7 +62,7 @@ export interface LoopServerFigures {
   loopDelay: { p50: number; p99: number; max: number };
   readTask: TaskFigures;
   flushTask: TaskFigures;
-  /** The same by method timed (Dispatcher.onRequest, HistoryWriter.tick, ...). */
+  /** The same by method timed (Dispatcher.onRequest, HistoryWriteThread.timerTick, ...). */
   byMethod: Record<string, TaskFigures>;
   /** CPU ms of the process's threads in the window, by kind (thread name, nice value). */
   threads: Record<string, number>;
@@ -200,7 +200,7 @@ async function main(p: LoopServerParams): Promise<void> {
   await probe.history.close();
   rmSync(join(dir, "data"), { recursive: true, force: true });
   const endTime = Date.now() - 3_600_000;
-  const filled = fillHistory({ dataDir: join(dir, "data"), node: `ns=${ns};s=${NODE}`, samples: p.storedValues, startTime: endTime - p.storedValues * 10, intervalMs: 10 });
+  const filled = await fillHistory({ dataDir: join(dir, "data"), node: `ns=${ns};s=${NODE}`, samples: p.storedValues, startTime: endTime - p.storedValues * 10, intervalMs: 10 });
 
   const server = new FieldgateServer(loadGatewayConfig(file), log);
   if (server.registry.register(URI) !== ns) throw new Error("the bench namespace got another index than the probe's");
@@ -213,16 +213,11 @@ async function main(p: LoopServerParams): Promise<void> {
   const { Dispatcher } = (await import(dist("src/server/dispatcher.js"))) as { Dispatcher: { prototype: object } };
   timeMethod(Dispatcher.prototype, "Dispatcher", "onRequest", readTasks, isHistoryRead);
   timeMethod(Dispatcher.prototype, "Dispatcher", "send", readTasks, (args) => (args[3] as { name?: string }).name === "HistoryRead");
-  const writer = (await import(dist("src/history/writer.js"))) as { HistoryWriter?: { prototype: object } };
-  const threaded = (await import(dist("src/history/write-thread.js")).catch(() => ({}))) as { HistoryWriteThread?: { prototype: object } };
-  const reader = (await import(dist("src/history/read-thread.js")).catch(() => ({}))) as { HistoryReadThread?: { prototype: object } };
-  if (threaded.HistoryWriteThread) {
-    timeMethod(threaded.HistoryWriteThread.prototype, "HistoryWriteThread", "timerTick", flushTasks);
-    timeMethod(threaded.HistoryWriteThread.prototype, "HistoryWriteThread", "ticked", flushTasks);
-    timeMethod(reader.HistoryReadThread?.prototype, "HistoryReadThread", "finish", readTasks);
-  } else {
-    timeMethod(writer.HistoryWriter?.prototype, "HistoryWriter", "tick", flushTasks);
-  }
+  const { HistoryWriteThread } = (await import(dist("src/history/write-thread.js"))) as { HistoryWriteThread: { prototype: object } };
+  const { HistoryReadThread } = (await import(dist("src/history/read-thread.js"))) as { HistoryReadThread: { prototype: object } };
+  timeMethod(HistoryWriteThread.prototype, "HistoryWriteThread", "timerTick", flushTasks);
+  timeMethod(HistoryWriteThread.prototype, "HistoryWriteThread", "ticked", flushTasks);
+  timeMethod(HistoryReadThread.prototype, "HistoryReadThread", "finish", readTasks);
   const gcPauses: number[] = [];
   const gcKinds: Record<string, number> = {};
   let measuringGc = false;

@@ -6,7 +6,7 @@
 //                       a page that leaves a continuation point has it released at once. In the
 //                       load process: runModuleLoad(HISTORY_READ_LOAD, "runHistoryReadLoad", ...).
 //   fillHistory         writes N samples of one node straight into a dataDir's history database
-//                       before the server starts (the store's own writer, batches of 50,000), so
+//                       before the server starts (the gateway's writer, batches of 50,000), so
 //                       a server has 100,000 stored values without waiting for them.
 //
 // Responses are parsed as far as the counts (status, continuation point, number of DataValues);
@@ -22,7 +22,7 @@ import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { statusCodeName } from "../../src/ua/generated/status-codes.js";
 import { decodeHistoryReadResponse, decodeResponseHeader, encodeHistoryReadRequest, type HistoryData, type HistoryReadRequest } from "../../src/ua/generated/types.js";
 import { HistoryStore } from "../../src/history/store.js";
-import { HistoryWriter } from "../../src/history/writer.js";
+import { HistoryWriteThread } from "../../src/history/write-thread.js";
 import { parseNodeId } from "../../src/ua/node-id.js";
 import type { UaClientChannel } from "../client/channel.js";
 import { Histogram, type HistogramSnapshot } from "../client/histogram.js";
@@ -238,13 +238,13 @@ export interface FillHistoryParams {
   type?: "Double" | "UInt16";
 }
 
-/** Writes the samples in the store's own format and closes it; returns the range they cover. */
-export function fillHistory(p: FillHistoryParams): { file: string; startTime: number; endTime: number } {
+/** Writes the samples with the gateway's writer and closes it; returns the range they cover. */
+export async function fillHistory(p: FillHistoryParams): Promise<{ file: string; startTime: number; endTime: number }> {
   const file = p.database ?? join(p.dataDir, "history.db");
   mkdirSync(dirname(file), { recursive: true });
-  const store = new HistoryStore(file);
+  new HistoryStore(file).close();
   const batch = 50_000;
-  const writer = new HistoryWriter(store, { flushInterval: 60_000, flushCount: batch, queueSize: batch, compactCount: 1e9, compactInterval: 1e12 });
+  const writer = new HistoryWriteThread({ file, flushInterval: 60_000, flushCount: batch, queueSize: batch, compactCount: 1e9, compactInterval: 1e12 });
   const nodeId = parseNodeId(p.node);
   writer.declare(nodeId);
   const dataType = p.type === "UInt16" ? BuiltinType.UInt16 : BuiltinType.Double;
@@ -255,9 +255,10 @@ export function fillHistory(p: FillHistoryParams): { file: string; startTime: nu
       if (writer.queued === batch) writer.flushAll();
     }
     writer.flushAll();
-    store.compact();
   } finally {
-    writer.close();
+    // Moves the staged samples to their table before it ends.
+    await writer.close();
   }
+  if (writer.stats.flushed !== p.samples) throw new Error(`fillHistory: ${writer.stats.flushed} of ${p.samples} samples stored`);
   return { file, startTime: p.startTime, endTime: p.startTime + p.samples * p.intervalMs };
 }

@@ -17,7 +17,7 @@ import { loadGatewayConfig } from "../../src/config/load.js";
 import { DEFAULT_AGGREGATE_CONFIGURATION } from "../../src/history/aggregates.js";
 import { readProcessed } from "../../src/history/read.js";
 import { HistoryStore } from "../../src/history/store.js";
-import { HistoryWriter } from "../../src/history/writer.js";
+import { HistoryWriteThread } from "../../src/history/write-thread.js";
 import { FieldgateServer } from "../../src/server/server.js";
 import type { ServiceContext } from "../../src/services/service-table.js";
 import { historyRead } from "../../src/services/history.js";
@@ -109,32 +109,34 @@ async function ingest(seconds: number, warmup: number, rate: number): Promise<vo
   rmSync(dir, { recursive: true, force: true });
 }
 
-function bytes(): void {
+async function bytes(): Promise<void> {
   const results: Record<string, number> = {};
   for (const kind of ["Double", "UInt16"] as const) {
     const dir = tempDir();
     const file = join(dir, "history.db");
-    const store = new HistoryStore(file);
+    new HistoryStore(file).close();
     // compactCount 6000: staged samples move once a minute at 100 samples/s, as with the defaults.
-    const w = new HistoryWriter(store, { flushInterval: 1000, flushCount: 100, queueSize: 1000, compactCount: 6000 });
+    const w = new HistoryWriteThread({ file, flushInterval: 1000, flushCount: 100, queueSize: 1000, compactCount: 6000 });
     const ids = Array.from({ length: 100 }, (_, k) => tagId(k));
     for (const id of ids) w.declare(id);
     const seconds = 10_000;
     const type = kind === "Double" ? BuiltinType.Double : BuiltinType.UInt16;
     // One flush per second of 100 samples (one per tag), as a 1 s poll with a 1 s flush writes.
+    // The worker thread's writes count: /proc/self/io is the whole process's.
     const written0 = bytesWritten();
     for (let s = 0; s < seconds; s++) {
       for (let k = 0; k < 100; k++) {
         const x = Math.sin(s / 60 + k) * 100;
         w.record(ids[k], { value: { dataType: type, arrayType: VariantArrayType.Scalar, value: kind === "Double" ? x : Math.round(x) + 1000 }, sourceTimestamp: T0 + s * 1000 });
       }
-      w.tick(); // one flush, and a move of the staged samples when due
+      w.tickNow(); // one flush, and a move of the staged samples when due
     }
-    store.compact();
+    // The close moves what is staged and checkpoints the WAL into the file.
+    await w.close();
     const written = bytesWritten() - written0;
+    const store = new HistoryStore(file, { readonly: true });
     const used = store.usedBytes();
-    store.checkpoint();
-    w.close();
+    store.close();
     const size = statSync(file).size;
     results[`${kind}UsedBytesPerSample`] = used / (seconds * 100);
     results[`${kind}FileBytesPerSample`] = size / (seconds * 100);
@@ -202,18 +204,22 @@ async function raw(): Promise<void> {
   out({ ...mid, firstMs: runs[0].ms });
 }
 
-function processed(): void {
+async function processed(): Promise<void> {
   const dir = tempDir();
-  const store = new HistoryStore(join(dir, "history.db"));
-  const w = new HistoryWriter(store, { flushInterval: 1000, flushCount: 10_000, queueSize: 10_000 });
+  const file = join(dir, "history.db");
+  new HistoryStore(file).close();
+  const w = new HistoryWriteThread({ file, flushInterval: 1000, flushCount: 10_000, queueSize: 10_000 });
   const id = tagId(0);
-  const s = w.declare(id);
+  w.declare(id);
   const day = 86_400;
   for (let i = 0; i < day; i++) {
     w.record(id, { value: { dataType: BuiltinType.Double, arrayType: VariantArrayType.Scalar, value: Math.sin(i / 3600) * 50 + 50 }, sourceTimestamp: T0 + i * 1000 });
     if (i % 10_000 === 9999) w.flushAll();
   }
   w.flushAll();
+  // A read-only connection, as the read worker's: it has the writer move the staged samples first.
+  const store = new HistoryStore(file, { readonly: true, beforeRead: () => w.prepareReadSync() });
+  const s = store.find(id)!;
   const cfg = DEFAULT_AGGREGATE_CONFIGURATION;
   const time = (interval: number): number => {
     const d = { startTime: T0, endTime: T0 + day * 1000, processingInterval: interval, aggregateType: [], aggregateConfiguration: cfg };
@@ -227,7 +233,8 @@ function processed(): void {
   };
   const hourly = time(3_600_000);
   const daily = time(0);
-  w.close();
+  store.close();
+  await w.close();
   rmSync(dir, { recursive: true, force: true });
   out({ hourlyMs: hourly, dailyMs: daily, samples: day });
 }

@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
-import { systemClock } from "../../src/sampling/clock.js";
+import { systemClock, type Clock } from "../../src/sampling/clock.js";
 import { LoopTrace } from "../../src/sampling/loop-trace.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 
@@ -22,22 +22,33 @@ export interface TimerFloor {
   causes: Record<string, number>;
 }
 
-/** Runs the bare scheduler in this process for `seconds`. */
-export function measureTimerFloor(seconds: number): Promise<TimerFloor> {
-  const trace = new LoopTrace();
-  trace.start();
-  const s = new DeadlineScheduler(systemClock, trace);
-  const t0 = performance.now() + 5;
+/** The bare scheduler on `clock`, reporting to `trace`; `figures()` reads it, `stop()` ends it. */
+export function startTimerFloor(clock: Clock, trace: LoopTrace): { figures(): TimerFloor; stop(): void } {
+  const s = new DeadlineScheduler(clock, trace);
+  const t0 = clock.now() + 5;
   const noop = { sample: () => undefined, label: "a bare slot" };
   s.every(10, noop, t0);
   s.every(10, noop, t0 + 0.9);
   s.every(100, noop, t0 + 0.3);
-  return new Promise((resolve) =>
-    setTimeout(() => {
+  return {
+    figures() {
       const causes: Record<string, number> = {};
       for (const st of trace.recentStalls()) causes[st.cause || "nothing timed"] = (causes[st.cause || "nothing timed"] ?? 0) + 1;
-      resolve({ p50Ms: s.latencyQuantile(0.5), p99Ms: s.latencyQuantile(0.99), p999Ms: s.latencyQuantile(0.999), slots: s.totals.samples, causes });
-      s.stop();
+      return { p50Ms: s.latencyQuantile(0.5), p99Ms: s.latencyQuantile(0.99), p999Ms: s.latencyQuantile(0.999), slots: s.totals.samples, causes };
+    },
+    stop: () => s.stop(),
+  };
+}
+
+/** Runs the bare scheduler in this process for `seconds`. */
+export function measureTimerFloor(seconds: number): Promise<TimerFloor> {
+  const trace = new LoopTrace();
+  trace.start();
+  const floor = startTimerFloor(systemClock, trace);
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      resolve(floor.figures());
+      floor.stop();
       trace.stop();
     }, seconds * 1000),
   );

@@ -64,7 +64,7 @@ async function prepare(p: HistoryPreloadParams): Promise<void> {
   const probe = new FieldgateServer(config, quiet);
   const ns = probe.registry.register(BENCH_HISTORY_URI);
   await probe.history.close();
-  fillHistory({
+  await fillHistory({
     dataDir: config.dataDir,
     database: config.history.database,
     node: `ns=${ns};s=${BENCH_HISTORY_NODE}`,

@@ -25,12 +25,13 @@ import { DataTypeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../ua
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI } from "../ua/generated/units.js";
-import { isScaled, tagNodeIdText, tagType, type DeviceConfig, type TagConfig } from "../config/device-map.js";
+import { isScaled, tagNodeIdText, type DeviceConfig, type TagConfig } from "../config/device-map.js";
 import { HistoryFeed } from "../history/feed.js";
 import type { HistorySink } from "../history/sink.js";
 import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
 import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { PolledTag } from "../devices/poll-group.js";
+import type { DriverProtocol } from "../devices/registry.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { SlicedTask } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
@@ -66,7 +67,7 @@ const DIAGNOSTICS = [
   ["LastError", BuiltinType.String, "The last failure, empty when there was none."],
   ["Requests", BuiltinType.UInt64, "Requests sent to the device."],
   ["Errors", BuiltinType.UInt64, "Requests that failed."],
-  ["MismatchedReplies", BuiltinType.UInt64, "Replies on the device's link, while its request waited, that answered another request: another transaction id, unit id or function code."],
+  ["MismatchedReplies", BuiltinType.UInt64, "Replies on the device's link, while its request waited, that answered another request: another transaction, device or function."],
   ["RoundTripTime", BuiltinType.Double, "Milliseconds from request to answer of the last answered read, queueing on a shared link included."],
   ["ConsecutiveFailures", BuiltinType.UInt32, "Poll cycles failed in a row."],
   ["RequestsPerCycle", BuiltinType.UInt32, "Read requests one poll of every group makes after coalescing."],
@@ -88,6 +89,8 @@ interface DeviceNodes {
   readonly namespaceIndex: number;
   /** The device's settings the tag variables show (writeRoles, rate); the last synced. */
   config: DeviceConfig;
+  /** Its driver's: makes its tags' codecs, says where they are. */
+  protocol: DriverProtocol;
   /** writeRoles as MemoryVariable.writeRoleMask bits. */
   writeRoleMask: number;
   readonly tags: TagVariable[];
@@ -143,7 +146,7 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     readonly device: DeviceNodes,
     slot: number,
   ) {
-    super(config, device.config, slot);
+    super(config, device.protocol.tag(config, device.config), slot);
   }
 
   get nodeId(): NodeId {
@@ -202,7 +205,7 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     return { text: this.config.name };
   }
   get description(): LocalizedText {
-    return { text: this.config.description ?? describeTag(this.config) };
+    return { text: this.config.description ?? describeTag(this.config, this.device.protocol) };
   }
   get references(): NodeReference[] {
     return STORED_REFERENCES.get(this) ?? this.ownReferences();
@@ -348,15 +351,16 @@ export class DeviceNamespace implements RuntimeNodes {
 
   /**
    * Creates the device's nodes, or brings existing ones in line with `config` (reload), in the
-   * slices of `task`. `slots` are the tags' value cache slots, in the order of config.tags.
+   * slices of `task`. `slots` are the tags' value cache slots, in the order of config.tags;
+   * `protocol` is the device's driver's, which makes its tags' codecs and describes them.
    */
-  async syncDevice(config: DeviceConfig, slots: readonly number[], task: SlicedTask): Promise<void> {
+  async syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], task: SlicedTask): Promise<void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     const n = config.tags.length;
     const existing = this.devices.get(config.name);
     if (!existing) {
-      const nodes = this.addDeviceNodes(config);
+      const nodes = this.addDeviceNodes(config, protocol);
       added.push(nodes.object);
       await task.loop(n, (from) => this.addTags(nodes, config, slots, from, added, task));
       this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
@@ -370,6 +374,7 @@ export class DeviceNamespace implements RuntimeNodes {
     const old = new Map<string, TagVariable>();
     await task.loop(nodes.tags.length, (from) => byName(nodes.tags, old, from, task));
     nodes.config = config;
+    nodes.protocol = protocol;
     nodes.writeRoleMask = roleMask(config.writeRoles);
     // First which nodes stay, which are replaced and which go. Nodes that go are removed first;
     // a replaced node is removed and added again with its NodeId in the same slice, so that
@@ -377,7 +382,7 @@ export class DeviceNamespace implements RuntimeNodes {
     // after the reload, would find nothing and fall back to BadNodeIdUnknown or to sampling by
     // read()).
     const plan: SyncPlan<TagVariable> = { old, sameRoles: roleMask(before.writeRoles) === nodes.writeRoleMask, kept: new Array(n), replaced: new Array(n) };
-    await task.loop(n, (from) => classifyPart(plan, config, from, task));
+    await task.loop(n, (from) => classifyPart(plan, config, protocol, from, task));
     const gone = [...old.values()];
     await task.loop(gone.length, (from) => this.removeGone(gone, from, removed, task));
     nodes.tags.length = 0;
@@ -427,7 +432,7 @@ export class DeviceNamespace implements RuntimeNodes {
         const existing = plan.kept[i];
         if (existing) {
           // The tag's address or scaling may have moved: the node shows the new config.
-          existing.retarget(t, config, slots[i]!);
+          existing.retarget(t, nodes.protocol.tag(t, config), slots[i]!);
           nodes.tags.push(existing);
           continue;
         }
@@ -503,7 +508,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.ns.setValue(v, { value: scalar(type, value), sourceTimestamp: Date.now() });
   }
 
-  private addDeviceNodes(config: DeviceConfig): DeviceNodes {
+  private addDeviceNodes(config: DeviceConfig, protocol: DriverProtocol): DeviceNodes {
     const ns = this.ns;
     const object = ns.addObject({
       nodeId: config.name,
@@ -531,7 +536,7 @@ export class DeviceNamespace implements RuntimeNodes {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
+    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, protocol, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }
@@ -598,11 +603,9 @@ export class DeviceNamespace implements RuntimeNodes {
   }
 }
 
-/** The Description of a tag without one: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
-function describeTag(t: TagConfig): string {
-  const a = t.address;
-  const where = `${a.area}:${a.offset}${a.bit === undefined ? "" : `.${a.bit}`}`;
-  return `${tagType(t)} at ${where}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
+/** The Description of a tag without one, in its driver's words: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
+function describeTag(t: TagConfig, protocol: DriverProtocol): string {
+  return `${protocol.syntax.valueType(t).name} at ${protocol.formatAddress(t)}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
 }
 
 /** Tags passed to one removal of nodes: MemoryNamespace.removeNodes scans the references of their device object once a call. */
@@ -621,12 +624,12 @@ function byName(tags: readonly TagVariable[], old: Map<string, TagVariable>, fro
 }
 
 /** classifyTags from `from` on, until the slice is spent; returns where it stopped. */
-function classifyPart(plan: SyncPlan<TagVariable>, config: DeviceConfig, from: number, task: SlicedTask): number {
+function classifyPart(plan: SyncPlan<TagVariable>, config: DeviceConfig, protocol: DriverProtocol, from: number, task: SlicedTask): number {
   const n = config.tags.length;
   let i = from;
   while (i < n) {
     const to = Math.min(n, i + 16);
-    classifyTags(plan, config, i, to);
+    classifyTags(plan, config, protocol, i, to);
     i = to;
     if (task.over()) break;
   }

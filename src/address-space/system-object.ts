@@ -2,10 +2,9 @@
 // modest rate on the process's DeadlineScheduler (one group, no timer of its own).
 //
 // Sources are read directly, not through `systeminformation`: its CPU load, temperature and disk
-// calls run execSync/exec of shell pipelines on Linux, which stalled the event loop 13 ms
-// (currentLoad), 23 ms (cpuTemperature) and 54 ms (fsSize) on the 2-core test box, so every poll
-// due meanwhile would be late by as much; and loading it cost ~11 MB of resident memory for the
-// two calls (memory, uptime) that remained. So: CPU load from os.cpus() tick deltas (the same
+// calls run execSync/exec of shell pipelines on Linux, which stall the event loop for tens of ms,
+// so every poll due meanwhile would be late by as much; and loading it costs resident memory for
+// the two calls (memory, uptime) that remained. So: CPU load from os.cpus() tick deltas (the same
 // computation, minus the spawn), memory from an asynchronous read of /proc/meminfo (MemAvailable,
 // as `free` shows it; os.totalmem/os.freemem elsewhere), uptime from os.uptime(), the temperature
 // from /sys/class/thermal, and the disk of the data partition from statfs on dataDir itself,
@@ -19,7 +18,7 @@ import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-id
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js";
-import type { HistoryWriterStats } from "../history/writer.js";
+import type { HistoryWriterStats } from "../history/sample-queue.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
 import { readUpdateStatus, type UpdateStatus } from "../update/status.js";

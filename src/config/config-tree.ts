@@ -96,7 +96,7 @@ let library: YamlLibrary | undefined;
 
 /**
  * The yaml library, loaded on first use: a gateway whose files are all in the fast parser's
- * subset never loads it (its ~30 modules take ~25 ms of a start on a small board).
+ * subset never loads it (its modules cost a start time, bench/RESULTS.md "Config reading").
  */
 export function yamlLibrary(): YamlLibrary {
   return (library ??= createRequire(import.meta.url)("yaml") as YamlLibrary);

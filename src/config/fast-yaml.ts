@@ -1,20 +1,19 @@
 // A parser for the plain subset of YAML that config files and device maps are written in:
-// block mappings and sequences, one-line flow collections (`{ name: t1, address: "holding:1" }`,
+// block mappings and sequences, one-line flow collections (`{ name: t1, address: "a:1" }`,
 // `[0, 100]`), plain and quoted one-line scalars, comments. It builds the ConfigNode tree
-// directly, one record per node, so a 10,000-tag map parses in milliseconds where composing
-// the yaml library's Document takes about a second and ~50 MB of garbage on a small board.
-// A sequence's run of one-line flow mappings (a device map's tags) is read by fast-flow.ts, in
-// native code, when it is in that file's narrower subset.
+// directly, one record per node: composing the yaml library's Document for a large device map
+// costs several times the CPU and garbage, on the main thread, before a first start listens
+// (bench/RESULTS.md, "Config reading").
 //
 // It never decides a question of YAML on its own: anything outside that subset (anchors,
 // aliases, tags, block scalars, multi-line scalars or flow collections, explicit keys,
 // directives, document markers, tabs, odd indentation, a byte the spec forbids, a syntax
 // error, nesting deeper than MAX_NESTING) makes it answer undefined, and the caller composes the
-// file with the yaml library instead (which says where it nests too deep: nesting.ts). Where it answers, the tree has the structure and values that library gives (YAML 1.2
-// core schema for plain scalars), which test/config/fast-yaml.test.ts checks on generated files;
-// its scalars are bare values, without position or source text (config-tree.ts says why).
+// file with the yaml library instead (which says where it nests too deep: nesting.ts). Where it
+// answers, the tree has the structure and values that library gives (YAML 1.2 core schema for
+// plain scalars), which test/config/fast-yaml.test.ts checks on generated files; its scalars are
+// bare values, without position or source text (config-tree.ts says why).
 import { MAX_NESTING, NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
-import { FLOW_MAP, flowMapItems, readFlowRun, RUN_REFUSED } from "./fast-flow.js";
 
 /**
  * Characters the subset leaves to the yaml library: tabs (indentation errors, or separators
@@ -343,64 +342,17 @@ class FastParser {
       } else {
         const v = this.skipSpaces(dash + 1);
         if (this.isSeqEntry(v)) bail(); // "- - a": a compact nested sequence
-        // A run of `- { ... }` entries (a device's tags) goes to native code (fast-flow.ts).
-        if (this.text.charCodeAt(v) !== LBRACE || !this.flowRun(n, v, items)) {
-          const map = this.blockMap(v - this.lineStart, v);
-          if (map) {
-            items.push(map);
-          } else {
-            items.push(this.inlineValue(v));
-            this.nextLine();
-          }
+        const map = this.blockMap(v - this.lineStart, v);
+        if (map) {
+          items.push(map);
+        } else {
+          items.push(this.inlineValue(v));
+          this.nextLine();
         }
       }
       if (this.indent > n) bail();
       if (this.indent < n || !this.isSeqEntry(this.lineStart + n)) return { kind: NodeKind.Seq, offset, items: this.close(items) };
     }
-  }
-
-  /**
-   * Reads entries of the sequence at indentation `n` whose flow mapping (the first at `v`) is
-   * in fast-flow.ts's subset and alone on its line, into `items`; stops at the first entry that
-   * is not (the caller reads it). False, with nothing read, when the first is not.
-   */
-  private flowRun(n: number, v: number, items: ConfigNode[]): boolean {
-    const t = this.text;
-    const before = items.length;
-    const maps: string[] = [];
-    const offsets: number[] = [];
-    for (let at = v; ; ) {
-      // Whole lines at once where they are plain ("- {", fast-flow.ts readFlowRun), else this line.
-      const run = at === this.lineStart + n + 2 && this.flushed(maps, offsets, items) ? readFlowRun(t, this.lineStart, n, items) : -1;
-      if (run === RUN_REFUSED) bail();
-      if (run >= 0) {
-        this.next = run;
-      } else {
-        FLOW_MAP.lastIndex = at;
-        if (!FLOW_MAP.test(t)) break;
-        const end = FLOW_MAP.lastIndex;
-        if (end > this.lineEnd || !this.restIsEmpty(end)) break;
-        maps.push(t.slice(at + 1, end - 1));
-        offsets.push(at);
-      }
-      this.nextLine();
-      if (this.indent !== n || !this.isSeqEntry(this.lineStart + n)) break;
-      at = this.skipSpaces(this.lineStart + n + 1);
-      if (t.charCodeAt(at) !== LBRACE) break;
-    }
-    this.flushed(maps, offsets, items);
-    return items.length > before;
-  }
-
-  /** Adds the mappings read line by line so far (their insides and offsets) to `items`, in order; true. */
-  private flushed(maps: string[], offsets: number[], items: ConfigNode[]): true {
-    if (maps.length === 0) return true;
-    const read = flowMapItems(maps);
-    if (read === undefined || read.length !== maps.length) bail();
-    for (let k = 0; k < read.length; k++) items.push({ kind: NodeKind.Map, offset: offsets[k]!, items: read[k]! });
-    maps.length = 0;
-    offsets.length = 0;
-    return true;
   }
 
   /**

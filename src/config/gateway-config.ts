@@ -1,7 +1,7 @@
 // The schema of gateway.yaml and the GatewayConfig type inferred from it. Descriptions are
 // written for the person editing the file: editors show them on hover through the JSON Schema.
 // Later sections (history, users, the device map's devices/buses/tags) are added here as more
-// keys of the same `object`, never by renaming one (issue 4: users and docs rely on the names).
+// keys of the same `object`, never by renaming one (users and docs rely on the names).
 import { hostname } from "node:os";
 import {
   array,

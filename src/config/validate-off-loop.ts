@@ -1,34 +1,34 @@
 // A device map validated on a worker thread. A reload (SIGHUP, POST /api/reload): parsing and
-// validating 10,000 tags is 100-200 ms, one task that held the event loop that sampling and
-// every client share (DESIGN: "The event loop is a shared resource"; measured at 10,000 tags:
-// the longest gap between two 1 ms timers was 162 ms during a reload). The worker sends the
+// validating a large map is one task that grows with it, on the event loop that sampling and
+// every client share (DESIGN: "The event loop is a shared resource"). The worker sends the
 // validated map back in pieces (validate-pieces.ts), one per turn of the loop. The gateway's
 // first start validates on its own thread (nothing polls yet, and a worker would only add its
 // own start), and once it listens has a worker validate the map again only to keep it in the
-// cache: that write's JSON of the whole map (~10 ms at 10,000 tags, growing with the map), the
-// cache key's hash (~3 ms) and TurboFan compiling a slicer of it (33 ms, on the loop: see
-// runtime-flags.ts) stay off the loop that has begun to poll.
+// cache: that write's JSON of the whole map, the cache key's hash and TurboFan compiling a
+// slicer of it (on the loop: see runtime-flags.ts) stay off the loop that has begun to poll.
 import { rmSync } from "node:fs";
-import { builtFile } from "../worker-file.js";
 import { WorkerLink, type Reply } from "../worker-link.js";
 import { deviceMapCacheFile, type DeviceMap } from "./device-map.js";
 import { unfinishedCacheFile } from "./validated-cache.js";
 import type { ValidationResult } from "./validate.js";
 import { MapAssembly, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
-/** Tags per piece of the map coming back: ~1 ms of the loop's time each (structured clone). */
+/** Tags per piece of the map coming back: a short task of the loop each (structured clone). */
 export const TAGS_PER_PIECE = 500;
 
 export interface OffLoopOptions {
+  /**
+   * The worker's file: one that serves serveDeviceMapValidation (validate-worker.ts) with the
+   * drivers the map may name (the gateway's: the built server/validate-worker).
+   */
+  readonly file: URL;
   readonly tagsPerPiece?: number;
-  /** The worker's file (tests); default the built config/validate-worker. */
-  readonly file?: URL;
 }
 
 type ValidateLink = WorkerLink<ValidateRequest, WorkerAnswer & Reply>;
 
 function startWorker(name: string, options: OffLoopOptions): ValidateLink {
-  return new WorkerLink(options.file ?? builtFile("config/validate-worker"), {}, { name });
+  return new WorkerLink(options.file, {}, { name });
 }
 
 function unexpected(answer: WorkerAnswer): Error {
@@ -39,10 +39,24 @@ function unexpected(answer: WorkerAnswer): Error {
  * validateDeviceMap(file, cacheDir), on a worker. Rejects only when the worker fails (it could
  * not start, or it ended before it answered): the caller may then validate on its own thread.
  */
-export async function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
+export function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions): Promise<ValidationResult<DeviceMap>> {
+  return validateOffLoop({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE }, options);
+}
+
+/**
+ * Device map text validated on a worker as if it were `file` (named in the issues; its folder
+ * anchors relative paths), not read from it: a map edited in the status page before it is
+ * written. With `issuesOnly` the map itself does not come back (a check: its value is an empty
+ * map). Rejects only when the worker fails.
+ */
+export function validateDeviceMapTextOffLoop(text: string, file: string, options: OffLoopOptions & { readonly issuesOnly?: boolean }): Promise<ValidationResult<DeviceMap>> {
+  return validateOffLoop({ op: "validate", file, cacheDir: undefined, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE, text, issuesOnly: options.issuesOnly }, options);
+}
+
+async function validateOffLoop(request: ValidateRequest & { readonly op: "validate" }, options: OffLoopOptions): Promise<ValidationResult<DeviceMap>> {
   const link = startWorker("device map validation worker", options);
   try {
-    const first = await link.call({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE });
+    const first = await link.call(request);
     if (first.kind === "refused") return { ok: false, issues: first.issues };
     if (first.kind !== "valid") throw unexpected(first);
     const assembly = new MapAssembly(first.head);
@@ -72,7 +86,7 @@ export interface OffLoopKeep {
  * start: what a first start's own validation left for later (validated-cache.ts CacheOptions).
  * The key is made from the text the worker reads, so a map edited meanwhile is kept as it is now.
  */
-export function keepDeviceMapOffLoop(file: string, cacheDir: string, options: OffLoopOptions = {}): OffLoopKeep {
+export function keepDeviceMapOffLoop(file: string, cacheDir: string, options: OffLoopOptions): OffLoopKeep {
   let link: ValidateLink | undefined;
   let done: Promise<boolean>;
   try {

@@ -1,7 +1,7 @@
 // A validated device map cut into pieces of at most N tags and put together again: what the
 // validation worker (validate-worker.ts) sends and validate-off-loop.ts receives. Taking in a
-// message of 10,000 tags is ~20 ms of one task (structured clone: 20,000 objects); a piece of
-// 500 is ~1 ms.
+// message is one task that grows with it (structured clone: two objects a tag); a piece keeps
+// each task short.
 import type { ConfigIssue } from "./errors.js";
 import type { DeviceMap } from "./device-map.js";
 
@@ -10,10 +10,19 @@ type TagConfig = DeviceConfig["tags"][number];
 
 /**
  * What the main thread asks of the validation worker: a map validated (its pieces then come one
- * per "next"), or a map validated only to be kept in the cache.
+ * per "next"), or a map validated only to be kept in the cache. With `text`, that text is
+ * validated as if it were `file` (a map edited in the status page, not written yet; no cache);
+ * `issuesOnly` wants the issues and no map (a check as the person types).
  */
 export type ValidateRequest =
-  | { readonly op: "validate"; readonly file: string; readonly cacheDir: string | undefined; readonly tagsPerPiece: number }
+  | {
+      readonly op: "validate";
+      readonly file: string;
+      readonly cacheDir: string | undefined;
+      readonly tagsPerPiece: number;
+      readonly text?: string;
+      readonly issuesOnly?: boolean;
+    }
   | { readonly op: "keep"; readonly file: string; readonly cacheDir: string }
   | { readonly op: "next" };
 

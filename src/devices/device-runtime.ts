@@ -15,21 +15,21 @@ import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import { PolledTag } from "./poll-group.js";
 import type { SlicedTask, Slicer } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
-import type { DriverRegistry, RegisteredDriver } from "./registry.js";
-import { compileTag } from "./tag-codec.js";
+import type { DriverProtocol, DriverRegistry, RegisteredDriver } from "./registry.js";
+import { readDeviceOnce, type DeviceReading } from "./read-once.js";
 import { sameConfig } from "./same-config.js";
 import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
-export type { ApplyReport } from "./map-changes.js";
 
 export { sameConfig } from "./same-config.js";
+export type { ApplyReport } from "./map-changes.js";
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes {
   /**
    * Creates or updates the device's nodes, in the slices of `task`; `slots` are its tags' cache
-   * slots, in the order of config.tags.
+   * slots, in the order of config.tags, and `protocol` its driver's, which makes its tags' codecs.
    */
-  syncDevice(config: DeviceConfig, slots: readonly number[], task: SlicedTask): Promise<void>;
+  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], task: SlicedTask): Promise<void>;
   /** Removes the device's nodes, in the slices of `task`. */
   removeDevice(name: string, task: SlicedTask): Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
@@ -126,6 +126,11 @@ export class DeviceRuntime {
     return this.running.get(name)?.poller.driver;
   }
 
+  /** A device's link in its driver's words (running or not), for the status page. */
+  describeLink(device: DeviceConfig): string {
+    return this.o.drivers.has(device.driver) ? this.o.drivers.get(device.driver).describeLink(device) : device.driver;
+  }
+
   /**
    * Brings the running devices in line with `map`, in the slicer's slices; calls run one after
    * the other. The promise settles once every device of the map runs and the links no device
@@ -140,6 +145,28 @@ export class DeviceRuntime {
       () => void this.applying--,
     );
     return result;
+  }
+
+  /**
+   * The tags of `config` (a device of `map`, which need not be applied) read once (read-once.ts),
+   * for a person checking a map. Through the running link when the device's link is up (a serial
+   * bus or a gateway is opened once: the read queues behind the polls), else through one opened
+   * for the read and closed after it.
+   */
+  async readOnce(config: DeviceConfig, map: DeviceMap): Promise<DeviceReading> {
+    if (this.stopped) throw new Error("device runtime stopped");
+    const driver = this.o.drivers.get(config.driver);
+    const key = driver.linkKey(config, map);
+    const running = this.links.get(key);
+    const o = { clock: this.o.clock, protocol: driver.protocol, slicer: this.o.slicer };
+    if (running !== undefined) return readDeviceOnce(config, running.driver, o);
+    const sharing = map.devices.filter((d) => d.enabled && d.driver === config.driver && driver.linkKey(d, map) === key);
+    const link = driver.open(driver.linkOptions(sharing.length > 0 ? sharing : [config], map), { log: this.log });
+    try {
+      return await readDeviceOnce(config, link, o);
+    } finally {
+      await link.close().catch(() => undefined);
+    }
   }
 
   /** Stops every poller and closes the links. */
@@ -253,12 +280,13 @@ export class DeviceRuntime {
   private async startDevice(config: DeviceConfig, link: DeviceLink, task: SlicedTask): Promise<number[]> {
     const n = config.tags.length;
     const slots: number[] = new Array(n);
-    await task.loop(n, (from) => this.acquireSlots(config, slots, from, task));
-    await this.o.nodes.syncDevice(config, slots, task);
+    const protocol = link.driver.protocol;
+    await task.loop(n, (from) => this.acquireSlots(config, protocol, slots, from, task));
+    await this.o.nodes.syncDevice(config, protocol, slots, task);
     let made = this.nodeTags(config, slots);
     if (made === undefined) {
       const tags: PolledTag[] = new Array(n);
-      await task.loop(n, (from) => this.makeTags(config, slots, tags, from, task));
+      await task.loop(n, (from) => this.makeTags(config, protocol, slots, tags, from, task));
       made = tags;
     }
     await task.yield();
@@ -275,13 +303,13 @@ export class DeviceRuntime {
   }
 
   /** Slots of tags from `from` on, until the slice is spent; returns where it stopped. */
-  private acquireSlots(config: DeviceConfig, slots: number[], from: number, task: SlicedTask): number {
+  private acquireSlots(config: DeviceConfig, protocol: DriverProtocol, slots: number[], from: number, task: SlicedTask): number {
     const values = this.o.values;
     const n = config.tags.length;
     let i = from;
     while (i < n) {
       const t = config.tags[i]!;
-      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate });
+      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: protocol.tag(t, config).codec.builtinType, rate: t.rate });
       i++;
       if ((i & 15) === 0 && task.over()) break;
     }
@@ -289,11 +317,11 @@ export class DeviceRuntime {
   }
 
   /** Poll records of tags from `from` on, until the slice is spent; returns where it stopped. */
-  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, task: SlicedTask): number {
+  private makeTags(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], tags: PolledTag[], from: number, task: SlicedTask): number {
     const n = config.tags.length;
     let i = from;
     while (i < n) {
-      tags[i] = new PolledTag(config.tags[i]!, config, slots[i]!);
+      tags[i] = new PolledTag(config.tags[i]!, protocol.tag(config.tags[i]!, config), slots[i]!);
       i++;
       if ((i & 15) === 0 && task.over()) break;
     }
@@ -302,7 +330,7 @@ export class DeviceRuntime {
 
   private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
     const driver = this.acquireLink(link.key, link.driver, link.options);
-    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values: this.o.values, slots, tags, driverLimits: link.driver.limits, lateness: this.pollLateness, slicer: this.o.slicer });
+    const poller = new DevicePoller({ config, protocol: link.driver.protocol, driver, clock: this.o.clock, values: this.o.values, slots, tags, lateness: this.pollLateness, slicer: this.o.slicer });
     poller.onStateChange = this.o.onStateChange;
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });

@@ -8,8 +8,8 @@ import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { DataValue } from "../ua/builtins.js";
 import { TimestampsToReturn } from "../ua/generated/enums.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-// Types only: the generated structures' module (330 KB compiled) would be ~2 MB of the read
-// worker's RSS for the one encoder it needs, HistoryData's (encodeValues below).
+// Types only: the generated structures' module would be most of the read worker's code, and of
+// its memory, for the one encoder it needs, HistoryData's (encodeValues below).
 import type { AggregateConfiguration, ReadAtTimeDetails, ReadProcessedDetails, ReadRawModifiedDetails } from "../ua/generated/types.js";
 import { applyIndexRange } from "../ua/numeric-range.js";
 import { encodeDataValue } from "../ua/builtin-codec.js";

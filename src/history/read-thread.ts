@@ -5,9 +5,9 @@
 // again). A job whose client has gone (its session or channel closed) while it waited is dropped
 // before it reaches the worker; one already in the worker runs to its end and its answer is
 // dropped by the channel. The worker starts with the first read and ends once no read has come
-// for idleStop (60 s): its thread (an isolate, its modules, a SQLite connection and page cache) is
-// ~14 MB of RSS, which a gateway whose historian reads once an hour would otherwise keep for
-// nothing; the next read starts a new one (~20 ms of start-up, off the event loop). stop()
+// for idleStop (60 s): its thread (an isolate, its modules, a SQLite connection and page cache)
+// is memory a gateway whose historian reads once an hour would otherwise keep for nothing; the
+// next read starts a new one (its start-up is off the event loop). stop()
 // refuses what waits (BadShutdown) and ends the worker. A worker that dies (out of its heap bound)
 // fails the job it had and is started again for the next.
 import type { ResourceLimits } from "node:worker_threads";

@@ -6,9 +6,8 @@
 // - one table per series, `h<id>(ts INTEGER PRIMARY KEY, v INTEGER, st INTEGER)`: the timestamp
 //   (ms since 1970) is the rowid itself, so a row is ~20 bytes for a Double and ~13 for a
 //   register value, and appends always land on the right edge of the b-tree (full leaf pages,
-//   no page splits in the middle). A (series, ts) WITHOUT ROWID table measured 26 bytes/sample
-//   for Doubles: the series id is repeated in every row and interleaved inserts leave pages
-//   partly empty.
+//   no page splits in the middle). A (series, ts) WITHOUT ROWID table is larger: the series id
+//   is repeated in every row and interleaved inserts leave pages partly empty.
 // - `v` has INTEGER affinity: SQLite keeps integral numbers as 0-8 byte integers and fractional
 //   ones as 8-byte REAL. Float values are stored as their 32 bits (4 bytes), Booleans as 0/1
 //   (0 bytes), Int64/UInt64 as 64-bit integers. A value of another type than the series' (an
@@ -19,8 +18,8 @@
 //   the later one.
 // - `staging(seq, series, ts, v, st)`: flushes append here, in one place at the end of one
 //   b-tree, so a flush writes a few pages whatever the number of series. Writing each flush
-//   straight into the series' tables dirtied one page per series per flush: measured 4.5 KB
-//   written to the card per stored sample with 100 tags sampled and flushed every second. The
+//   straight into the series' tables dirtied one page per series per flush, kilobytes written to
+//   the card per stored sample with 100 tags flushed every second. The
 //   staged rows move to their series' tables in bulk (compact(): once a minute, when many are
 //   staged, and before any read), touching each series' last page once per move.
 import Database from "better-sqlite3";
@@ -93,8 +92,7 @@ export interface HistoryStoreOptions {
   /**
    * The SQLite page cache in bytes, fixed. Unset, it follows the series: four pages each, at
    * least 8 MiB and at most 64 MiB, because every flush touches the rightmost leaf and interior
-   * pages of each series, and with those evicted a flush costs measured 2.5 times more CPU
-   * (1000 series: 4 vs 1.6 µs/sample).
+   * pages of each series, and with those evicted a flush costs several times more CPU.
    */
   cacheSize?: number;
   /**
@@ -466,7 +464,7 @@ export class HistoryStore {
       return out;
     }
     // Large reads go in chunks: each chunk's row arrays die young instead of 100,000 of them
-    // living until the end (measured: about a third less time for 100,000 rows).
+    // living until the end.
     const out: DataValue[] = [];
     for (;;) {
       const rows = s.rows(lo, hi, ascending, Math.min(READ_CHUNK, limit - out.length));

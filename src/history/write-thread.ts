@@ -1,28 +1,28 @@
 // The gateway's history writer: the HistorySink the device tags feed, with every SQLite call on
 // a worker thread (write-worker.ts). On the event loop a sample costs a filter and a few stores
-// into the ring's typed arrays, which sit on a SharedArrayBuffer the worker reads as it is: a
-// batch goes over as two numbers (where it starts, how many), not as a copy. Only values that
-// are not numeric scalars (strings, arrays) travel as their encoded bytes.
+// into the ring's typed arrays (sample-queue.ts), which sit on a SharedArrayBuffer the worker
+// reads as it is: a batch goes over as two numbers (where it starts, how many), not as a copy.
+// Only values that are not numeric scalars (strings, arrays) travel as their encoded bytes.
 //
-// It keeps HistoryWriter's rules (writer.ts): one timer; a tick every flushInterval, or at once
-// when flushCount samples wait; one batch of at most flushCount samples per tick, in one
-// transaction, then a step of compaction and retention; a batch stays in the ring until the
-// worker says it is committed, so a crash loses at most what was not yet committed and a failed
-// write (a full disk) is tried again at the next tick; the ring is bounded and drops (and
-// counts) the oldest sample when full, the newest while the oldest is being written. One tick
-// is in the worker at a time. A worker that dies is started again at the next tick.
+// One unref'd timer: a tick every flushInterval, or at once when flushCount samples wait; one
+// batch of at most flushCount samples per tick, in one transaction, then a step of compaction
+// and retention (maintenance.ts); a backlog is written in further ticks. A batch stays in the
+// ring until the worker says it is committed, so a crash loses at most what was not yet
+// committed and a failed write (a full disk) is tried again at the next tick; the ring is
+// bounded and drops (and counts) the oldest sample when full, the newest while the oldest is
+// being written. One tick is in the worker at a time. A worker that dies is started again at
+// the next tick.
 import type { ResourceLimits } from "node:worker_threads";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeVariant } from "../ua/builtin-codec.js";
 import type { BuiltinType, DataValue, NodeId, StatusCode, Variant } from "../ua/builtins.js";
 import type { MaintenanceOptions } from "./maintenance.js";
-import { SampleQueue, type HistoryWriterStats, type StorageOptions } from "./sample-queue.js";
+import { SampleQueue, type HistoryWriterStats, type SampleQueueOptions, type StorageOptions } from "./sample-queue.js";
 import { SampleRing } from "./sample-ring.js";
 import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
 import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-link.js";
 import { builtFile } from "../worker-file.js";
-import type { HistoryWriterOptions } from "./writer.js";
 import type { DamagedFile } from "../storage/damaged.js";
 import { WriteNotices } from "./write-notices.js";
 
@@ -64,7 +64,14 @@ export interface WriteReply extends Reply {
   readonly damaged?: DamagedFile[];
 }
 
-export interface WriteThreadOptions extends HistoryWriterOptions {
+export type { HistoryWriterStats, StorageOptions } from "./sample-queue.js";
+
+export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptions {
+  /** ms between flushes. */
+  readonly flushInterval: number;
+  /** Samples that trigger an early flush; also the most samples written per transaction. */
+  readonly flushCount: number;
+  readonly onError?: (err: unknown) => void;
   /** The database file (created and set up by the caller). */
   readonly file: string;
   readonly store?: Pick<HistoryStoreOptions, "maxSize" | "cacheSize">;
@@ -73,8 +80,8 @@ export interface WriteThreadOptions extends HistoryWriterOptions {
   /**
    * The database holds no series yet (the caller checked): the worker is started with the first
    * series declared, not before. Until then it would have nothing to write and nothing to keep
-   * within the retention limits, and its thread (an isolate, SQLite) is ~12 MB of RSS of a
-   * gateway whose map keeps no history.
+   * within the retention limits, and its thread (an isolate, SQLite) is memory of a gateway
+   * whose map keeps no history.
    */
   readonly untilFirstSeries?: boolean;
   /** A damaged database was moved aside (and a new one started) by the worker. */
@@ -194,6 +201,17 @@ export class HistoryWriteThread implements HistorySink {
       link.waitFor(this.tick());
       if (this.stats.flushed === flushedBefore) return;
     }
+  }
+
+  /**
+   * One tick (the clock, a batch, a step of compaction and retention), waited for without the
+   * event loop: tools and tests (the gateway's ticks are the timer's).
+   */
+  tickNow(): void {
+    if (this.closed) return;
+    if (this.ticking) this.link!.waitFor(this.lastTick);
+    this.timerTick();
+    if (this.ticking) this.link!.waitFor(this.lastTick);
   }
 
   /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */

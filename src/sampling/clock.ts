@@ -19,8 +19,8 @@ export const systemClock: Clock = {
   wallNow: () => Date.now(),
   // Node truncates a timer's delay to whole ms, and libuv counts in whole ms of a loop time that
   // is itself truncated: set for a deadline, a timer fired up to ~1 ms after it (or before it,
-  // which made the scheduler arm again and come in late). PreciseTimer fires at the deadline
-  // to within ~0.1 ms, and never before it.
+  // which made the scheduler arm again and come in late). PreciseTimer fires at the deadline,
+  // never before it.
   setTimer: (callback, delayMs) => new PreciseTimer(callback, delayMs),
   clearTimer: (handle) => (handle as PreciseTimer).cancel(),
 };
@@ -69,9 +69,14 @@ export class FakeClock implements Clock {
     this.time = end;
   }
 
+  /** A synchronous task of `ms`: time passes, and timers wait for the next advance(). */
+  hold(ms: number): void {
+    this.time += ms;
+  }
+
   /** Jumps time without firing timers in between (a stalled event loop), then fires what is due. */
   stall(ms: number): void {
-    this.time += ms;
+    this.hold(ms);
     this.advance(0);
   }
 

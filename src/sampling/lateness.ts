@@ -68,7 +68,7 @@ export class LatenessHistogram {
 
   /**
    * Ends the interval. Polls are late by a few ms at most, so the buckets in use are the first
-   * tens: folding all 10,001 each interval was a loop V8 compiled on the event loop (OSR, ~2.6 ms).
+   * tens: folding all 10,001 each interval was a loop V8 compiled on the event loop (OSR).
    */
   reset(): void {
     const top = this.top;

@@ -1,5 +1,5 @@
 // What held the event loop when a sampling slot was late (DESIGN: the event loop is a shared
-// resource; issue 13 "measure first"). Three sources, all cheap enough to stay on:
+// resource, its delay measured, not assumed). Three sources, all cheap enough to stay on:
 // - the event-loop delay (perf_hooks monitorEventLoopDelay, a native timer),
 // - GC pauses (perf_hooks 'gc' entries),
 // - the tasks that can hold the loop, timed where they start and end: scheduler slots (a poll,
@@ -9,12 +9,9 @@
 // The scheduler reports every slot run more than STALL_MS late; the trace names the longest
 // task (or GC pause) that ended in the slot's lateness window and keeps the last STALLS of them.
 // What no timed task explains, the main thread's own clock does (Linux schedstat, read once per
-// firing of the scheduler, ~1 µs): since the previous firing, how long the thread ran, how long
-// it waited for its core while other threads or processes had it, and how long it slept.
-// Measured (bench counters, 1,024 items, perf sched on the server's core): of the late slots
-// that no task explained, most waited behind other processes' threads on the core, some slept
-// past the deadline on an idle core (timer granularity: libuv counts whole ms), a few were
-// untimed work.
+// firing of the scheduler): since the previous firing, how long the thread ran, how long it
+// waited for its core while other threads or processes had it, and how long it slept: the
+// causes of the late slots no task explains (bench/RESULTS.md).
 import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from "node:perf_hooks";
 import { LatenessHistogram } from "./lateness.js";
 import { openThreadTimes, type ThreadTimes } from "./thread-times.js";
@@ -64,7 +61,7 @@ export class LoopTrace {
   private readonly readLabels = new Map<string, string>();
   private delay: IntervalHistogram | undefined;
   private observer: PerformanceObserver | undefined;
-  // Ring of notable tasks: label, end time (performance.now()), duration.
+  // Ring of notable tasks: label, end time (on `now`'s clock), duration.
   private readonly taskLabel: string[] = new Array<string>(TASKS).fill("");
   private readonly taskEnd = new Float64Array(TASKS);
   private readonly taskMs = new Float64Array(TASKS);
@@ -80,8 +77,15 @@ export class LoopTrace {
   private markRan = NaN;
   private markWaited = NaN;
 
-  /** `times`: the main thread's clock (tests hand in their own); default /proc/thread-self/schedstat, opened by start(). */
-  constructor(times?: ThreadTimes) {
+  /**
+   * `times`: the main thread's clock (tests hand in their own); default /proc/thread-self/schedstat,
+   * opened by start(). `now`: what tasks are timed on, ms (a test's fake clock); a task's start
+   * given to end() is read from it too.
+   */
+  constructor(
+    times?: ThreadTimes,
+    readonly now: () => number = () => performance.now(),
+  ) {
     this.times = times;
     this.ownTimes = times === undefined;
   }
@@ -115,7 +119,7 @@ export class LoopTrace {
   mark(): void {
     const t = this.times;
     if (t === undefined || !t.read()) return;
-    this.markAt = performance.now();
+    this.markAt = this.now();
     this.markRan = t.ranMs;
     this.markWaited = t.waitedMs;
   }
@@ -139,9 +143,9 @@ export class LoopTrace {
     return label;
   }
 
-  /** A task ran from `start` (performance.now()) until now. */
+  /** A task ran from `start` (on `now`'s clock) until now. */
   end(label: string, start: number): void {
-    const now = performance.now();
+    const now = this.now();
     const ms = now - start;
     if (ms < NOTABLE_MS) return;
     const i = this.taskNext;
@@ -164,7 +168,7 @@ export class LoopTrace {
   /** A slot ran `lateMs` late (its due time was `lateMs` before now): name what held the loop. */
   stall(slot: string, lateMs: number, wallNow: number): void {
     this.stallCount++;
-    const now = performance.now();
+    const now = this.now();
     const since = now - lateMs;
     let cause = "";
     let causeMs = 0;

@@ -208,7 +208,7 @@ export class DeadlineScheduler {
     this.lateness[bucket]++;
     this.latenessCount++;
     let result: void | Promise<void>;
-    const start = performance.now();
+    const start = this.trace === undefined ? 0 : this.trace.now();
     try {
       result = g.task.sample(deadline, now);
     } catch (err) {

@@ -1,7 +1,7 @@
 // The calling thread's own clock on Linux: /proc/thread-self/schedstat holds the time it ran on
 // a CPU and the time it waited, runnable, for one (ns). The loop trace reads it once per firing
 // of the scheduler to tell a late slot that waited behind other processes from one that slept or
-// worked (loop-trace.ts). One pread into a buffer kept for it, parsed in place: ~1 µs, nothing
+// worked (loop-trace.ts). One pread into a buffer kept for it, parsed in place, nothing
 // allocated. Hypervisor steal time is in neither figure.
 import { closeSync, openSync, readSync } from "node:fs";
 

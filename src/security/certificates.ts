@@ -1,7 +1,7 @@
 // X.509 certificates: the gateway's own application instance certificate (Part 6 §6.2.2), and
 // what the PKI and the CLI read out of a DER certificate (node:crypto's X509Certificate, plus
 // der.ts for what it does not expose on Node 20). node-opcua-crypto makes the certificate; it is
-// imported only then, as it costs about 30 MB of RSS.
+// imported only then, as it costs tens of MB of RSS.
 import { createHash, generateKeyPair, webcrypto, X509Certificate, type KeyObject } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { promisify } from "node:util";

@@ -1,7 +1,7 @@
 // Just enough DER (X.690) to read what node:crypto's X509Certificate does not expose on Node 20:
 // a certificate's signature algorithm, key usage, subjectAltName URI, validity, issuer and
 // subject names as bytes, and a CRL's issuer, revoked serials and signature (RFC 5280 §4.1,
-// §5.1). Importing node-opcua-crypto for this would cost the gateway about 30 MB of RSS at idle
+// §5.1). Importing node-opcua-crypto for this would cost the gateway tens of MB of RSS at idle
 // (@peculiar/x509 and its ASN.1 schemas); it is loaded only to create a certificate.
 // Every read checks lengths against the enclosing element and throws DerError on bad input.
 

@@ -1,4 +1,4 @@
-// Keeps an OpenSecureChannel flood from starving established channels (issue 6). An OPN Issue
+// Keeps an OpenSecureChannel flood from starving established channels. An OPN Issue
 // with a signing policy costs several RSA private-key operations (milliseconds each on a small
 // ARM core), far more than any request on an open channel. So:
 //  - each remote address has a token bucket of new secure channels (rate and burst); beyond it

@@ -5,7 +5,7 @@
 // that the operator knows a restart is needed, and is not half-applied.
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { SessionManager } from "../sessions/session.js";
-import { userEntries, type PasswordHash, type UserDirectory, type UserEntry } from "../sessions/users.js";
+import { samePasswordHash, userEntries, type UserDirectory, type UserEntry } from "../sessions/users.js";
 
 export interface UserReloadReport {
   readonly added: readonly string[];
@@ -18,15 +18,10 @@ export interface UserReloadReport {
   readonly sessionsRerolled: number;
 }
 
-function sameHash(a: PasswordHash | undefined, b: PasswordHash | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.salt.equals(b.salt) && a.key.equals(b.key) && a.params.logN === b.params.logN && a.params.r === b.params.r && a.params.p === b.params.p;
-}
-
 function sameEntry(a: UserEntry, b: UserEntry): boolean {
   const ta = a.thumbprints ?? [];
   const tb = b.thumbprints ?? [];
-  return a.role === b.role && sameHash(a.password, b.password) && ta.length === tb.length && ta.every((t) => tb.includes(t));
+  return a.role === b.role && samePasswordHash(a.password, b.password) && ta.length === tb.length && ta.every((t) => tb.includes(t));
 }
 
 /**
@@ -53,7 +48,7 @@ export function reloadUsers(directory: UserDirectory, sessions: SessionManager, 
       const name = session.userId.slice(5);
       const was = old.get(name);
       const now = next[name];
-      role = now !== undefined && now.password !== undefined && sameHash(was?.password, now.password) ? now.role : undefined;
+      role = now !== undefined && now.password !== undefined && samePasswordHash(was?.password, now.password) ? now.role : undefined;
     } else if (session.userId.startsWith("cert:")) {
       role = directory.certificateRole(session.userId.slice(5));
     } else {

@@ -19,7 +19,7 @@ export interface DispatcherLog {
   warn(message: string): void;
 }
 
-/** Requests between two looks at the sampling deadlines: ~20 µs of small Reads, one clock read. */
+/** Requests between two looks at the sampling deadlines: small Reads, one clock read for many. */
 const YIELD_EVERY = 16;
 
 export class Dispatcher implements ChannelHandler {

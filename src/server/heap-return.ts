@@ -1,13 +1,11 @@
-// Memory taken by a burst comes back (issue 14; DESIGN "Memory has one bound"). The transport's
-// pool gives its slabs back by itself (transport/buffer-pool.ts trim). What a burst leaves in V8's
-// heap does not always: the objects an attack made (decoded requests of 10,000 nodes, their
-// results, the state of hundreds of channels) are freed by the ordinary mark-compacts, but the
-// old generation keeps its pages, each holding a few survivors: 23-27 MB committed 60 s after
-// bench hostile. Only a compacting GC moves the survivors together and unmaps the emptied pages.
-// V8's memory reducer runs one when the allocation rate is low, but only if the heap grew since
-// its own last run; when that run came during the burst (a lull between attackers), nothing arms
-// it again, and the pages stay: RSS 60 s after the attack was +9.5 to +10.1 MB above the
-// baseline in one round of three, +0.3 to +2.7 MB when the reducer had run (bench/RESULTS.md).
+// Memory taken by a burst comes back (DESIGN "Memory has one bound"). The transport's pool gives
+// its slabs back by itself (transport/buffer-pool.ts trim). What a burst leaves in V8's heap does
+// not always: the objects an attack made (decoded requests of 10,000 nodes, their results, the
+// state of hundreds of channels) are freed by the ordinary mark-compacts, but the old generation
+// keeps its pages, each holding a few survivors. Only a compacting GC moves the survivors
+// together and unmaps the emptied pages. V8's memory reducer runs one when the allocation rate is
+// low, but only if the heap grew since its own last run; when that run came during the burst (a
+// lull between attackers), nothing arms it again, and the pages stay (bench/RESULTS.md).
 //
 // So the server asks for that GC itself, once a burst is over: the pool had grown past
 // BURST_SLABS and is back to at most IDLE_SLABS, and the heap holds more than WASTE_BYTES it does
@@ -29,9 +27,8 @@ export const WASTE_BYTES = 8 * 1024 * 1024;
 export const MIN_INTERVAL_MS = 60_000;
 /**
  * Above this much heap in use, no compacting GC: it moves every live object, so its pause grows
- * with them (bench hostile: 58.8 ms with 12.6 MB in use, on a machine shared with an emulator);
- * a gateway that large (16,384 monitored items: ~40 MB) is left to V8's reducer, whose marking
- * runs in steps.
+ * with them; a gateway that large (tens of thousands of monitored items) is left to V8's
+ * reducer, whose marking runs in steps.
  */
 export const MAX_USED_BYTES = 24 * 1024 * 1024;
 

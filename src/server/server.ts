@@ -1,9 +1,9 @@
 // The server object, the composition root's: it holds the gateway's parts (compose.ts makes
 // them from the config, in order) and owns their start, their orderly stop and the reloads.
-import { validateDeviceMap, type DeviceMap } from "../config/device-map.js";
-import { keepDeviceMapOffLoop, validateDeviceMapOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
+import { deviceMapSchema, tagNodeIdText, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
+import { keepDeviceMapOffLoop, validateDeviceMapOffLoop, validateDeviceMapTextOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
 import type { ValidationResult } from "../config/validate.js";
-import { formatIssue, type ConfigIssue } from "../config/load.js";
+import { formatIssue, validateYaml, type ConfigIssue } from "../config/load.js";
 import type { ApplyReport } from "../devices/device-runtime.js";
 import { lowerHelperThreads } from "../thread-priority.js";
 import { describeApply } from "../devices/map-changes.js";
@@ -11,7 +11,7 @@ import { loopTrace } from "../sampling/loop-trace.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { UaTcpServer } from "./listener.js";
 import { MessageSecurityMode, ServerState } from "../ua/generated/enums.js";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Pki } from "../security/pki.js";
 import { POLICY_ALGORITHMS, SecurePolicy } from "../security/policies.js";
 import type { SecurityPolicy } from "../security/security-policy.js";
@@ -19,13 +19,34 @@ import type { EndpointDescription } from "../ua/generated/types.js";
 import { advertisedHost, buildEndpoints } from "./endpoints.js";
 import type { ServerCore } from "../services/server-core.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
-import { Logger, type ServerLog } from "../log.js";
+import { leveled, Logger, type ServerLog } from "../log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
+import type { DriverRegistry } from "../devices/registry.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
+import { builtFile } from "../worker-file.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
+import { SettingsFiles } from "./settings-files.js";
+import { NetworkRequests, type NetworkBackend } from "./network-settings.js";
+import { readTrend, type TrendPoints } from "../history/trend.js";
+import { stringNodeId } from "../ua/builtins.js";
+import { nodeIdToString } from "../ua/node-id.js";
+import { cliCommand } from "../package-info.js";
 
 export interface FieldgateServerOptions {
+  /**
+   * The appliance's network requests (its root unit carries them out): with them, and the
+   * request folder <dataDir>/network-request present, the page and its API change network.yaml
+   * (beside gateway.yaml) on trial.
+   */
+  readonly networkBackend?: NetworkBackend;
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
   readonly configFile?: string;
+  /**
+   * The drivers a device map may name; default the built-in ones (drivers/builtin.ts), whose
+   * maps a worker validates off the event loop (server/validate-worker.ts). Maps of other
+   * drivers are validated on the loop.
+   */
+  readonly drivers?: DriverRegistry;
 }
 
 // The parts are the server's own fields (compose.ts's GatewayParts): `server.history`, ...
@@ -36,6 +57,8 @@ export class FieldgateServer implements ServerCore {
   deviceMap: DeviceMap | undefined;
   /** Set by start() when a signing policy is configured. */
   pki: Pki | undefined = undefined;
+  /** The settings files as the status page and its API change them. */
+  readonly settings: SettingsFiles;
   private readonly benchMap: DeviceMap | undefined;
   private readonly policies: Map<string, SecurityPolicy>;
   private readonly transport: UaTcpServer;
@@ -46,13 +69,43 @@ export class FieldgateServer implements ServerCore {
   /** Whether a newly validated device map is still to be kept in the cache (start, by a worker). */
   private cacheToKeep: boolean;
   private cacheKeeping: OffLoopKeep | undefined;
+  private readonly drivers: DriverRegistry;
+  /** The worker file that validates maps with `drivers`, when there is one (the built-in drivers'). */
+  private readonly mapWorker: (() => URL) | undefined;
 
   constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
     this.log = log;
     this.configFile = options.configFile;
-    const made = composeGateway(config, log, this);
+    this.drivers = options.drivers ?? builtinDrivers();
+    this.mapWorker = options.drivers === undefined ? () => builtFile("server/validate-worker") : undefined;
+    const made = composeGateway(config, log, this, this.drivers, this.mapWorker !== undefined);
     Object.assign(this, made.parts);
     ({ deviceMap: this.deviceMap, benchMap: this.benchMap, policies: this.policies, transport: this.transport, cacheToKeep: this.cacheToKeep } = made);
+    this.settings = new SettingsFiles({
+      configFile: options.configFile === undefined ? undefined : resolve(options.configFile),
+      running: () => this.config,
+      dataDir: config.dataDir,
+      log: leveled(log),
+      applyDeviceMap: (map) => this.applyDeviceMap(map),
+      reloadConfig: (next) => this.reloadConfig(next),
+      readOnce: (device, map) => this.deviceRuntime.readOnce(device, map),
+      validateMapText: (text, file, issuesOnly) => this.validateMapText(text, file, issuesOnly),
+      kepware: this.drivers,
+      network:
+        options.networkBackend === undefined || options.configFile === undefined
+          ? undefined
+          : new NetworkRequests({
+              file: join(dirname(resolve(options.configFile)), "network.yaml"),
+              requestDir: join(config.dataDir, "network-request"),
+              backend: options.networkBackend,
+              log: leveled(log),
+            }),
+    });
+  }
+
+  /** Tag `tag` of device `device` from the history, as points for a chart (history/trend.ts). */
+  trend(device: string, tag: string, from: number, to: number): Promise<TrendPoints> {
+    return readTrend(this.history, nodeIdToString(stringNodeId(tagNodeIdText(device, tag), this.devices.namespaceIndex)), from, to);
   }
 
   get port(): number {
@@ -104,7 +157,7 @@ export class FieldgateServer implements ServerCore {
       maxChainLength: sec.maxChainLength,
       maxRejected: sec.maxRejectedCertificates,
       log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
-      trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
+      trustCommand: `${cliCommand()} cert trust${this.configFile === undefined ? "" : ` --config ${resolve(this.configFile)}`}`,
       onRefused: (certificate, status) => this.events.audit.certificateRefused(certificate, status),
       onDamaged: this.damagedFiles.note,
     });
@@ -133,9 +186,14 @@ export class FieldgateServer implements ServerCore {
     // polled before it runs wait in its queue, as they do between two flushes.
     this.history.start();
     this.events.systemStatus(ServerState.Running, "The server started.");
-    if (this.cacheToKeep && this.config.devices !== undefined) {
+    if (this.cacheToKeep && this.config.devices !== undefined && this.mapWorker !== undefined) {
       this.cacheToKeep = false;
-      const keeping = keepDeviceMapOffLoop(this.config.devices, join(this.config.dataDir, "cache"));
+      let keeping: OffLoopKeep;
+      try {
+        keeping = keepDeviceMapOffLoop(this.config.devices, join(this.config.dataDir, "cache"), { file: this.mapWorker() });
+      } catch (err) {
+        keeping = { done: Promise.reject(err instanceof Error ? err : new Error(String(err))), stop: async () => undefined };
+      }
       this.cacheKeeping = keeping;
       keeping.done.then(
         () => undefined,
@@ -164,22 +222,42 @@ export class FieldgateServer implements ServerCore {
       this.log.warn(`reload refused: ${result.issues.length} issue(s) in ${file}; still polling the last good device map`);
       return { ok: false, issues: result.issues };
     }
-    this.deviceMap = result.value;
-    const report = await this.deviceRuntime.apply(result.value);
+    return { ok: true, issues: [], report: await this.applyDeviceMap(result.value) };
+  }
+
+  /**
+   * Applies a validated device map as a reload does: what changed starts, stops or restarts,
+   * the other devices keep polling (the status page's Apply, after its own validation).
+   */
+  async applyDeviceMap(map: DeviceMap): Promise<ApplyReport> {
+    this.deviceMap = map;
+    const report = await this.deviceRuntime.apply(map);
     this.logApply(report);
     // One GeneralModelChangeEvent for the whole reload (Part 5 §6.4.33).
     this.events.flushModelChanges();
     this.northbound.devicesChanged();
-    return { ok: true, issues: [], report };
+    return report;
   }
 
-  /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails. */
-  private async validateForReload(file: string, cacheDir: string): Promise<ValidationResult<DeviceMap>> {
+  /** Device map text validated as a reload validates its file (the status page's edits, before they are written). */
+  private async validateMapText(text: string, file: string, issuesOnly: boolean): Promise<ValidationResult<DeviceMap>> {
+    if (this.mapWorker === undefined) return validateYaml(deviceMapSchema(this.drivers), text, file);
     try {
-      return await validateDeviceMapOffLoop(file, cacheDir);
+      return await validateDeviceMapTextOffLoop(text, file, { file: this.mapWorker(), issuesOnly });
+    } catch (err) {
+      this.log.warn(`status page: the validation worker failed (${err instanceof Error ? err.message : String(err)}); validating on the event loop instead`);
+      return validateYaml(deviceMapSchema(this.drivers), text, file);
+    }
+  }
+
+  /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails or the drivers have none. */
+  private async validateForReload(file: string, cacheDir: string): Promise<ValidationResult<DeviceMap>> {
+    if (this.mapWorker === undefined) return validateDeviceMap(file, this.drivers, cacheDir);
+    try {
+      return await validateDeviceMapOffLoop(file, cacheDir, { file: this.mapWorker() });
     } catch (err) {
       this.log.warn(`reload: the validation worker failed (${err instanceof Error ? err.message : String(err)}); validating on the event loop instead`);
-      return validateDeviceMap(file, cacheDir);
+      return validateDeviceMap(file, this.drivers, cacheDir);
     }
   }
 

@@ -132,8 +132,8 @@ export function readAttributes(
  * A Read's response as the handler leaves it: the results as the node managers gave them, the
  * timestamps still to be applied. The encoder writes each result as `stamp` would have made it,
  * without making it: a Read of 10,000 nodes otherwise builds 10,000 DataValues only to write them
- * out (~0.6 MB of garbage per Read, which a Read that outlives a scavenge promotes to the old
- * generation: bench hostile's slow readers, bench/RESULTS.md).
+ * out (garbage that a Read that outlives a scavenge promotes to the old generation: bench
+ * hostile's slow readers, bench/RESULTS.md).
  */
 interface UnstampedReadResponse extends ReadResponse {
   results: DataValue[];

@@ -4,10 +4,10 @@
 // identifiers, IndexRanges, DataEncodings) kept aside only for the items that have them.
 //
 // Why: decoded as objects, a Read of 10,000 nodes is 20,000 objects (a ReadValueId and its NodeId
-// each, ~1.2 MB of heap) that live while the Read runs. A Read that outlives a scavenge of the
-// 2 MB young generation has them promoted, and the old generation fills with dead Reads: bench
-// hostile's slow readers (175 such Reads a second) took the heap from 19 to 45-62 MB
-// (bench/RESULTS.md, issue 14). In flat form the same Read is 120 KB outside the JS heap.
+// each) that live while the Read runs. A Read that outlives a scavenge of the small young
+// generation has them promoted, and the old generation fills with dead Reads (bench hostile's
+// slow readers, bench/RESULTS.md). In flat form the same Read is 12 bytes a node outside the JS
+// heap.
 //
 // The node managers still read `AttributeRead` objects (node-manager.ts): `batch()` lends a
 // batch of them, reused from one Read to the next and valid only until the next call, so a
@@ -62,7 +62,7 @@ export class ReadItems {
   /**
    * A small Read (at most SMALL items) as the generated decoder has it: in flat form it would cost
    * more than it saves (a typed array and the copy into lent objects, for a handful of items:
-   * bench read's Reads of one value lost 5-7 % of their rate).
+   * bench read's Reads of one value lose rate).
    */
   private readonly objects: ReadValueId[] | undefined;
   /** Per item: [namespace | IdType << 16, numeric identifier, AttributeId]. */

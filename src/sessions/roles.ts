@@ -1,4 +1,4 @@
-// Roles (issue 6): what a session may do, decided once at ActivateSession and handed to the node
+// Roles: what a session may do, decided once at ActivateSession and handed to the node
 // managers as RequestContext.role. Three fixed roles instead of Part 3's configurable Role
 // objects: a gateway has few users, and an operator reads `role: operator` in gateway.yaml more
 // easily than a RolePermissions table.

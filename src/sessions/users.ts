@@ -1,4 +1,4 @@
-// Users (issue 6): the user table from gateway.yaml, password hashes, and the lockout of repeated
+// Users: the user table from gateway.yaml, password hashes, and the lockout of repeated
 // failed logins. Passwords are hashed with Node's own crypto.scrypt: memory-hard, no native
 // addon to build for the ARM image, and the parameters travel in the hash so they can be raised
 // later without invalidating the hashes already pasted into configs.
@@ -34,6 +34,12 @@ export async function hashPassword(password: string | Buffer, params: ScryptPara
   const salt = randomBytes(SALT_BYTES);
   const key = await derive(password, salt, params, KEY_BYTES);
   return `$scrypt$ln=${params.logN},r=${params.r},p=${params.p}$${b64(salt)}$${b64(key)}`;
+}
+
+/** Whether two password hashes are the same (a reload parses gateway.yaml again: new objects, maybe the same hash). */
+export function samePasswordHash(a: PasswordHash | undefined, b: PasswordHash | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.salt.equals(b.salt) && a.key.equals(b.key) && a.params.logN === b.params.logN && a.params.r === b.params.r && a.params.p === b.params.p;
 }
 
 export async function verifyPassword(password: Buffer | string, hash: PasswordHash): Promise<boolean> {

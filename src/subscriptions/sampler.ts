@@ -57,8 +57,8 @@ export function readBatch(registry: NamespaceRegistry, ctx: RequestContext, read
 
 /**
  * The items of one batch, kept in place as items come and go (swap-remove), so that adding or
- * removing an item costs the same with 16 or 16,384 items in the group: a group regrouped from
- * scratch on its next slot held the loop 25-51 ms for 16,384 items after a reload.
+ * removing an item costs the same with 16 or 16,384 items in the group: regrouping from scratch
+ * on the next slot is a task that grows with the group.
  */
 abstract class Batch {
   readonly items: MonitoredItem[] = [];
@@ -426,7 +426,8 @@ export class Sampler {
     const end = this.slicer.end();
     let n = 0;
     for (const watch of queue) {
-      // Looked at every few: a reload is rare, so this code runs cold (tens of µs a watch the first time).
+      // Looked at every few: a reload is rare, so this code runs cold (a watch costs many times more
+      // the first time than warm).
       if ((++n & 7) === 0 && this.slicer.now() >= end) break;
       queue.delete(watch);
       // A watch whose items all went meanwhile has nothing to do.

@@ -105,9 +105,8 @@ export class BufferPool {
     this.sendReserve = options.sendReserve ?? Math.max(bufferSize, Math.floor(limit / 8));
     if (!(this.sendReserve >= bufferSize && this.sendReserve < limit)) throw new RangeError("BufferPool sendReserve must be at least one buffer and below the limit");
     // One slab, as much as a gateway nobody talks to makes (slabs are made lazily): what an
-    // attack took all goes back. The floor used to be 1 MiB (4 slabs), which a pool that once
-    // had a burst kept for good: 0.75 MB of the RSS still above the baseline 60 s after bench
-    // hostile (issue 14). A bigger floor would only save re-making a slab when traffic comes back
+    // attack took all goes back: a larger floor is kept for good by a pool that once had a
+    // burst. A bigger floor would only save re-making a slab when traffic comes back
     // after more than TRIM_WINDOW idle seconds, one 256 KiB allocation; traffic that goes on
     // keeps what its last seconds used through `trim`'s window.
     this.floor = options.floor ?? this.slabBytes;

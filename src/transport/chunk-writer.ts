@@ -24,8 +24,8 @@
 // closes a mark that patches nothing. Strings, byte strings and raw bytes longer than a chunk are
 // split across chunks here.
 //
-// Lent bytes (a message begun with `lend`): copying a large body (a HistoryRead's 1.8 MB of
-// encoded values, out of the read worker's shared memory: 0.5-3 ms in one go, measured) is what
+// Lent bytes (a message begun with `lend`): copying a large body (a HistoryRead's megabytes of
+// encoded values, out of the read worker's shared memory, in one go) is what
 // makes such a message long, not its encoding. So raw bytes of at least LEND_MIN are not copied
 // while the message is encoded: they are kept by reference, and what is written after them goes
 // to a small heap buffer of its own (`scratch`, in order, as parts between the references). The

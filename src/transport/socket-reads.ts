@@ -6,8 +6,8 @@
 // keeps one read (up to 64 KiB, libuv's read size) that nothing charges to the memory budget.
 // Under a chunk flood that is hundreds of connections: the ones lingering in Closing after
 // their ERR (the peer floods on), those paused for backpressure, those waiting for memory to be
-// admitted at all. Measured (bench hostile, bench/RESULTS.md "Issue 14, the attack peak"): 8-21 MB
-// past the 32 MiB budget at the attack's peak. Node stops the handle itself on pause() only for
+// admitted at all: memory past the budget at the attack's peak (bench hostile, bench/RESULTS.md).
+// Node stops the handle itself on pause() only for
 // sockets made with the `onread` option, which an accepted socket cannot be given.
 //
 // How: the handle under the socket (`_handle`, Node's LibuvStreamWrap: `readStop()`,

@@ -250,7 +250,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
       // stream would still take one more read and hold it, uncharged (socket-reads.ts). The short
       // stops of backpressure (high-water mark, a turn's share) only pause the stream: they come
       // and go with every burst of requests, and stopping the handle costs two epoll_ctl calls
-      // each time (bench read 10 x 1000: ~5 % of the CPU per Read); there is one such socket per
+      // each time, CPU every Read pays; there is one such socket per
       // open connection at most (maxChannels).
       if (!this.readStopped && (closing || this.admitting || this.rx.waitingBuffer || this.inputSuspended || this.tx.blocked)) {
         stopReads(this.socket);

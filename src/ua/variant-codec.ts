@@ -333,7 +333,7 @@ const DV_SERVER_PICOSECONDS = 0x20;
  */
 export function encodeDataValue(w: BinaryWriter, v: DataValue): void {
   // Not a call of encodeDataValueFields: this is every DataValue's path, and the extra call of
-  // seven arguments measured in the Read rate.
+  // seven arguments costs the Read rate.
   if (++w.depth > w.maxDepth) throw encodingError(`nesting deeper than ${w.maxDepth}`);
   const value = v.value;
   const status = v.statusCode;

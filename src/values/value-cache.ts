@@ -8,7 +8,7 @@
 // it is made once per change and reused until the next one.
 //
 // Per slot, 10,000 tags: the typed arrays 36 bytes, the DataValue and subscriber lists 8 each,
-// the key 8 and its Map entry ~46 (issue 14's heap per tag). The last DataValue doubles as the
+// the key 8 and its Map entry ~46. The last DataValue doubles as the
 // keeper of the current number's Variant (see `fresh`), so no array of Variants is needed.
 //
 // Slots are keyed (device and tag name, or a namespace's NodeId): a reload that keeps a tag

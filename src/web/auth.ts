@@ -14,14 +14,16 @@
 //   that a scraper every 15 s does not cost a scrypt each time; a reload forgets them.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ROLES, type Role } from "../sessions/roles.js";
-import { LoginResult, type PasswordHash, type UserDirectory } from "../sessions/users.js";
+import { LoginResult, samePasswordHash, type PasswordHash, type UserDirectory } from "../sessions/users.js";
 
 export interface Principal {
   /** "" without users (the local viewer). */
   readonly user: string;
   readonly role: Role;
-  /** The session's CSRF token; "" for Basic credentials and the local viewer (they cannot act). */
+  /** The session's CSRF token; "" for Basic credentials and the local viewer. */
   readonly csrf: string;
+  /** Identified by HTTP Basic credentials (a script), not a session of the page. */
+  readonly basic?: boolean;
 }
 
 interface WebSession {
@@ -108,7 +110,7 @@ export class WebAuth {
     if (s === undefined) return undefined;
     const now = this.now();
     const entry = this.users.get(s.user);
-    if (now - s.lastUsed > this.timeout || entry === undefined || entry.password !== s.hash) {
+    if (now - s.lastUsed > this.timeout || entry === undefined || !samePasswordHash(entry.password, s.hash)) {
       this.sessions.delete(token);
       return undefined;
     }
@@ -122,7 +124,7 @@ export class WebAuth {
     const cached = this.basic.get(key);
     if (cached !== undefined && now < cached.until) {
       const entry = this.users.get(cached.user);
-      if (entry !== undefined && entry.password === cached.hash) return { user: cached.user, role: entry.role, csrf: "" };
+      if (entry !== undefined && samePasswordHash(entry.password, cached.hash)) return { user: cached.user, role: entry.role, csrf: "", basic: true };
     }
     const text = Buffer.from(header.slice(6).trim(), "base64").toString("utf8");
     const colon = text.indexOf(":");
@@ -132,7 +134,7 @@ export class WebAuth {
     if (r.result !== LoginResult.Ok) return undefined;
     if (this.basic.size >= MAX_SESSIONS) this.basic.clear();
     this.basic.set(key, { user, hash: this.users.get(user)?.password, until: now + BASIC_CACHE_MS });
-    return { user, role: r.role!, csrf: "" };
+    return { user, role: r.role!, csrf: "", basic: true };
   }
 
   private expire(): void {

@@ -13,7 +13,7 @@ import type { GatewayHistory } from "../history/history.js";
 import type { SessionManager } from "../sessions/session.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { BuiltinType } from "../ua/builtins.js";
+import { BuiltinType, type DataValue } from "../ua/builtins.js";
 import { statusCodeName } from "../ua/generated/status-codes.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { MessageSecurityMode } from "../ua/generated/enums.js";
@@ -60,8 +60,8 @@ export interface DeviceView {
   readonly tags: number;
 }
 
-/** [name, value, status name, quality (0 good, 1 uncertain, 2 bad), source time ms, unit]. */
-export type TagRow = readonly [string, string, string, number, number, string];
+/** [name, value, status name, quality (0 good, 1 uncertain, 2 bad), source time ms, unit, kept in the history]. */
+export type TagRow = readonly [string, string, string, number, number, string, boolean];
 
 export interface SessionView {
   readonly id: number;
@@ -125,7 +125,8 @@ export function formatNumber(n: number): string {
   return String(Number(n.toPrecision(6)));
 }
 
-function quality(status: number): number {
+/** 0 good, 1 uncertain, 2 bad (a StatusCode's severity, Part 4 §7.39). */
+export function quality(status: number): number {
   const severity = status >>> 30;
   return severity === 0 ? 0 : severity === 1 ? 1 : 2;
 }
@@ -154,7 +155,7 @@ export interface ViewSource {
   readonly channelCount: number;
   readonly system: Pick<SystemObject, "variable">;
   readonly deviceMap: DeviceMap | undefined;
-  readonly deviceRuntime: Pick<DeviceRuntime, "pollers">;
+  readonly deviceRuntime: Pick<DeviceRuntime, "pollers" | "describeLink">;
   readonly sessions: Pick<SessionManager, "sessions">;
   readonly subscriptions: Pick<SubscriptionEngine, "subscriptions">;
   readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable" | "file">;
@@ -222,7 +223,7 @@ export class StatusViews {
     const running = new Map<string, DevicePoller>();
     for (const p of s.deviceRuntime.pollers()) running.set(p.name, p);
     for (const d of s.deviceMap?.devices ?? []) {
-      const link = d.driver === "modbus-rtu" ? `bus ${d.bus ?? ""} unit ${d.unitId}` : d.driver === "simulator" ? `built-in, unit ${d.unitId}` : `${d.host ?? ""}:${d.port ?? 502} unit ${d.unitId}`;
+      const link = s.deviceRuntime.describeLink(d);
       const p = running.get(d.name);
       out.push(
         p === undefined
@@ -407,6 +408,15 @@ export class TagBaseline {
   }
 }
 
+/** A value as the page writes it (a DataValue's, not the cache's: a test read's). */
+export function dataValueText(dv: DataValue): string {
+  const v = dv.value?.value;
+  if (typeof v === "number") return formatNumber(v);
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "string") return v;
+  return v === undefined || v === null ? "" : String(v);
+}
+
 /** One tag as the page shows it. */
 export function tagRow(poller: DevicePoller, index: number, values: ValueCache): TagRow {
   const tag = poller.tags[index]!;
@@ -422,5 +432,5 @@ export function tagRow(poller: DevicePoller, index: number, values: ValueCache):
       text = typeof v === "string" ? v : typeof v === "bigint" ? v.toString() : v === undefined || v === null ? "" : String(v);
     }
   }
-  return [tag.name, text, statusCodeName(status), quality(status), values.sourceTimestampOf(slot), tag.config.unit?.displayName ?? ""];
+  return [tag.name, text, statusCodeName(status), quality(status), values.sourceTimestampOf(slot), tag.config.unit?.displayName ?? "", tag.config.history];
 }

@@ -207,7 +207,8 @@ export class LiveUpdates {
           const rows: unknown[] = [];
           const values = this.server.values;
           await task.loop(poller.tags.length, (from) => changedRows(baseline, poller, values, all, rows, from, task));
-          if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, rows })));
+          // `count`: a reload may have left the device fewer tags; the page drops the rows past it.
+          if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, count: poller.tags.length, rows })));
         }
       }
 

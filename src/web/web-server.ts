@@ -2,24 +2,35 @@
 // HTTPS with the gateway's own certificate and key from pki/own unless `tls: false`, logins
 // with the users of gateway.yaml (auth.ts), and these routes:
 //
-//   GET  /, /app.js, /app.css     the page (page-assets.ts)
+//   GET  /?device=NAME            the page, rendered with the gateway's state (page-render.ts)
+//   GET  /app.js, /app.css, /editor.js, /trend.js   its script and style sheet, the settings
+//                                 editor's and the trend chart's scripts (loaded when first used)
 //   GET  /login, POST /login      the login form; POST /logout
 //   GET  /api/me                  who is logged in, their role and CSRF token
 //   GET  /api/events?device=NAME  server-sent events (updates.ts)
 //   GET  /api/state               one snapshot as JSON (for scripts)
+//   GET  /api/trend?device=D&tag=T&from=MS&to=MS   a tag's history as points (the trend chart)
 //   POST /api/reload              admin: reload the device map (as SIGHUP does)
 //   POST /api/certificates/trust|reject  {thumbprint}  admin: move a certificate in pki/
+//   .../api/config/...            the settings files (config-api.ts)
 //   GET  /metrics                 Prometheus text format (metrics.ts); cookie or HTTP Basic
 //
-// Bounded: request bodies (16 KiB), headers and requests time out (a connection's first request
-// from its accept, TLS handshake included), open pages (maxClients), connections (maxClients +
-// 32, and maxConnectionsPerAddress from one client address: connection-guard.ts).
+// Who may act (every POST but the login's): an admin, with the session's CSRF token when logged
+// in through the page; with HTTP Basic credentials (scripts), from no page of another site
+// (the browser's Sec-Fetch-Site, Fetch Metadata: a cross-site form cannot carry a token, but a
+// browser may replay cached Basic credentials with it).
+//
+// Bounded: request bodies (16 KiB; a settings file 8 MiB), headers and requests time out (a
+// connection's first request from its accept, TLS handshake included), open pages
+// (maxClients), connections (maxClients + 32, and maxConnectionsPerAddress from one client
+// address: connection-guard.ts).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { GatewayConfig, WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
 import { formatIssue, type ConfigIssue } from "../config/load.js";
+import type { TrendPoints } from "../history/trend.js";
 import type { ApplyReport } from "../devices/device-runtime.js";
 import type { Logger } from "../log.js";
 import { describeApply } from "../devices/map-changes.js";
@@ -32,11 +43,20 @@ import type { UserDirectory } from "../sessions/users.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from "./metrics.js";
 import { ConnectionGuard } from "./connection-guard.js";
-import { APP_CSS, APP_JS, loginHtml, PAGE_HTML } from "./page-assets.js";
-import { certificatesView, StatusViews, type ViewSource } from "./status-view.js";
+import { APP_CSS } from "./page-style.js";
+import { APP_JS } from "./page-script.js";
+import { EDITOR_JS } from "./page-editor.js";
+import { TREND_JS } from "./page-trend.js";
+import { gatewayTzOffset, type IndexedTagRow } from "./page-format.js";
+import { loginHtml, pageHtml, type PageState } from "./page-render.js";
+import { certificatesView, StatusViews, TagBaseline, type ViewSource } from "./status-view.js";
 import { LiveUpdates, type UpdateSource } from "./updates.js";
+import { settingsRoute, type SettingsSource } from "./config-api.js";
+import { headerValue, HttpError, json, readBody, send } from "./http.js";
 
 const MAX_BODY = 16 * 1024;
+/** Tag rows in the first paint: the updates bring the rest of a big device at once. */
+const FIRST_PAINT_TAGS = 200;
 /** How often Node checks headersTimeout and requestTimeout (its default, 30 s, would let a request run that much over). */
 const TIMEOUT_CHECK_MS = 1000;
 
@@ -51,6 +71,10 @@ export type WebSource = ViewSource &
     readonly config: GatewayConfig;
     readonly users: UserDirectory;
     reloadDevices(): Promise<{ readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly report?: ApplyReport }>;
+    /** The settings files (the editor and the settings API). */
+    readonly settings: SettingsSource;
+    /** Tag `tag` of device `device` from the history (a tag that keeps none has no points). */
+    trend(device: string, tag: string, from: number, to: number): Promise<TrendPoints>;
   };
 
 export interface WebServerOptions {
@@ -68,9 +92,10 @@ interface Asset {
 }
 
 const ASSETS: Readonly<Record<string, Asset>> = {
-  "/": { body: Buffer.from(PAGE_HTML), type: "text/html; charset=utf-8" },
   "/app.js": { body: Buffer.from(APP_JS), type: "text/javascript; charset=utf-8" },
   "/app.css": { body: Buffer.from(APP_CSS), type: "text/css; charset=utf-8" },
+  "/editor.js": { body: Buffer.from(EDITOR_JS), type: "text/javascript; charset=utf-8" },
+  "/trend.js": { body: Buffer.from(TREND_JS), type: "text/javascript; charset=utf-8" },
 };
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -79,16 +104,6 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
 };
-
-/** Thrown by handlers: becomes a JSON error with this HTTP status. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export class WebServer {
   readonly updates: LiveUpdates;
@@ -172,9 +187,15 @@ export class WebServer {
       const path = url.pathname;
       const method = req.method ?? "GET";
       const address = req.socket.remoteAddress ?? "";
+      // No icon: answered before the login, so a browser's request for one is not sent to the form.
+      if (method === "GET" && path === "/favicon.ico") {
+        res.writeHead(204, { "cache-control": "max-age=86400" });
+        res.end();
+        return;
+      }
       if (method === "GET" && (path === "/app.css" || path === "/login")) {
         if (path === "/app.css") return this.asset(res, ASSETS[path]!);
-        return this.send(res, 200, "text/html; charset=utf-8", loginHtml(url.searchParams.has("failed")));
+        return send(res, 200, "text/html; charset=utf-8", loginHtml(url.searchParams.has("failed")));
       }
       if (method === "POST" && path === "/login") return await this.login(req, res, address);
       if (method === "POST" && path === "/logout") {
@@ -191,25 +212,30 @@ export class WebServer {
         }
         return this.redirect(res, "/login");
       }
+      if (method === "POST") this.mayAct(req, who);
+      if (await settingsRoute(req, res, { path, method, query: url.searchParams, who, source: this.o.server.settings, log: this.o.log, onUsersChanged: () => this.auth.usersChanged() })) return;
       if (method === "GET") {
         const asset = ASSETS[path];
         if (asset !== undefined) return this.asset(res, asset);
         switch (path) {
+          case "/":
+            return send(res, 200, "text/html; charset=utf-8", pageHtml(this.pageState(url.searchParams.get("device") ?? ""), { ...who, loginRequired: this.auth.loginRequired }));
           case "/metrics":
-            return this.send(res, 200, METRICS_CONTENT_TYPE, renderMetrics(this.o.server, this.o.version, { clients: this.updates.clientCount, stats: this.updates.stats }));
+            return send(res, 200, METRICS_CONTENT_TYPE, renderMetrics(this.o.server, this.o.version, { clients: this.updates.clientCount, stats: this.updates.stats }));
           case "/api/me":
-            return this.json(res, 200, { user: who.user, role: who.role, csrf: who.csrf, loginRequired: this.auth.loginRequired });
+            return json(res, 200, { user: who.user, role: who.role, csrf: who.csrf, loginRequired: this.auth.loginRequired });
           case "/api/events":
             if (!this.updates.open(res, url.searchParams.get("device") ?? "")) throw new HttpError(503, "too many pages open (web.maxClients)");
             return;
           case "/api/state":
-            return this.json(res, 200, this.snapshot());
+            return json(res, 200, this.snapshot());
+          case "/api/trend":
+            return await this.trend(res, url.searchParams);
           default:
             throw new HttpError(404, "not found");
         }
       }
       if (method === "POST") {
-        this.mayAct(req, who);
         switch (path) {
           case "/api/reload":
             return await this.reload(res, who);
@@ -228,18 +254,27 @@ export class WebServer {
       }
       const status = err instanceof HttpError ? err.status : 500;
       if (status === 500) this.o.log.warn(`status page: ${req.method} ${req.url}: ${err instanceof Error ? err.message : String(err)}`);
-      this.json(res, status, { error: err instanceof HttpError ? err.message : "internal error" });
+      json(res, status, { error: err instanceof HttpError ? err.message : "internal error", ...(err instanceof HttpError ? err.extra : undefined) });
     }
   }
 
-  /** Admins only, with the session's CSRF token, from a page of this origin. */
+  /**
+   * Admins only: logged in through the page, with the session's CSRF token; with Basic
+   * credentials (a script), from no page of another site (Fetch Metadata's Sec-Fetch-Site,
+   * which browsers send and scripts do not).
+   */
   private mayAct(req: IncomingMessage, who: Principal): void {
     if (!roleAtLeast(who.role, "admin")) throw new HttpError(403, "only an admin may do this");
+    if (who.basic) {
+      const site = headerValue(req.headers["sec-fetch-site"]);
+      if (site !== undefined && site !== "same-origin" && site !== "none") throw new HttpError(403, "a page of another site may not act with these credentials");
+      return;
+    }
     if (!WebAuth.csrfMatches(who, headerValue(req.headers["x-fieldgate-csrf"]))) throw new HttpError(403, "missing or wrong CSRF token: reload the page");
   }
 
   private async login(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
-    const form = new URLSearchParams(await readBody(req));
+    const form = new URLSearchParams(await readBody(req, MAX_BODY));
     const user = form.get("user") ?? "";
     const token = await this.auth.login(user, form.get("password") ?? "", address);
     if (token === undefined) {
@@ -255,17 +290,17 @@ export class WebServer {
     const r = await this.o.server.reloadDevices();
     if (!r.ok) {
       const issues = r.issues.map(formatIssue);
-      return this.json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
+      return json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
     }
     const rep = r.report!;
     const { summary, devices } = describeApply(rep);
-    this.json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
+    json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
   }
 
   private async certificate(req: IncomingMessage, res: ServerResponse, who: Principal, action: "trust" | "reject"): Promise<void> {
     const pki = this.o.server.pki;
     if (pki === undefined) throw new HttpError(409, "no signing security policy is configured: there are no client certificates to manage");
-    const text = await readBody(req);
+    const text = await readBody(req, MAX_BODY);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -283,7 +318,7 @@ export class WebServer {
     }
     this.updates.certificatesChanged();
     this.o.log.notice(`status page: ${who.user} ${action === "trust" ? "trusted" : "rejected"} certificate ${info.subject}, thumbprint ${info.thumbprint}`);
-    this.json(res, 200, { message: `${action === "trust" ? "trusted" : "moved to rejected"}: ${info.subject} (${info.thumbprint})`, thumbprint: info.thumbprint });
+    json(res, 200, { message: `${action === "trust" ? "trusted" : "moved to rejected"}: ${info.subject} (${info.thumbprint})`, thumbprint: info.thumbprint });
   }
 
   private snapshot(): unknown {
@@ -301,49 +336,61 @@ export class WebServer {
     };
   }
 
+  /**
+   * What the first paint shows: the snapshot, and the tags of the device asked for (or the
+   * first), at most FIRST_PAINT_TAGS of them.
+   */
+  private pageState(device: string): PageState {
+    const now = Date.now();
+    const s = this.views.sessions();
+    const devices = this.views.devices();
+    const watched = devices.some((d) => d.name === device) ? device : (devices[0]?.name ?? "");
+    const poller = watched === "" ? undefined : this.o.server.deviceRuntime.poller(watched);
+    const tags: IndexedTagRow[] = poller === undefined ? [] : new TagBaseline(watched).changed(poller, this.o.server.values, true, 0, FIRST_PAINT_TAGS);
+    return {
+      t: now,
+      tzOffset: gatewayTzOffset(),
+      gateway: this.views.gateway(now),
+      history: this.views.history(now),
+      devices,
+      watched,
+      tags,
+      sessions: s.sessions,
+      subscriptions: s.subscriptions,
+      certificates: certificatesView(this.o.server.pki),
+      log: this.o.log.recent(0),
+      settingsImport: this.o.server.settings.settingsImport(),
+      networkTrial: this.o.server.settings.unavailable("network") === undefined ? this.o.server.settings.networkStatus().pending : undefined,
+    };
+  }
+
+  /** GET /api/trend: a tag's history between `from` and `to` (ms; default the last hour). */
+  private async trend(res: ServerResponse, q: URLSearchParams): Promise<void> {
+    const device = q.get("device") ?? "";
+    const tag = q.get("tag") ?? "";
+    const now = Date.now();
+    const to = q.has("to") ? Number(q.get("to")) : now;
+    const from = q.has("from") ? Number(q.get("from")) : to - 3_600_000;
+    if (!Number.isFinite(from) || !Number.isFinite(to) || from >= to) throw new HttpError(400, "expected from < to, in ms since 1970");
+    const config = this.o.server.deviceMap?.devices.find((d) => d.name === device)?.tags.find((t) => t.name === tag);
+    if (config === undefined) throw new HttpError(404, `no tag "${tag}" of device "${device}" in the map in use`);
+    if (!config.history) throw new HttpError(409, `${device}.${tag} keeps no history (history: true in the device map keeps it)`);
+    try {
+      json(res, 200, { device, tag, from, to, ...(await this.o.server.trend(device, tag, from, to)) });
+    } catch (err) {
+      throw new HttpError(503, err instanceof Error ? err.message : String(err));
+    }
+  }
+
   private asset(res: ServerResponse, a: Asset): void {
     res.writeHead(200, { "content-type": a.type, "content-length": a.body.length, "cache-control": "no-cache" });
     res.end(a.body);
-  }
-
-  private send(res: ServerResponse, status: number, type: string, body: string): void {
-    res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
-    res.end(body);
-  }
-
-  private json(res: ServerResponse, status: number, value: unknown): void {
-    this.send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
   }
 
   private redirect(res: ServerResponse, to: string): void {
     res.writeHead(303, { location: to, "cache-control": "no-store" });
     res.end();
   }
-}
-
-function headerValue(h: string | string[] | undefined): string | undefined {
-  return Array.isArray(h) ? h[0] : h;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        // Answered at once; the rest is read and dropped, so that the answer reaches the client.
-        req.off("data", onData);
-        req.resume();
-        reject(new HttpError(413, "request too large"));
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on("data", onData);
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 /** The clock as the page shows it: timesyncd's word under systemd, else not checked. */

@@ -7,17 +7,17 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import type { BenchContext } from "../../bench/harness/scenario.js";
 import type { ServerTarget } from "../../bench/harness/target.js";
 import { countersScenario } from "../../bench/scenarios/counters.js";
-import { FieldgateTarget, fieldgateCli } from "../../bench/targets/fieldgate.js";
+import { FieldgateTarget } from "../../bench/targets/fieldgate.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dataDir = mkdtempSync(join(tmpdir(), "fieldgate-bench-counters-history-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-const cliBuilt = existsSync(fieldgateCli(root));
-if (!cliBuilt) console.warn(`counters --with history test skipped: ${fieldgateCli(root)} is missing (npm run build)`);
+const unbuilt = missingBuild("src/cli.js");
 
 function context(target: ServerTarget): BenchContext {
   return { root, targets: [target], serverCpu: undefined, load: { inline: true }, notes: [], log: () => {} };
@@ -30,7 +30,8 @@ function caseFoldersWithHistory(): string[] {
     .filter((d) => existsSync(join(tmpdir(), d, "gateway.yaml")) && existsSync(join(tmpdir(), d, "history.db")));
 }
 
-describe.skipIf(!cliBuilt)("counters --with history", () => {
+describe.skipIf(skipWithout(unbuilt))("counters --with history", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("reads every stored value in each HistoryRead while the counters are sampled, then removes the case's database", async () => {
     const before = new Set(caseFoldersWithHistory());
     const options = countersScenario.parse([

@@ -28,7 +28,7 @@ describe("the HistoryRead loop load", () => {
     await probe.history.close();
     // Within retention.maxAge (30 days): older samples would be deleted under the load.
     const start = Date.now() - 3_600_000;
-    const filled = fillHistory({ dataDir: join(dir, "data"), node: `ns=${ns};s=v`, samples: 20_000, startTime: start, intervalMs: 10 });
+    const filled = await fillHistory({ dataDir: join(dir, "data"), node: `ns=${ns};s=v`, samples: 20_000, startTime: start, intervalMs: 10 });
     expect(filled).toMatchObject({ startTime: start, endTime: start + 200_000 });
 
     const server = new FieldgateServer(loadGatewayConfig(file), quiet);

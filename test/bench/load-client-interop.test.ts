@@ -2,10 +2,10 @@
 // our client reads equals what node-opcua-client reads; what the write load wrote is what
 // node-opcua-client reads back; the browse request returns the references node-opcua-client
 // sees. And the node-opcua peer of the bench answers our load with the same nodes.
-import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { AttributeIds, BrowseDirection, ClientSession, MessageSecurityMode, OPCUAClient, SecurityPolicy } from "node-opcua-client";
 import { UaClientChannel } from "../../bench/client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../../bench/client/nodes.js";
@@ -142,11 +142,10 @@ describe("load client against node-opcua-client, on fieldgate", () => {
   });
 });
 
-const compiledPeer = resolve(root, "dist/bench/peers/node-opcua-server.js");
-const peerBuilt = existsSync(compiledPeer) && existsSync(resolve(root, "dist/bench/peers/node-opcua.js"));
-if (!peerBuilt) console.warn(`node-opcua peer test skipped: ${compiledPeer} is missing (npm run build)`);
+const peerUnbuilt = missingBuild("bench/peers/node-opcua-server.js", "bench/peers/node-opcua.js");
 
-describe.skipIf(!peerBuilt)("the node-opcua peer", () => {
+describe.skipIf(skipWithout(peerUnbuilt))("the node-opcua peer", () => {
+  beforeAll(() => requirePeers(peerUnbuilt));
   let peer: RunningServer;
   let client: OPCUAClient;
   let session: ClientSession;

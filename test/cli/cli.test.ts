@@ -1,13 +1,14 @@
 // The command line as systemd and operators use it: `run` prints its URL, SIGTERM and SIGINT end
 // it with status 0 after closing sessions; `validate` names file:line:column of a bad config.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { AttributeIds, OPCUAClient } from "node-opcua-client";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-cli-"));
 const good = join(dir, "gateway.yaml");
 writeFileSync(good, "server:\n  host: 127.0.0.1\n  port: 0\n");
@@ -40,7 +41,8 @@ function exitOf(child: ReturnType<typeof spawn>): Promise<number | null> {
   return new Promise((r) => child.once("exit", (code) => r(code)));
 }
 
-describe.skipIf(!existsSync(cli))("fieldgate CLI", () => {
+describe.skipIf(skipWithout(unbuilt))("fieldgate CLI", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it.each(["SIGTERM", "SIGINT"] as const)("closes sessions and exits 0 on %s", async (signal) => {
     const { child, url, output } = await startCli();
     const client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });

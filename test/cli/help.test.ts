@@ -1,17 +1,17 @@
 // `fieldgate --help` and `fieldgate help` print the usage and exit 0 (issue 15: `--help` said
 // `unknown command "--help"` and exited 2); no command at all is still a mistake.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 
 function run(...args: string[]) {
   return spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 15_000 });
 }
 
-describe.skipIf(!existsSync(cli))("fieldgate help", () => {
+describe.skipIf(skipWithout(unbuilt))("fieldgate help", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it.each([["--help"], ["help"], ["-h"], ["run", "--help"]])("%s prints the usage on stdout and exits 0", (...args) => {
     const r = run(...args);
     expect(r.status).toBe(0);

@@ -73,7 +73,7 @@ describe("the fast YAML parser", () => {
     ["root scalar", "just text\n"],
     ["indented root", "  a: 1\n  b: 2\n"],
     ["deeper first indentation", "a:\n      b: 1\n      c: 2\nd: 3\n"],
-    // Runs of one-line flow mappings (fast-flow.ts), and entries outside its subset among them.
+    // Runs of one-line flow mappings (a device map's tags), in every spelling of the subset.
     ["a run of flow entries", "tags:\n  - { name: t0, address: \"holding:100\", type: uint16 }\n  - {name: t1,address: \"\", scale: -0.5e-3 ,history: true}\n  - { a: false, b: 0, c: -0, d: 12.50, e: 1E3, f: m/s, g: v1.2-x, h: trueish, i: _x }\n"],
     ["flow entries the native reading leaves", "t:\n  - { a: 1 }\n  - { a: True }\n  - { a: null }\n  - { a: 0x10, b: .5 }\n  - { a: 'q' }\n  - { a: \"x, y\" }\n  - { a: [0, 1] }\n  - { true: 1 }\n  - { a: 1 }\n  - { a: \"\\u00b0\" }\n  - { a: 007 }\n  - { a: b c }\n  - {}\n  - { a: 1 }\n"],
     ["flow entries with comments and blank lines", "t:\n  # first\n  - { a: 1 } # one\n\n  - { a: two }   \n  # between\n  - { a: \"3#\" }\nu: 1\n"],
@@ -131,9 +131,7 @@ describe("the fast YAML parser", () => {
     expect(taken).toBeGreaterThanOrEqual(2);
   });
 
-  it("reads runs of flow entries longer than one native match, and the lines that end one, as the library does", () => {
-    // fast-flow.ts FLOW_RUN takes RUN_LINES lines at most; a comment, "-   {", or an entry
-    // outside its subset ends a match and is read line by line, then the next match starts.
+  it("reads long runs of flow entries, with comments, wider spacing and quotes among them, as the library does", () => {
     const entry = (i: number) => `    - { name: t${i}, address: "holding:${i}", scale: ${i % 7 === 0 ? "0.5" : "1"}, unit: m/s }`;
     const lines = Array.from({ length: 2600 }, (_, i) => entry(i));
     lines[1500] = `${lines[1500]} # a comment`;

@@ -4,14 +4,15 @@
 // path and a message in words (not "Maximum call stack size exceeded"); and SIGHUP to a running
 // gateway refuses each of them the same way while its last good map keeps polling.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { AttributeIds } from "node-opcua-client";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { runCliGateway } from "../helpers/child-output.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-hostile-cli-"));
 const gateway = join(dir, "gateway.yaml");
 const devices = join(dir, "devices.yaml");
@@ -38,7 +39,8 @@ const HOSTILE: readonly (readonly [string, string | Buffer, string])[] = [
   ],
 ];
 
-describe.skipIf(!existsSync(cli))("hostile config files from the CLI", () => {
+describe.skipIf(skipWithout(unbuilt))("hostile config files from the CLI", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it.each(HOSTILE)("validate refuses %s with its position, key and reason", (_what, content, said) => {
     writeFileSync(gateway, GATEWAY);
     writeFileSync(devices, content);

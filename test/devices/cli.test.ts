@@ -4,14 +4,15 @@
 // file:line:column and the last good map keeps polling. Runs the built CLI (dist/, `npm test`
 // builds it); skipped when it is absent.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { AttributeIds } from "node-opcua-client";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { runCliGateway } from "../helpers/child-output.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-devices-cli-"));
 const gateway = join(dir, "gateway.yaml");
 const devices = join(dir, "devices.yaml");
@@ -23,7 +24,8 @@ const TAG_B = "      - { name: b, address: holding:0 }\n";
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
+describe.skipIf(skipWithout(unbuilt))("the device map from the CLI", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("validate checks the map a gateway.yaml names, and a map alone", () => {
     writeFileSync(devices, sim(TAG_A));
     const ok = spawnSync(process.execPath, [cli, "validate", "--config", gateway], { encoding: "utf8" });

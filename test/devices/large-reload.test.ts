@@ -30,7 +30,7 @@ const RATE = 10;
 
 /** DEVICES bench devices of TAGS counters each; `renamed`: the last tag of every even device is named anew. */
 function bigMap(renamed: boolean): DeviceMap {
-  const counters = benchDeviceMap(DEVICES * TAGS, RATE).devices[0]!;
+  const counters = benchDeviceMap(DEVICES * TAGS, RATE, builtinDrivers()).devices[0]!;
   const devices: DeviceConfig[] = [];
   for (let d = 0; d < DEVICES; d++) {
     const tags = counters.tags.slice(d * TAGS, (d + 1) * TAGS).map((t, i) => (renamed && d % 2 === 0 && i === TAGS - 1 ? { ...t, name: `${t.name}-renamed` } : t));

@@ -7,18 +7,19 @@
 // it; history written after the fresh start reads back (HistoryRead), the fresh store of the
 // northbound takes the changes the broker did not; SIGTERM ends the gateway with status 0.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync, closeSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { AttributeIds, type ClientSession, type HistoryData } from "node-opcua-client";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { HistoryStore } from "../../src/history/store.js";
 import { ForwardStore, StoredKind } from "../../src/northbound/forward-store.js";
 import { stringNodeId } from "../../src/ua/builtins.js";
 import { runCliGateway, type CliGateway } from "../helpers/child-output.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-damaged-"));
 const gateways: CliGateway[] = [];
 afterAll(() => {
@@ -99,7 +100,8 @@ async function goodValue(session: ClientSession, id: string, after: number, unti
   }
 }
 
-describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", () => {
+describe.skipIf(skipWithout(unbuilt))("a damaged database under the built gateway", () => {
+  beforeAll(() => requirePeers(unbuilt));
   const cases = [
     ...DAMAGES.map((how) => ({ db: "history.db", kind: "history", how })),
     ...DAMAGES.map((how) => ({ db: "northbound.db", kind: "northbound", how })),
@@ -194,7 +196,8 @@ describe.skipIf(!existsSync(cli))("a damaged database under the built gateway", 
   }, 60_000);
 });
 
-describe.skipIf(!existsSync(cli))("a database that cannot be opened and is not damaged", () => {
+describe.skipIf(skipWithout(unbuilt))("a database that cannot be opened and is not damaged", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("history of a newer schema, a northbound store that is a folder: left where they are, logged, shown, the rest runs, SIGTERM 0", async () => {
     const dir = join(root, "not-damaged");
     const data = join(dir, "data");

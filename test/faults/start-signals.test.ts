@@ -11,12 +11,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { AttributeIds, OPCUAClient } from "node-opcua-client";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { waitFor } from "../helpers/child-output.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-signals-"));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -97,7 +98,8 @@ async function readsGood(port: string, name: string): Promise<void> {
 
 const hasProc = existsSync("/proc/self/status");
 
-describe.skipIf(!existsSync(cli) || !hasProc)("signals during the start of the built gateway", () => {
+describe.skipIf(skipWithout(unbuilt) || !hasProc)("signals during the start of the built gateway", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it.each(["SIGTERM", "SIGINT"] as const)("%s right after spawn: a clean stop, status 0", async (signal) => {
     const run = start();
     await signalsHeld(run.child);

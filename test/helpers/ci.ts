@@ -1,6 +1,7 @@
-// Peers nobody here wrote (pymodbus, socat, systemd's tools) are installed by .ci/run. In CI
-// (CI=true, which .ci/run sets) a suite whose peer is missing fails instead of skipping: a green
-// run must mean the interop tests ran. Elsewhere such a suite skips and says what is missing.
+// Peers nobody here wrote (pymodbus, socat, systemd's tools) are installed by .ci/run, and the
+// build in dist/ is made by `npm test` (built.ts names what of it a suite needs). In CI (CI=true,
+// which .ci/run sets) a suite whose peer or build is missing fails instead of skipping: a green
+// run must mean those tests ran. Elsewhere such a suite skips and says what is missing.
 
 export const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");
 
@@ -9,7 +10,7 @@ export function skipWithout(missing: string): boolean {
   return missing !== "" && !IN_CI;
 }
 
-/** First thing in the suite (or test) that needs the peers: in CI, with one missing, this is the failure. */
+/** First thing in the suite (or test) that needs the peers or the build: in CI, with one missing, this is the failure. */
 export function requirePeers(missing: string): void {
-  if (missing !== "") throw new Error(`CI=true and a test peer is missing: ${missing}`);
+  if (missing !== "") throw new Error(`CI=true and what a test needs is missing: ${missing}`);
 }

@@ -9,7 +9,8 @@ import { DATETIME_MIN, type DataValue } from "../../src/ua/builtins.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { AggregateConfiguration } from "../../src/ua/generated/types.js";
-import { T0, dbl, node, tempHistory, type TempHistory } from "./helpers.js";
+import { requirePeers, skipWithout } from "../helpers/built.js";
+import { HISTORY_UNBUILT, T0, dbl, node, tempHistory, type TempHistory } from "./helpers.js";
 
 const S = 1000;
 const U = StatusCodes.UncertainLastUsableValue;
@@ -30,13 +31,15 @@ const UNC = StatusCodes.UncertainDataSubNormal;
 let h: TempHistory;
 let s: Series;
 beforeAll(() => {
+  if (skipWithout(HISTORY_UNBUILT)) return;
+  requirePeers(HISTORY_UNBUILT);
   h = tempHistory();
   h.writer.declare(node("t"));
   for (const [sec, v, st] of DATA) h.writer.record(node("t"), dbl(v, T0 + sec * S, st));
   h.writer.flushAll();
   s = h.store.find(node("t"))!;
 });
-afterAll(() => h.cleanup());
+afterAll(() => h?.cleanup());
 
 function processed(agg: number, start: number, end: number, interval = 10 * S, cfg: AggregateConfiguration = DEFAULT_AGGREGATE_CONFIGURATION): DataValue[] {
   const d = { startTime: T0 + start, endTime: T0 + end, processingInterval: interval, aggregateType: [], aggregateConfiguration: cfg };
@@ -50,7 +53,7 @@ function brief(values: DataValue[]): [unknown, number, number][] {
   return values.map((d) => [d.value?.value, d.statusCode ?? 0, (d.sourceTimestamp! - T0) / S]);
 }
 
-describe("ReadProcessed (Part 13)", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("ReadProcessed (Part 13)", () => {
   it("Average: Good values only, PercentValues status, never Partial", () => {
     expect(brief(processed(ObjectIds.AggregateFunction_Average, 0, 40 * S))).toEqual([
       [70 / 3, CALC, 0],
@@ -174,7 +177,7 @@ function raw(start: number | undefined, end: number | undefined, numValuesPerNod
 
 const secs = (values: DataValue[]) => values.map((d) => (d.sourceTimestamp! - T0) / S);
 
-describe("ReadRaw (Part 11 §6.5.3)", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("ReadRaw (Part 11 §6.5.3)", () => {
   it("forward [start, end), backward (end, start] newest first, and start == end", () => {
     expect(secs(raw(0, 10).values)).toEqual([0, 2, 5, 8]);
     expect(secs(raw(10, 0).values)).toEqual([10, 8, 5, 2]);
@@ -229,7 +232,7 @@ describe("ReadRaw (Part 11 §6.5.3)", () => {
   });
 });
 
-describe("ReadAtTime (Part 11 §6.5.5)", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("ReadAtTime (Part 11 §6.5.5)", () => {
   it("interpolated bounds: raw, sloped, Uncertain raw, before and after the data", () => {
     const times = [-1, 1, 5, 14, 40].map((x) => T0 + x * S);
     const out = readAtTime(h.store, s, { reqTimes: times, useSimpleBounds: false }, DEFAULT_AGGREGATE_CONFIGURATION, 1000);

@@ -1,20 +1,13 @@
 // HistorySink.recordNumber (a numeric sample without a DataValue, as the value cache hands its
-// slots on) stores what record() stores for the DataValue of that number, filters alike (on
-// change, deadband), in the in-thread writer and in the writer thread.
-// The writer thread runs the compiled worker in dist/ (`npm test` builds it first).
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+// slots on) stores what record() stores for the DataValue of that number, and filters alike (on
+// change, deadband), in the gateway's writer (its worker runs from dist/: `npm test` builds it).
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
-import { HistoryWriteThread } from "../../src/history/write-thread.js";
 import type { HistorySink } from "../../src/history/sink.js";
 import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { T0, node, tempHistory } from "./helpers.js";
-
-const built = existsSync(resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/history/write-worker.js"));
+import { requirePeers, skipWithout } from "../helpers/built.js";
+import { HISTORY_UNBUILT, T0, node, tempHistory } from "./helpers.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -83,8 +76,10 @@ function expectSame(store: HistoryStore): void {
   expect(rows(store, "b.db").map((d) => d.value?.value)).toEqual([10, 10.6, 11.2, 11.2, NaN, NaN]);
 }
 
-describe("recordNumber", () => {
-  it("stores and filters what record() does, in the in-thread writer", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("recordNumber", () => {
+  beforeAll(() => requirePeers(HISTORY_UNBUILT));
+
+  it("stores and filters what record() does", () => {
     const h = tempHistory();
     cleanups.push(() => h.cleanup());
     feed(h.writer);
@@ -92,23 +87,4 @@ describe("recordNumber", () => {
     expectSame(h.store);
     expect(h.writer.stats.filtered).toBe(2 * 2);
   });
-
-  it.skipIf(!built)("stores and filters what record() does, in the writer thread", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "fieldgate-history-number-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, "history.db");
-    new HistoryStore(file).close();
-    const w = new HistoryWriteThread({ file, flushInterval: 60_000, flushCount: 1000, queueSize: 10_000 });
-    cleanups.push(() => w.close());
-    feed(w);
-    w.flushAll();
-    await w.close();
-    const store = new HistoryStore(file);
-    try {
-      expectSame(store);
-    } finally {
-      store.close();
-    }
-    expect(w.stats.filtered).toBe(2 * 2);
-  }, 30_000);
 });

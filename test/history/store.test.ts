@@ -1,15 +1,17 @@
 // The store's value encoding (every scalar type round-trips, other shapes as Variant BLOBs) and
-// the writer's ring: filtering, drop-oldest when full, batches bounded by flushCount, the timer.
-import { afterEach, describe, expect, it, vi } from "vitest";
+// the gateway's writer (write-thread.ts): filtering, drop-oldest when full, batches bounded by
+// flushCount, staging, the timer.
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { BuiltinType, VariantArrayType, scalar, type DataValue, type Variant } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryStore } from "../../src/history/store.js";
-import { T0, dbl, node, tempHistory, type TempHistory } from "./helpers.js";
+import { requirePeers, skipWithout } from "../helpers/built.js";
+import { HISTORY_UNBUILT, T0, dbl, node, stagedRows, tempHistory, type TempHistory } from "./helpers.js";
 
 let h: TempHistory | undefined;
-afterEach(() => {
-  h?.cleanup();
+afterEach(async () => {
+  await h?.cleanup();
   h = undefined;
 });
 
@@ -18,7 +20,9 @@ function all(t: TempHistory, name: string): DataValue[] {
   return t.store.read(s, TIME_MIN, TIME_MAX, true, 1_000_000);
 }
 
-describe("HistoryStore", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("HistoryStore", () => {
+  beforeAll(() => requirePeers(HISTORY_UNBUILT));
+
   it("round-trips every numeric scalar type, and keeps other shapes as Variants", () => {
     h = tempHistory();
     const cases: [string, Variant[]][] = [
@@ -67,7 +71,9 @@ describe("HistoryStore", () => {
   });
 });
 
-describe("HistoryWriter", () => {
+describe.skipIf(skipWithout(HISTORY_UNBUILT))("the history writer", () => {
+  beforeAll(() => requirePeers(HISTORY_UNBUILT));
+
   it("stores only changes beyond the deadband, and every status change", () => {
     h = tempHistory();
     h.writer.declare(node("t"), { onChangeOnly: true, deadband: 0.5 });
@@ -98,9 +104,12 @@ describe("HistoryWriter", () => {
     h = tempHistory({ flushCount: 4 });
     h.writer.declare(node("t"));
     for (let i = 0; i < 10; i++) h.writer.record(node("t"), dbl(i, T0 + i));
-    expect(h.writer.flush()).toBe(4);
-    expect(h.writer.flush()).toBe(4);
-    expect(h.writer.flush()).toBe(2);
+    const flushed: number[] = [];
+    for (let k = 0; k < 4; k++) {
+      h.writer.tickNow();
+      flushed.push(h.writer.stats.flushed);
+    }
+    expect(flushed).toEqual([4, 8, 10, 10]);
     expect(h.writer.stats.flushes).toBe(3);
   });
 
@@ -108,17 +117,17 @@ describe("HistoryWriter", () => {
     h = tempHistory({ flushCount: 4, compactCount: 10, compactInterval: 3_600_000 });
     h.writer.declare(node("t"));
     for (let i = 0; i < 8; i++) h.writer.record(node("t"), dbl(i, T0 + i));
-    h.writer.tick();
-    h.writer.tick();
-    expect(h.store.staged).toBe(8); // below compactCount: still staged
+    h.writer.tickNow();
+    h.writer.tickNow();
+    expect(stagedRows(h.file)).toBe(8); // below compactCount: still staged
     for (let i = 8; i < 12; i++) h.writer.record(node("t"), dbl(i, T0 + i));
-    h.writer.tick();
-    expect(h.store.staged).toBe(0);
+    h.writer.tickNow();
+    expect(stagedRows(h.file)).toBe(0);
     expect(all(h, "t").map((d) => d.value?.value)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     // Reads never miss a staged sample: they move what is staged first.
     h.writer.record(node("t"), dbl(12, T0 + 12));
-    h.writer.flush();
-    expect(h.store.staged).toBe(1);
+    h.writer.tickNow();
+    expect(stagedRows(h.file)).toBe(1);
     expect(all(h, "t")).toHaveLength(13);
   });
 

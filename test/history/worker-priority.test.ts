@@ -4,16 +4,15 @@
 // forgot to lower itself (or lowered the whole process) fails here.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { GatewayHistory } from "../../src/history/history.js";
 import { WORKER_NICE } from "../../src/thread-priority.js";
 import { T0, dbl, node } from "./helpers.js";
 
-const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/history");
-const built = existsSync(resolve(DIST, "write-worker.js"));
+const unbuilt = missingBuild("src/history/write-worker.js");
 const SCHED_IDLE = 5;
 
 interface TaskSched {
@@ -54,7 +53,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-describe.skipIf(!built || process.platform !== "linux")("a history worker's priority", () => {
+describe.skipIf(skipWithout(unbuilt) || process.platform !== "linux")("a history worker's priority", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("is lowered on the worker's thread alone, not on the event loop's", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fg-prio-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,11 +8,12 @@
 // sessions that send Reads of 10,000 nodes and never read their socket; the gateway does the
 // Reads its sockets take (tens of megabytes of answers), and its RSS may rise by the same bound.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { GATEWAY_ENV, GATEWAY_NODE_FLAGS } from "../../src/runtime-flags.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
@@ -25,7 +26,7 @@ import { header, readValueId, ServiceClient } from "../server/service-client.js"
 import { ChannelClient, msg } from "../transport/raw-client.js";
 import { Healthy } from "./helpers.js";
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 const MiB = 1 << 20;
 const FLOODERS = 50;
 const PER_FLOODER = 2 * MiB;
@@ -47,7 +48,8 @@ function rssOf(pid: number): number {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!existsSync(cli))("the memory bound on a gateway process of its own", () => {
+describe.skipIf(skipWithout(unbuilt))("the memory bound on a gateway process of its own", () => {
+  beforeAll(() => requirePeers(unbuilt));
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "fieldgate-memory-"));
     const config = join(dir, "gateway.yaml");

@@ -5,11 +5,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { certCommand } from "../../src/security/cert-cli.js";
 import { thumbprintHex } from "../../src/security/certificates.js";
 import { Pki } from "../../src/security/pki.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { makeCert } from "./certs.js";
+
+const unbuilt = missingBuild("src/cli.js");
 
 let dir: string;
 let config: string;
@@ -84,10 +87,9 @@ describe("fieldgate cert", () => {
     expect((await cert("thumbprint")).out).not.toBe(before);
   }, 30_000);
 
-  it("is reachable from the built CLI", () => {
-    const cli = join(process.cwd(), "dist/src/cli.js");
-    if (!existsSync(cli)) return;
-    const out = execFileSync(process.execPath, [cli, "cert", "thumbprint", "--config", config], { encoding: "utf8", timeout: 20_000 });
+  it.skipIf(skipWithout(unbuilt))("is reachable from the built CLI", () => {
+    requirePeers(unbuilt);
+    const out = execFileSync(process.execPath, [CLI, "cert", "thumbprint", "--config", config], { encoding: "utf8", timeout: 20_000 });
     expect(out.trim()).toMatch(/^[0-9a-f]{40}$/);
   }, 30_000);
 });

@@ -3,14 +3,15 @@
 // does not use, at most once per MIN_INTERVAL_MS; and, on a real V8, that the GC it runs gives
 // back the pages a fragmented old generation keeps after an ordinary full GC.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { distFile, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import { BURST_SLABS, HeapReturn, IDLE_SLABS, MAX_USED_BYTES, MIN_INTERVAL_MS, WASTE_BYTES, type HeapFigures } from "../../src/server/heap-return.js";
 
 const MB = 1024 * 1024;
 /** The built module (npm test builds first); the V8 check runs it in a process of its own. */
-const built = new URL("../../dist/src/server/heap-return.js", import.meta.url).pathname;
+const built = distFile("src/server/heap-return.js");
+const unbuilt = missingBuild("src/server/heap-return.js");
 
 function fixture(heap: HeapFigures) {
   let t = 1_000_000;
@@ -97,7 +98,8 @@ describe("HeapReturn", () => {
     expect([compacted, r.runs]).toEqual([0, 0]);
   });
 
-  it.skipIf(!existsSync(built))("on V8 itself, the compacting GC gives back what an ordinary full GC keeps of a fragmented old generation", () => {
+  it.skipIf(skipWithout(unbuilt))("on V8 itself, the compacting GC gives back what an ordinary full GC keeps of a fragmented old generation", () => {
+    requirePeers(unbuilt);
     // A process of its own with the gateway's GC flags: 600,000 objects of which 1 in 20 stay,
     // promoted by ordinary GCs; then gc() with and without compaction.
     const script = `

@@ -14,6 +14,7 @@ import { loadGatewayConfig } from "../../src/config/load.js";
 import { journalStdout, Logger, type LogLevel } from "../../src/log.js";
 import { humanDuration } from "../../src/server/device-log.js";
 import { FieldgateServer } from "../../src/server/server.js";
+import { cliCommand } from "../../src/package-info.js";
 import { HAVE_PYMODBUS, PYMODBUS_MISSING, startPymodbus, type PythonPeer } from "../drivers/peers.js";
 import { makeCert } from "../security/certs.js";
 import { secureClient } from "../security/client.js";
@@ -149,16 +150,17 @@ describe("a refused client certificate", () => {
       const tp = server.pki!.list().rejected[0]!.thumbprint;
       expect(line).toBe(
         `fieldgate: warning: certificate refused (BadCertificateUntrusted): CN=line-3-hmi, O=fieldgate tests, thumbprint ${tp}, urn:fieldgate:test-client: ` +
-          `not trusted; saved in ${join(root, "data", "pki", "rejected", "certs")}. If it is yours, trust it with: fieldgate cert trust --config ${configFile} ${tp}\n`,
+          `not trusted; saved in ${join(root, "data", "pki", "rejected", "certs")}. If it is yours, trust it with: ${cliCommand()} cert trust --config ${configFile} ${tp}\n`,
       );
       // A client that keeps retrying is not logged again at once.
       const again = secureClient({ dir: root, cert, policy: SecurityPolicy.Basic256Sha256, mode: MessageSecurityMode.SignAndEncrypt });
       await expect(again.connect(url)).rejects.toThrow();
       await again.disconnect();
       expect(lines.filter((l) => l.line.includes("certificate refused"))).toHaveLength(1);
-      // The command as logged.
-      const args = /fieldgate (cert trust --config \S+ [0-9a-f]{40})/.exec(line)![1]!.split(" ");
-      const trust = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 20_000 });
+      // The command as logged, run as it is written, from where the gateway runs (a checkout
+      // here: `node dist/src/cli.js`; `fieldgate` where this installation is on the PATH).
+      const [program, ...args] = /trust it with: (.+ cert trust --config \S+ [0-9a-f]{40})\n$/.exec(line)![1]!.split(" ");
+      const trust = spawnSync(program === "node" ? process.execPath : program!, args, { encoding: "utf8", timeout: 20_000 });
       expect(trust.stderr).toBe("");
       expect(trust.status).toBe(0);
       const client = secureClient({ dir: root, cert, policy: SecurityPolicy.Basic256Sha256, mode: MessageSecurityMode.SignAndEncrypt });

@@ -88,8 +88,9 @@ export class Fixture {
     // On the fake clock a slice is never spent: the devices start in apply's first slice, with no
     // turn of the loop and no fake time in between (Fixture.start awaits it), and the counters
     // are polled from t = 0.
-    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers: builtinDrivers(), slicer: testSlicer(this.clock) });
-    this.started = this.runtime.apply(benchDeviceMap(counters, BENCH_RATE));
+    const drivers = builtinDrivers();
+    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers, slicer: testSlicer(this.clock) });
+    this.started = this.runtime.apply(benchDeviceMap(counters, BENCH_RATE, drivers));
     const driver = () => this.runtime.driverOf("Counters") as BenchDriver;
     this.bench = { count: (k) => driver().count(k), counterOf: (nodeId) => counterOf(nodeId, counters) };
     this.mem = new MemoryNamespace(this.registry.register("urn:fixture"), this.registry, { values: this.values, wallNow: () => this.clock.wallNow() });

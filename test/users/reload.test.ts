@@ -5,9 +5,9 @@
 // test/devices/cli.test.ts's style at the end: a broken gateway.yaml is refused with its
 // position, a changed section is reported as needing a restart.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { OPCUACertificateManager } from "node-opcua-certificate-manager";
 import {
   AttributeIds,
@@ -21,6 +21,7 @@ import {
   type UserIdentityInfo,
 } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI as cli, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 import type { GatewayConfig } from "../../src/config/gateway-config.js";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import type { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
@@ -254,9 +255,10 @@ describe("users reloaded from gateway.yaml", () => {
   });
 });
 
-const cli = resolve(__dirname, "../../dist/src/cli.js");
+const unbuilt = missingBuild("src/cli.js");
 
-describe.skipIf(!existsSync(cli))("SIGHUP re-reads gateway.yaml", () => {
+describe.skipIf(skipWithout(unbuilt))("SIGHUP re-reads gateway.yaml", () => {
+  beforeAll(() => requirePeers(unbuilt));
   it("refuses a broken file with its position, and names a changed section as needing a restart", async () => {
     const sub = join(dir, "cli");
     mkdirSync(sub, { recursive: true });

@@ -40,7 +40,7 @@ describe("with users", () => {
     expect(g.log.recent().some((l) => l.message === 'status page: failed login as "nobody" from 127.0.0.1')).toBe(true);
   });
 
-  it("lets a viewer see and not act; an admin acts with the session's CSRF token only", async () => {
+  it("lets a viewer see and not act; an admin acts with the session's CSRF token, or with Basic credentials from no other site", async () => {
     const viewer = await login(g, "viewer");
     const me = JSON.parse((await fetchPage(g, "/api/me", { headers: { cookie: viewer } })).body);
     expect(me).toMatchObject({ user: "viewer", role: "viewer", loginRequired: true });
@@ -64,9 +64,16 @@ describe("with users", () => {
     // No device map in this config: refused, and said so.
     expect(reload.status).toBe(422);
     expect(JSON.parse(reload.body).error).toBe("refused: no device map configured");
-    // Basic credentials (a scraper) may see but never act: they carry no CSRF token.
+    // Basic credentials (a scraper, a script): a viewer sees; an admin acts from a script, never
+    // from a page of another site (a browser sends Sec-Fetch-Site and may replay cached Basic
+    // credentials with a cross-site form).
     expect((await fetchPage(g, "/metrics", { headers: { authorization: basic("viewer") } })).status).toBe(200);
-    expect((await fetchPage(g, "/api/reload", { method: "POST", headers: { authorization: basic("admin") } })).status).toBe(403);
+    expect((await fetchPage(g, "/api/reload", { method: "POST", headers: { authorization: basic("viewer") } })).status).toBe(403);
+    expect((await fetchPage(g, "/api/reload", { method: "POST", headers: { authorization: basic("admin") } })).status).toBe(422);
+    const crossSite = await fetchPage(g, "/api/reload", { method: "POST", headers: { authorization: basic("admin"), "sec-fetch-site": "cross-site" } });
+    expect(crossSite.status).toBe(403);
+    expect(JSON.parse(crossSite.body).error).toMatch(/another site/);
+    expect((await fetchPage(g, "/api/reload", { method: "POST", headers: { authorization: basic("admin"), "sec-fetch-site": "same-origin" } })).status).toBe(422);
   });
 
   it("ends a session at logout", async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { Logger } from "../../src/log.js";
-import { FieldgateServer } from "../../src/server/server.js";
+import { FieldgateServer, type FieldgateServerOptions } from "../../src/server/server.js";
 import { hashPassword } from "../../src/sessions/users.js";
 import { startStatusPage, type WebServer } from "../../src/web/web-server.js";
 
@@ -31,7 +31,9 @@ export const PASSWORDS = { admin: "correct horse battery", viewer: "view only pl
 let hashes: Promise<{ admin: string; viewer: string }> | undefined;
 
 /** `users`: admin and viewer with PASSWORDS; `extraYaml` is appended (devices:, more web keys, ...). */
-export async function startWebGateway(o: { users?: boolean; tls?: boolean; extraYaml?: string; web?: string; dir?: string } = {}): Promise<WebGateway> {
+export async function startWebGateway(
+  o: { users?: boolean; tls?: boolean; extraYaml?: string; web?: string; dir?: string; server?: Omit<FieldgateServerOptions, "configFile"> } = {},
+): Promise<WebGateway> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), "fieldgate-web-"));
   let users = "";
   if (o.users !== false) {
@@ -46,7 +48,7 @@ export async function startWebGateway(o: { users?: boolean; tls?: boolean; extra
       `web:\n  enabled: true\n  host: 127.0.0.1\n  port: 0\n  tls: ${o.tls !== false}\n${o.web ?? ""}${o.extraYaml ?? ""}`,
   );
   const log = new Logger({ level: "debug", journal: false, write: () => undefined });
-  const server = new FieldgateServer(loadGatewayConfig(configFile), log, { configFile });
+  const server = new FieldgateServer(loadGatewayConfig(configFile), log, { ...o.server, configFile });
   await server.start();
   const web = await startStatusPage(server, log);
   const der = server.pki!.ownCertificate;
