@@ -1,7 +1,8 @@
-// `fieldgate run | validate | cert | update | import | export`: the gateway service and its
+// `fieldgate run | validate | cert | update | import | export | settings | network`: the gateway service and its
 // operators' tools (src/cli.ts is the command that loads this).
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
+import { validateNetworkFile } from "./config/network-config.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
@@ -15,22 +16,26 @@ import type { WebServer } from "./web/web-server.js";
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
 // memory at rest (bench/RESULTS.md, issue 14).
 async function usage(): Promise<string> {
-  const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }] = await Promise.all([
+  const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }, { SETTINGS_USAGE, NETWORK_USAGE }] = await Promise.all([
     import("./security/cert-cli.js"),
     import("./update/cli.js"),
     import("./config/kepware-cli.js"),
+    import("./settings/cli.js"),
   ]);
   return `usage:
   fieldgate run --config FILE [--port N]    run the gateway
   fieldgate validate --config FILE          check a config and the device map it names, and exit
                                             (0 = valid)
   fieldgate validate --devices FILE         check a device map alone
+  fieldgate validate --network FILE         check network settings (network.yaml)
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
 ${CERT_USAGE}
 ${UPDATE_USAGE}
 ${IMPORT_USAGE}
 ${EXPORT_USAGE}
+${SETTINGS_USAGE}
+${NETWORK_USAGE}
   fieldgate help | --help                   print this`;
 }
 
@@ -40,16 +45,19 @@ async function main(argv: string[]): Promise<number> {
     console.log(await usage());
     return 0;
   }
-  // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
+  // `cert`, `update`, `import`, `export`, `settings` and `network` take positionals: they parse their own arguments.
   if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
   if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest);
   if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest);
+  if (command === "settings") return (await import("./settings/cli.js")).settingsCommand(rest);
+  if (command === "network") return (await import("./settings/cli.js")).networkCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: {
       config: { type: "string", short: "c" },
       devices: { type: "string" },
+      network: { type: "string" },
       port: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -63,7 +71,11 @@ async function main(argv: string[]): Promise<number> {
   const configFile = values.config ?? "config/gateway.yaml";
   switch (command) {
     case "validate":
-      return validate(values.devices === undefined || values.config !== undefined ? configFile : undefined, values.devices);
+      return validate(
+        (values.devices === undefined && values.network === undefined) || values.config !== undefined ? configFile : undefined,
+        values.devices,
+        values.network,
+      );
     case "run":
       return run(configFile, values.port);
     case "password":
@@ -193,8 +205,8 @@ function addressInUse(what: string, host: string, port: number, choose: string):
   return `${what}: port ${port} on ${host} is already in use by another program (another fieldgate?); \`ss -ltnp 'sport = :${port}'\` shows which. Choose another port with ${choose}`;
 }
 
-/** `fieldgate validate`: the gateway config and the device map it names, or a device map alone. */
-function validate(configFile: string | undefined, devicesFile: string | undefined): number {
+/** `fieldgate validate`: the gateway config and the device map it names, or a device map or network.yaml alone. */
+function validate(configFile: string | undefined, devicesFile: string | undefined, networkFile: string | undefined): number {
   const checked: string[] = [];
   const issues: ConfigIssue[] = [];
   if (configFile !== undefined) {
@@ -206,6 +218,10 @@ function validate(configFile: string | undefined, devicesFile: string | undefine
   if (devicesFile !== undefined) {
     issues.push(...validateDeviceMapFile(devicesFile));
     checked.push(devicesFile);
+  }
+  if (networkFile !== undefined) {
+    issues.push(...validateNetworkFile(networkFile));
+    checked.push(networkFile);
   }
   for (const i of issues) console.error(formatIssue(i));
   if (issues.length === 0) for (const f of checked) console.log(`${f}: valid`);

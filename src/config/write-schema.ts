@@ -1,11 +1,11 @@
-// Writes config/gateway.schema.json and config/devices.schema.json from the schemas in
-// gateway-config.ts and device-map.ts:
+// Writes config/gateway.schema.json, config/devices.schema.json and config/network.schema.json
+// from the schemas in gateway-config.ts, device-map.ts and network-config.ts:
 //   node dist/src/config/write-schema.js           writes them
 //   node dist/src/config/write-schema.js --check   exits 1 if a committed file is stale
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { renderDeviceMapJsonSchema, renderGatewayJsonSchema } from "./json-schema.js";
+import { renderDeviceMapJsonSchema, renderGatewayJsonSchema, renderNetworkJsonSchema } from "./json-schema.js";
 
 /** The repository root: the nearest folder above this script with a package.json (the script
  * runs from src/ under a TS runner and from dist/src/ once built). */
@@ -22,6 +22,7 @@ function repoRoot(): string {
 const files: ReadonlyArray<readonly [string, string]> = [
   ["gateway.schema.json", renderGatewayJsonSchema()],
   ["devices.schema.json", renderDeviceMapJsonSchema()],
+  ["network.schema.json", renderNetworkJsonSchema()],
 ];
 
 for (const [name, text] of files) {
