@@ -9,6 +9,7 @@ import { validateFile } from "../config/load.js";
 import { importSettings, readStatus } from "./import.js";
 import { applianceTargets, folderTargets, systemdReloader, writeNetwork, type NetworkTargets } from "./network-apply.js";
 import { renderNetwork } from "./network-render.js";
+import { REQUEST_DIR, serveNetworkRequest } from "./network-requests.js";
 import { DEFAULT_TRIAL_SECONDS, NetworkTrial, systemdRevertTimer, type TrialPaths } from "./network-trial.js";
 
 export const SETTINGS_USAGE = `  fieldgate settings import --from DIR --to DIR [--ssh DIR] [--status FILE]
@@ -26,7 +27,9 @@ export const NETWORK_USAGE = `  fieldgate network apply --config FILE --out DIR 
                                             it after S seconds (120) unless confirmed
   fieldgate network confirm                 keep the change on trial (as /etc/fieldgate/network.yaml)
   fieldgate network revert                  go back to /etc/fieldgate/network.yaml now
-  fieldgate network status                  the change on trial, and the last one's outcome`;
+  fieldgate network status                  the change on trial, and the last one's outcome
+  fieldgate network serve                   carry out the gateway's waiting request (try,
+                                            confirm, revert; fieldgate-network-request.path)`;
 
 const STATUS_FILE = "/var/lib/fieldgate/settings-import.json";
 const TRIAL_PATHS: TrialPaths = {
@@ -183,6 +186,13 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
       }
       for (const n of r.notes) fail(n);
       say(`${config} applied; it is undone at ${r.pending.deadline} unless you run \`fieldgate network confirm\` (from the new address) before`);
+      return 0;
+    }
+    case "serve": {
+      const r = serveNetworkRequest(REQUEST_DIR, t);
+      if (r === undefined) say("no request is waiting");
+      else if (r.ok) say(`request ${r.id}: done${r.pending ? `; undone at ${r.pending.deadline} unless confirmed` : ""}`);
+      else fail(`request ${r.id}: refused: ${r.message ?? r.issues?.map(formatIssue).join("; ")}`);
       return 0;
     }
     case "confirm":

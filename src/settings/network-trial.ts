@@ -14,7 +14,8 @@
 // the trial, the other finds none (a confirm a second after the timer fired says so).
 //
 // Needs root (it writes /run/systemd and runs networkctl): `fieldgate network try|confirm|revert`
-// is the interface; the page's API reaches it through those commands.
+// call it, and the unprivileged gateway (the page's API) reaches it through a request that a
+// root unit carries out (network-requests.ts).
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { execFileSync } from "node:child_process";

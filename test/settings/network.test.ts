@@ -8,6 +8,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { validateNetworkYaml, type NetworkConfig } from "../../src/config/network-config.js";
 import { writeNetwork, type AppliedNetwork, type NetworkTargets } from "../../src/settings/network-apply.js";
 import { renderNetwork } from "../../src/settings/network-render.js";
+import { networkResponse, serveNetworkRequest, submitNetworkRequest } from "../../src/settings/network-requests.js";
 import { NetworkTrial, type RevertTimer, type TrialPaths } from "../../src/settings/network-trial.js";
 
 const root = mkdtempSync(join(tmpdir(), "fieldgate-network-"));
@@ -225,5 +226,25 @@ describe("network try, confirm, revert", () => {
     expect(live()).toContain("Address=192.168.10.20/24");
     expect(trial.status()).toMatchObject({ last: { result: "reverted", reason: "applying the change failed: networkctl: Failed to reload network settings" } });
     expect(timer.disarmed).toBe(1);
+  });
+
+  it("the gateway's requests (unprivileged) are carried out by root's `fieldgate network serve`, one at a time", () => {
+    const requests = join(paths.runDir, "../../../var/network-request");
+    const sent = submitNetworkRequest(requests, { action: "try", by: "ops (page)", text: CANDIDATE, timeoutSeconds: 120 });
+    expect(sent.ok).toBe(true);
+    expect(submitNetworkRequest(requests, { action: "confirm", by: "ops (page)" })).toEqual({ ok: false, message: "another network request is waiting to be carried out" });
+    const id = sent.ok ? sent.id : "";
+    expect(networkResponse(requests, id)).toBeUndefined();
+    expect(serveNetworkRequest(requests, trial)).toMatchObject({ id, ok: true, pending: { by: "ops (page)", timeoutSeconds: 120 } });
+    expect(networkResponse(requests, id)).toMatchObject({ id, ok: true });
+    expect(live()).toContain("Address=192.168.10.99/24");
+    expect(serveNetworkRequest(requests, trial)).toBeUndefined();
+    // A bad file: its issues go back to the page, nothing changes.
+    const bad = submitNetworkRequest(requests, { action: "try", by: "ops (page)", text: "ports: [", timeoutSeconds: 120 });
+    expect(serveNetworkRequest(requests, trial)).toMatchObject({ ok: false, issues: [expect.objectContaining({ file: "network.yaml", path: "" })] });
+    expect(networkResponse(requests, bad.ok ? bad.id : "")?.ok).toBe(false);
+    const confirm = submitNetworkRequest(requests, { action: "confirm", by: "ops (page)" });
+    expect(serveNetworkRequest(requests, trial)).toEqual({ id: confirm.ok ? confirm.id : "", ok: true });
+    expect(readFileSync(paths.config, "utf8")).toBe(CANDIDATE);
   });
 });
