@@ -49,20 +49,17 @@ export class SettingsCheck {
   }
 
   async previousMapServes(session, tag) {
-    let dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
-    for (let i = 0; i < 20 && !dv.statusCode.isGood(); i++) {
-      await sleep(1000);
-      dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
-    }
+    const dv = await readGood(session, tag);
     check(dv.statusCode.isGood(), `boot 1: the map it had serves: ${tag} = ${dv.value.value} (${dv.statusCode.name}), the tag whose address the refused file broke`);
   }
 
   async refusedOnTheGateway(sh) {
     const out = await sh.run(
-      "tr -d '\\n' < /var/lib/fieldgate/settings-import.json; echo; cmp -s /etc/fieldgate/devices.yaml /usr/share/fieldgate/config/devices.yaml && echo unchanged; " +
+      "tr -d '\\n' < /var/lib/fieldgate/settings-import.json; echo; cmp -s /etc/fieldgate/devices.yaml /usr/share/fieldgate/config/devices.yaml && echo unchanged || echo changed; " +
         "systemctl is-active fieldgate-settings.service; ls -A /etc/fieldgate | tr '\\n' ' '; echo; journalctl -b -u fieldgate-settings --no-pager -o cat | grep -c 'refused: devices.yaml'",
     );
-    const [json, unchanged, active, listing, logged] = out.split("\n");
+    const [json, unchanged, active, listing = "", logged] = out.split("\n");
+    figures.settingsUnitRefused = await unitTime(sh);
     let status = {};
     try {
       status = JSON.parse(json);
@@ -72,7 +69,7 @@ export class SettingsCheck {
     const issue = status.issues?.[0];
     check(
       status.result === "refused" && status.issues?.length === 1 && issue.file === "devices.yaml" && issue.line === this.brokenLine && issue.column === this.brokenColumn && /address$/.test(issue.path),
-      `boot 1: the broken devices.yaml refused, for the page (settings-import.json): ${issue ? `${issue.file}:${issue.line}:${issue.column}: ${issue.path}: ${issue.message}` : json}`,
+      `boot 1: the broken devices.yaml refused, for the page (settings-import.json: ${status.result}, ${status.issues?.length} issue(s)): ${issue ? `${issue.file}:${issue.line}:${issue.column}: ${issue.path}: ${issue.message}` : json}${status.issues?.length > 1 ? `; all: ${JSON.stringify(status.issues)}` : ""} (expected line ${this.brokenLine}, column ${this.brokenColumn})`,
     );
     check(unchanged === "unchanged" && !/previous|settings-import/.test(listing) && active === "active" && Number(logged) >= 1,
       `boot 1: /etc/fieldgate unchanged (${listing.trim()}), fieldgate-settings.service ${active}, the refusal in its journal`);
@@ -109,16 +106,17 @@ export class SettingsCheck {
   }
 
   async tagAtStaticAddress(session, tag) {
-    const dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
+    const dv = await readGood(session, tag);
     check(dv.statusCode.isGood(), `boot 5: at the static address ${STATIC_URL}, on a network without DHCP: ${tag} = ${dv.value.value} (${dv.statusCode.name})`);
   }
 
   async appliedOnTheGateway(sh) {
     const out = await sh.run(
-      "tr -d '\\n' < /var/lib/fieldgate/settings-import.json; echo; ip -4 -o addr show scope global | awk '{ print $2, $4 }' | tr '\\n' ' '; echo; hostname; readlink /etc/localtime /run/fieldgate/localtime | tr '\\n' ' '; date +%Z; " +
+      "tr -d '\\n' < /var/lib/fieldgate/settings-import.json; echo; ip -4 -o addr show scope global | awk '{ print $2, $4 }' | tr '\\n' ' '; echo; hostname; readlink /etc/localtime /run/fieldgate/localtime | tr '\\n' ' '; echo; date +%Z; " +
         "grep -h NTP= /run/systemd/timesyncd.conf.d/fieldgate.conf; systemctl is-active ssh.service; ls /data/etc/ssh | tr '\\n' ' '",
     );
-    const [json, addrs, host, tz, zone, ntp, ssh, sshFiles] = out.split("\n");
+    const [json, addrs = "", host, tz = "", zone, ntp, ssh, sshFiles = ""] = out.split("\n");
+    figures.settingsUnitApplied = await unitTime(sh);
     let status = {};
     try {
       status = JSON.parse(json);
@@ -178,6 +176,21 @@ export class SettingsCheck {
     check(/APPLIED\./.test(text) && !listing.includes("network.yaml") && !listing.includes("authorized_keys") && moved.sort().join(",") === "authorized_keys,network.yaml",
       `after boot 5, on the drive: IMPORT-RESULT.txt "${text.split("\r\n")[2]}", the set in applied/${sets.join(",")}/ (${moved.join(", ")}), the folder: ${listing.join(" ")}`);
   }
+}
+
+/** How long fieldgate-settings.service took at this boot (systemd-analyze blame), e.g. "2.345s". */
+export async function unitTime(sh) {
+  return (await sh.run("systemd-analyze blame --no-pager | grep ' fieldgate-settings.service$' | sed 's/ fieldgate-settings.service$//' | tr -s ' '")).trim() || "?";
+}
+
+/** A tag's value, once the first poll has answered (a few tries: BadWaitingForInitialData before). */
+async function readGood(session, tag) {
+  let dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
+  for (let i = 0; i < 20 && !dv.statusCode.isGood(); i++) {
+    await sleep(1000);
+    dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
+  }
+  return dv;
 }
 
 /** The debug shell's way: the file written on the gateway, then `fieldgate network try`. */

@@ -21,7 +21,7 @@ import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { AttributeIds } from "node-opcua-client";
 import { check, configure, failures, figures, onTheGateway, openShell, opcua, sleep, waitForSession } from "./boot-check.mjs";
-import { SettingsCheck, STATIC_URL, MAC } from "./settings-check.mjs";
+import { SettingsCheck, STATIC_URL, MAC, unitTime } from "./settings-check.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -298,6 +298,8 @@ async function main() {
   });
   sh = await openShell(boot.sock);
   grown.push(await grownToTheEnd(sh));
+  // The settings unit at a boot whose drive brings nothing: a look, and network.yaml rendered.
+  figures.settingsUnitNothing = await unitTime(sh);
   const after = await sh.run("ls -1 /efi/loader/entries; systemctl --failed --no-legend --plain");
   check(/fieldgate-b\.conf/.test(after) && /fieldgate-a\.conf/.test(after) && after.split("\n").length === 2,
     `boot 4: slot B's entry confirmed, slot A's kept as the previous version, no failed unit: ${after.replace(/\n/g, " ")}`);

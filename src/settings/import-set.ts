@@ -90,8 +90,13 @@ export function readSet(from: string, targets: SetTargets): CheckedSet {
     }
     files.push({ name, shown, text: read.text, sha256: read.sha256 });
   }
-  const checked = files.map((f) => checkFile(f, targets, issues));
-  checkTogether(checked, targets, issues);
+  let gateway: GatewayConfig | null | undefined;
+  const checked = files.map((f) =>
+    checkFile(f, targets, issues, (g) => {
+      gateway = g;
+    }),
+  );
+  checkTogether(checked, gateway, targets, issues);
   return { files: checked, issues };
 }
 
@@ -122,7 +127,8 @@ function readText(file: string, shown: string): { text: string; sha256: string }
   return { text: text.replace(/\r\n/g, "\n"), sha256 };
 }
 
-function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[]): SetFile {
+/** Checks one file; `gateway` gets the set's gateway.yaml, validated (null when it has issues). */
+function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[], gateway: (g: GatewayConfig | null) => void): SetFile {
   // Relative paths inside a file resolve where it will live, not on the drive.
   const dir = resolve(targets.configDir);
   switch (f.name) {
@@ -130,6 +136,7 @@ function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[]): SetF
       const r = validateYaml(gatewaySchema, f.text, f.shown, dir);
       issues.push(...r.issues);
       if (r.ok) checkDataDir(f, r.value, targets, issues);
+      gateway(r.ok ? r.value : null);
       return f;
     }
     case "devices.yaml":
@@ -165,16 +172,18 @@ function checkDataDir(f: SetFile, next: GatewayConfig, targets: SetTargets, issu
   });
 }
 
-/** The device map the gateway will read must be the one in the set, when the set has one. */
-function checkTogether(files: readonly SetFile[], targets: SetTargets, issues: ConfigIssue[]): void {
+/**
+ * The device map the gateway will read must be the one in the set, when the set has one.
+ * `gateway`: the set's gateway.yaml, validated (null: it has issues of its own; undefined: none).
+ */
+function checkTogether(files: readonly SetFile[], gateway: GatewayConfig | null | undefined, targets: SetTargets, issues: ConfigIssue[]): void {
   const gatewayFile = files.find((f) => f.name === "gateway.yaml");
   const devicesFile = files.find((f) => f.name === "devices.yaml");
   let devicesPath: string | undefined;
   let shownGateway = "gateway.yaml (on the gateway)";
   if (gatewayFile !== undefined) {
-    const r = validateYaml(gatewaySchema, gatewayFile.text, gatewayFile.shown, resolve(targets.configDir));
-    if (!r.ok) return;
-    devicesPath = r.value.devices;
+    if (!gateway) return;
+    devicesPath = gateway.devices;
     shownGateway = gatewayFile.shown;
   } else {
     const r = validateFile(gatewaySchema, join(targets.configDir, "gateway.yaml"));

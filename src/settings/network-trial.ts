@@ -206,6 +206,14 @@ export class NetworkTrial {
   }
 }
 
+/**
+ * The status for a reader without root (the page): the persistent file alone, whose `pending`
+ * is the change on trial (a boot clears a stale one before the gateway starts: afterBoot).
+ */
+export function readTrialStatus(statusFile: string): TrialStatus {
+  return readJson<TrialStatus>(statusFile) ?? { format: 1 };
+}
+
 function readJson<T>(file: string): T | undefined {
   try {
     return JSON.parse(readFileSync(file, "utf8")) as T;

@@ -34,18 +34,20 @@ const clock = (iso: string) => () => new Date(iso);
 const crlf = (s: string): string => s.replace(/\n/g, "\r\n");
 const read = (f: string): string => readFileSync(f, "utf8");
 
-beforeEach(() => {
-  const base = join(root, String(++n));
+/** A gateway as shipped, in folders under `base`, and its drive with what the image puts there. */
+function freshGateway(base: string): void {
   paths = { from: join(base, "drive/fieldgate"), configDir: join(base, "etc/fieldgate"), sshDir: join(base, "data/etc/ssh"), statusFile: join(base, "var/lib/fieldgate/settings-import.json") };
   drive = paths.from;
   for (const d of [paths.from, paths.configDir, paths.sshDir]) mkdirSync(d, { recursive: true });
   writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
   writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
   writeFileSync(join(paths.configDir, "network.yaml"), NETWORK);
-  // What the image ships on the drive: never applied.
+  // Never applied.
   writeFileSync(join(drive, "README.txt"), "read me\r\n");
   writeFileSync(join(drive, "devices.yaml.example"), crlf(DEVICES));
-});
+}
+
+beforeEach(() => freshGateway(join(root, String(++n))));
 
 describe("fieldgate settings import", () => {
   it("applies a valid set, keeps the files it replaced, turns SSH on, moves the set and says so in Notepad's words", () => {
@@ -223,13 +225,7 @@ describe("a power cut during an import", () => {
     expect(steps).toEqual(["staged", "committed", "applied devices.yaml", "applied network.yaml", "applied root", "applied enabled", "moved devices.yaml", "moved network.yaml", "moved authorized_keys", "result written", "status written"]);
 
     for (let cut = 0; cut < steps.length; cut++) {
-      const base = join(root, `cut-${cut}`);
-      paths = { from: join(base, "drive/fieldgate"), configDir: join(base, "etc"), sshDir: join(base, "ssh"), statusFile: join(base, "var/status.json") };
-      drive = paths.from;
-      for (const d of [paths.from, paths.configDir, paths.sshDir]) mkdirSync(d, { recursive: true });
-      writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
-      writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
-      writeFileSync(join(paths.configDir, "network.yaml"), NETWORK);
+      freshGateway(join(root, `cut-${cut}`));
       putSet(key);
       let k = 0;
       expect(() =>

@@ -9,7 +9,7 @@ import { validateNetworkYaml, type NetworkConfig } from "../../src/config/networ
 import { writeNetwork, type AppliedNetwork, type NetworkTargets } from "../../src/settings/network-apply.js";
 import { renderNetwork } from "../../src/settings/network-render.js";
 import { networkResponse, serveNetworkRequest, submitNetworkRequest } from "../../src/settings/network-requests.js";
-import { NetworkTrial, type RevertTimer, type TrialPaths } from "../../src/settings/network-trial.js";
+import { NetworkTrial, readTrialStatus, type RevertTimer, type TrialPaths } from "../../src/settings/network-trial.js";
 
 const root = mkdtempSync(join(tmpdir(), "fieldgate-network-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -149,6 +149,8 @@ describe("network try, confirm, revert", () => {
     expect(reloads).toEqual([{ networkChanged: true, timesyncdChanged: false, notes: [] }]);
     expect(readFileSync(paths.config, "utf8")).toBe(CONFIRMED);
     expect(trial.status().pending?.by).toBe("alice");
+    // What the page reads without root.
+    expect(readTrialStatus(paths.statusFile).pending?.deadline).toBe("2026-12-05T14:02:00.000Z");
     // A second change waits for the first to be settled.
     const busy = trial.start(CONFIRMED, "other.yaml", 120, "bob");
     expect(busy.ok).toBe(false);
