@@ -5,12 +5,8 @@
 // The code it runs (src/main.ts and what it imports) comes from one bundled file that `npm run
 // build` makes of the compiled modules (src/build/bundle.ts, dist/bundle/): importing the
 // gateway's ~160 modules one by one took 179-208 ms of its start on one core, the bundle
-// 82-92 ms, and left ~4 MB more memory behind (bench/RESULTS.md, issue 14). Without a bundle,
-// or with one older than the last compile (`tsc -b` alone after a change: its build info is
-// newer), it runs the compiled modules themselves: the same code, never a stale copy of it.
-import { existsSync, statSync } from "node:fs";
+// 82-92 ms, and left ~4 MB more memory behind (bench/RESULTS.md, issue 14). Without a fresh
+// bundle it runs the compiled modules themselves (src/worker-file.ts chooses, as for workers).
+import { builtFile } from "./worker-file.js";
 
-const bundled = new URL("../bundle/main.js", import.meta.url);
-const compiled = new URL("../tsconfig.tsbuildinfo", import.meta.url);
-const fresh = existsSync(bundled) && (!existsSync(compiled) || statSync(bundled).mtimeMs >= statSync(compiled).mtimeMs);
-await import(fresh ? bundled.href : "./main.js");
+await import(builtFile("main").href);

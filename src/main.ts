@@ -6,9 +6,9 @@ import { validateNetworkFile } from "./config/network-config.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
 import { FieldgateServer } from "./server/server.js";
-import { hashPassword } from "./server/users.js";
+import { hashPassword } from "./sessions/users.js";
 import { SystemdNotifier } from "./server/systemd-notify.js";
-import { Logger } from "./server/log.js";
+import { Logger } from "./log.js";
 import type { WebServer } from "./web/web-server.js";
 
 // The operators' tools (cert, update, import, export) and the status page are imported when

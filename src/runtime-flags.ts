@@ -20,7 +20,7 @@
 //   ms with it, 3.5-6.7 without (every item >= 99 % of its samples either way). It stays because
 //   compiling on helper threads, on a gateway pinned to one core, costs every Read: bench read,
 //   one run, 2 rounds each, load 1.2-3.6, the same build with and without this flag (helper
-//   threads at nice +10, src/sampling/helper-threads.ts, in both): 10 x 100 585,594 against
+//   threads at nice +10, src/thread-priority.ts, in both): 10 x 100 585,594 against
 //   494,362 Reads/s (1.70 against 2.02 µs of CPU per Read), 10 x 1000 714,484 against 579,837
 //   (1.40 against 1.73 µs); without the nice +10 as well, 528,258 and 597,161. Beside 4,096
 //   counters a Read 10 x 100 load got 534-562k Reads/s with it, 442-463k without. Not a warm-up
@@ -78,7 +78,7 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
  * - socket reads and the transport's buffer slabs (issue 14): bench hostile (50 chunk flooders,
  *   20 slow readers, 20 s), RSS 60 s after against the baseline +48 MB without, +30 MB at
  *   128 KiB, +6 MB at 64 KiB; Read rates unchanged;
- * - a login's scrypt (16 MiB of working memory, src/server/users.ts) on a libuv worker thread:
+ * - a login's scrypt (16 MiB of working memory, src/sessions/users.ts) on a libuv worker thread:
  *   after ten logins the process held ~64 MB more for good, one block per worker (bench web, 10
  *   pages logging in: RSS 146 instead of 80 MB, measured with a 4 MiB threshold, which 64 KiB
  *   covers).

@@ -18,7 +18,7 @@ export interface OpenPages {
   close(): void;
 }
 
-function send(url: URL, options: RequestOptions, body?: string): Promise<IncomingMessage> {
+export function send(url: URL, options: RequestOptions, body?: string): Promise<IncomingMessage> {
   const tls = url.protocol === "https:";
   return new Promise((resolve, reject) => {
     // The gateway's self-signed certificate: the bench measures, it does not check who answers.
@@ -28,10 +28,19 @@ function send(url: URL, options: RequestOptions, body?: string): Promise<Incomin
   });
 }
 
-async function drain(res: IncomingMessage): Promise<string> {
+export async function drain(res: IncomingMessage): Promise<string> {
   let text = "";
   for await (const chunk of res) text += String(chunk);
   return text;
+}
+
+/** Logs in through the form as a page does; returns the Cookie header value. */
+export async function loginCookie(base: string, user: string, password: string): Promise<string> {
+  const login = await send(new URL("/login", base), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" } }, new URLSearchParams({ user, password }).toString());
+  await drain(login);
+  const cookie = login.headers["set-cookie"]?.[0]?.split(";")[0];
+  if (login.statusCode !== 303 || cookie === undefined) throw new Error(`login refused (${login.statusCode})`);
+  return cookie;
 }
 
 /** Opens `count` pages on `base` (https://host:port/) watching `device`, logged in as user/password. */
@@ -40,10 +49,9 @@ export async function openPages(base: string, count: number, device: string, use
   const open: IncomingMessage[] = [];
   let closing = false;
   for (let i = 0; i < count; i++) {
-    const login = await send(new URL("/login", base), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" } }, new URLSearchParams({ user, password }).toString());
-    await drain(login);
-    const cookie = login.headers["set-cookie"]?.[0]?.split(";")[0];
-    if (login.statusCode !== 303 || cookie === undefined) throw new Error(`page ${i}: login refused (${login.statusCode})`);
+    const cookie = await loginCookie(base, user, password).catch((err: Error) => {
+      throw new Error(`page ${i}: ${err.message}`);
+    });
     const me = await send(new URL("/api/me", base), { headers: { cookie } });
     await drain(me);
     const events = await send(new URL(`/api/events?device=${encodeURIComponent(device)}`, base), { headers: { cookie, accept: "text/event-stream" } });

@@ -17,7 +17,7 @@ import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, type CommonOptions,
 import type { RunningServer } from "../harness/target.js";
 import { defaultFieldgateConfig } from "../targets/fieldgate.js";
 import { writeBenchConfig } from "../targets/fieldgate-config.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { openPages } from "./web-pages.js";
 
 export interface WebScenarioOptions extends CommonOptions {
@@ -29,8 +29,8 @@ export interface WebScenarioOptions extends CommonOptions {
   durationSeconds: number;
 }
 
-const USER = "bench";
-const PASSWORD = "bench-web-page";
+export const USER = "bench";
+export const PASSWORD = "bench-web-page";
 
 const USAGE = `npm run bench -- web [options]
   --tags N            simulator device tags, 1000 per device, polled every second (default 2000)
@@ -69,22 +69,22 @@ export function parseWebOptions(argv: readonly string[]): WebScenarioOptions | n
   };
 }
 
-/** gateway.yaml of a case: the bench's config with the device map, the web section and a user. */
-async function caseConfig(root: string, o: WebScenarioOptions, web: boolean): Promise<string> {
+/** gateway.yaml of a case: the bench's config with `tags` device tags, the web section (room for `pages` pages) and a user. */
+export async function pageConfig(root: string, tags: number, pages: number, web: boolean): Promise<string> {
   const base = defaultFieldgateConfig(root);
   if (base === undefined) throw new Error("config/gateway.yaml is missing");
-  const path = writeBenchConfig(base, { deviceTags: o.tags });
+  const path = writeBenchConfig(base, { deviceTags: tags });
   const doc = parseDocument(readFileSync(path, "utf8"));
   doc.setIn(["web", "enabled"], web);
   doc.setIn(["web", "port"], 0);
   doc.setIn(["web", "host"], "127.0.0.1");
-  doc.setIn(["web", "maxClients"], Math.max(20, ...o.pages) + 2);
+  doc.setIn(["web", "maxClients"], Math.max(20, pages) + 2);
   doc.setIn(["users", USER], doc.createNode({ role: "viewer", password: await hashPassword(PASSWORD) }));
   writeFileSync(path, doc.toString());
   return path;
 }
 
-function pageUrl(server: RunningServer): string {
+export function pageUrl(server: RunningServer): string {
   const m = /status page on (https?:\/\/\S+)/.exec(server.outputTail());
   if (m === null) throw new Error(`no "status page on" line from the gateway:\n${server.outputTail()}`);
   return m[1]!;
@@ -118,7 +118,8 @@ export const webScenario: Scenario<WebScenarioOptions> = {
   smokeArgs: ["--tags", "1000", "--pages", "1", "--connections", "2", "--outstanding", "10", "--duration", "1", "--warmup", "1"],
   async run(ctx, options) {
     const results: CaseResult[] = [];
-    const configs = { off: await caseConfig(ctx.root, options, false), on: await caseConfig(ctx.root, options, true) };
+    const pages = Math.max(...options.pages);
+    const configs = { off: await pageConfig(ctx.root, options.tags, pages, false), on: await pageConfig(ctx.root, options.tags, pages, true) };
     const cases: { name: string; web: boolean; pages: number }[] = [
       { name: "page off", web: false, pages: 0 },
       { name: "on, no page", web: true, pages: 0 },

@@ -18,14 +18,14 @@
 // the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
 // functions that reach the connection through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import type { BlockRequest, Driver } from "../../src/devices/driver.js";
+import type { BlockRequest, DeviceLinkCounters, Driver } from "../../src/devices/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
   checkResponsePdu, decodeReadData, exceptionError, isBusyException, isGatewayException,
   isReadFunction, ModbusError,
 } from "./pdu.js";
 import type { ModbusLinkHealth, ModbusUnitHealth, ResolvedLinkOptions } from "./options.js";
-import { JobQueue, UnitStats } from "./queue.js";
+import { JobQueue, noteMismatch, UnitStats } from "./queue.js";
 import type { Job, JobResult } from "./queue.js";
 import { MALFORMED, NEED_MORE, sentAddress, type Framing } from "./framing.js";
 import { MbapFraming } from "./mbap.js";
@@ -175,6 +175,11 @@ export class ModbusLink implements Driver, ConnectionOwner {
     return u === undefined ? undefined : { ...u };
   }
 
+  /** Driver.countersOf: the unit's live counters (read, not copied). */
+  countersOf(unitId: number): DeviceLinkCounters | undefined {
+    return this.units.get(unitId);
+  }
+
   // ------------------------------------------------------------------ queue
 
   private checkArgs(unitId: number, start: number, count: number, max: number): string | undefined {
@@ -210,6 +215,8 @@ export class ModbusLink implements Driver, ConnectionOwner {
     job.backoff = this.options.busyBackoff;
     job.notBefore = 0;
     job.sawBadFrame = false;
+    job.mismatch = "";
+    job.mismatches = 0;
     let unit = this.units.get(unitId);
     if (unit === undefined) this.units.set(unitId, (unit = new UnitStats()));
     job.unit = unit;
@@ -291,8 +298,16 @@ export class ModbusLink implements Driver, ConnectionOwner {
     const rx = this.rx.buf;
     const f = rx[off];
     if (f === (job.fc | 0x80) && length === 2) return this.exception(job, rx[off + 1]!);
+    if (f !== job.fc && f !== (job.fc | 0x80)) {
+      // Its transaction id (TCP) says it is this request's answer, to another function: a
+      // server that mixed up its answers. What it says cannot be trusted.
+      this.rx.badFrames++;
+      this.communicationErrors++;
+      noteMismatch(job, `reply with function code ${f}, expected ${job.fc}`);
+      return this.fail(job, new ModbusError("malformed", StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${job.mismatch}`, true));
+    }
     const problem = f !== job.fc
-      ? `function code ${f} in the answer to FC${job.fc}`
+      ? `exception answer of ${length} bytes, expected 2`
       : checkResponsePdu(rx, off, length, job.fc, sentAddress(job), job.count, job.values, job.step);
     if (problem !== undefined) {
       this.rx.badFrames++;
@@ -388,13 +403,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
     this.timeouts++;
     this.communicationErrors++;
     job.unit!.timeouts++;
-    const err = new ModbusError(
-      "timeout",
-      StatusCodes.BadCommunicationError,
-      `unit ${job.unitId}: no ${job.sawBadFrame ? "valid " : ""}answer to FC${job.fc} within ${this.options.timeout} ms` +
-        (job.sawBadFrame ? " (bad frames received)" : ""),
-      true,
-    );
+    const err = new ModbusError("timeout", StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${this.timeoutText(job)}`, true);
     // On TCP, a run of time-outs with no answer from anyone on the link means the connection is
     // likely half-open (peer rebooted, NAT state lost): open a new one, with backoff.
     if (this.options.kind !== "rtu" && ++this.consecutiveTimeouts >= this.options.maxConsecutiveTimeouts) {
@@ -408,6 +417,16 @@ export class ModbusLink implements Driver, ConnectionOwner {
       return;
     }
     this.fail(job, err);
+  }
+
+  /** Why `job` timed out: replies to other requests when there were some (not "no answer"), else silence or bad frames. */
+  private timeoutText(job: Job): string {
+    const within = `within ${this.options.timeout} ms`;
+    if (job.mismatches > 0) {
+      const others = job.mismatches > 1 ? ` (the last of ${job.mismatches} replies to other requests)` : "";
+      return `${job.mismatch}${others}; no answer of its own to FC${job.fc} ${within}`;
+    }
+    return job.sawBadFrame ? `no valid answer to FC${job.fc} ${within} (bad frames received)` : `no answer to FC${job.fc} ${within}`;
   }
 
   private armPacing(delay: number): void {

@@ -3,7 +3,7 @@
 // (MALFORMED) costs the connection; a late answer to a timed-out request is skipped.
 import { encodeRequestPdu } from "./pdu.js";
 import { Framing, MALFORMED, NEED_MORE, sentAddress } from "./framing.js";
-import type { Job } from "./queue.js";
+import { noteMismatch, type Job } from "./queue.js";
 
 export class MbapFraming extends Framing {
   readonly minUnit = 0;
@@ -28,7 +28,9 @@ export class MbapFraming extends Framing {
 
   /**
    * Modbus TCP: frames are cut by the MBAP length (MBAP spec §4.1) and matched by transaction
-   * id; complete frames of other transactions (late answers to timed-out requests) are skipped.
+   * id; complete frames of other transactions (late answers to timed-out requests, or a server
+   * that does not echo the id) are skipped, and while a request waits, counted as its device's
+   * mismatched replies.
    * The server echoes the request's unit identifier (MBAP spec §4.1.3): an answer naming another
    * unit (a TCP-to-serial gateway that mixed up its slaves) is skipped as a bad frame, so the
    * request times out Bad instead of delivering another device's registers as Good. Units 0
@@ -49,13 +51,16 @@ export class MbapFraming extends Framing {
       }
       if (this.end - s < 6 + length) return NEED_MORE;
       this.start = s + 6 + length;
-      if (rx.readUInt16BE(s) !== tid) {
+      const got = rx.readUInt16BE(s);
+      if (got !== tid) {
         this.staleFrames++;
+        if (job !== null) noteMismatch(job, `reply with transaction id ${got}, expected ${tid}`);
         continue;
       }
       const unit = rx[s + 6]!;
       if (job !== null && unit !== job.unitId && unit !== 0 && unit !== 255 && job.unitId !== 0 && job.unitId !== 255) {
         this.badFrame(job);
+        noteMismatch(job, `reply from unit ${unit}, expected unit ${job.unitId}`);
         continue;
       }
       this.pduLength = length - 1;

@@ -75,6 +75,8 @@ export interface ModbusUnitHealth {
   readonly errors: number;
   readonly timeouts: number;
   readonly exceptions: number;
+  /** Replies received while its request was in flight that answered another (transaction id, unit id, function code). */
+  readonly mismatchedReplies: number;
   readonly lastError: string | undefined;
   /** ms, of the last answered request. */
   readonly lastRoundTrip: number | undefined;

@@ -81,19 +81,31 @@ export function exceptionStatus(code: number): { statusCode: number; retryable: 
   }
 }
 
+/** The names of MBAP spec §7's exception codes, as one word each ("SERVER DEVICE FAILURE"). */
 const EXCEPTION_NAMES: Readonly<Record<number, string>> = {
-  1: "illegal function",
-  2: "illegal data address",
-  3: "illegal data value",
-  4: "server device failure",
-  5: "acknowledge (busy)",
-  6: "server device busy",
-  8: "memory parity error",
-  10: "gateway path unavailable",
-  11: "gateway target device failed to respond",
+  1: "IllegalFunction",
+  2: "IllegalDataAddress",
+  3: "IllegalDataValue",
+  4: "ServerDeviceFailure",
+  5: "Acknowledge",
+  6: "ServerDeviceBusy",
+  8: "MemoryParityError",
+  10: "GatewayPathUnavailable",
+  11: "GatewayTargetDeviceFailedToRespond",
 };
 
-/** What the poll groups make of an exception (src/devices/driver.ts DriverErrorKind). */
+/** "ServerDeviceFailure (exception 04)": what the log and LastError call an exception. */
+export function exceptionName(code: number): string {
+  return `${EXCEPTION_NAMES[code] ?? "an exception the specification does not define"} (exception ${code.toString(16).toUpperCase().padStart(2, "0")})`;
+}
+
+/**
+ * What the poll groups make of an exception (src/devices/driver.ts DriverErrorKind). 01, 02 and
+ * 03 describe the request (MBAP spec §7: a function, an address, a value the server will not
+ * take): the tags' own fault, however often it comes. 04, 08 and codes the specification does
+ * not define describe the server, and 05/06 still there after the link's retries say it cannot
+ * serve now: the device's fault (isDeviceFault), which fails it when nothing else of a cycle answers.
+ */
 function exceptionKind(code: number): DriverErrorKind {
   switch (code) {
     case ExceptionCode.IllegalFunction:
@@ -125,12 +137,7 @@ export class ModbusError extends DriverError {
 
 export function exceptionError(unitId: number, fc: number, code: number, what: string): ModbusError {
   const { statusCode, retryable } = exceptionStatus(code);
-  const name = EXCEPTION_NAMES[code] ?? "unknown exception";
-  return new ModbusError(exceptionKind(code), statusCode, `unit ${unitId}: exception ${hex2(code)} (${name}) to FC${fc} ${what}`, retryable, code);
-}
-
-function hex2(n: number): string {
-  return "0x" + (n < 16 ? "0" : "") + n.toString(16).toUpperCase();
+  return new ModbusError(exceptionKind(code), statusCode, `unit ${unitId}: ${exceptionName(code)} to FC${fc} ${what}`, retryable, code);
 }
 
 // CRC-16/MODBUS (serial spec §6.2.2): reflected polynomial 0xA001, initial value 0xFFFF,

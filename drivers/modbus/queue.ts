@@ -1,15 +1,16 @@
 // The request queue of a link: pooled jobs in one singly linked FIFO, so queueing a request
 // allocates nothing but its Promise.
-import type { DriverError } from "../../src/devices/driver.js";
+import type { DeviceLinkCounters, DriverError } from "../../src/devices/driver.js";
 import type { ModbusUnitHealth } from "./options.js";
 
 export type JobResult = Uint16Array | Uint8Array | undefined;
 
-export class UnitStats implements ModbusUnitHealth {
+export class UnitStats implements ModbusUnitHealth, DeviceLinkCounters {
   requests = 0;
   errors = 0;
   timeouts = 0;
   exceptions = 0;
+  mismatchedReplies = 0;
   lastError: string | undefined = undefined;
   lastRoundTrip: number | undefined = undefined;
 }
@@ -29,10 +30,24 @@ export class Job {
   notBefore = 0;
   sentAt = 0;
   sawBadFrame = false;
+  /** The last reply received for another request while this one was in flight, in words; "" when none. */
+  mismatch = "";
+  /** How many such replies. */
+  mismatches = 0;
   unit: UnitStats | null = null;
   resolve: ((v: JobResult) => void) | null = null;
   reject: ((e: DriverError) => void) | null = null;
   next: Job | null = null;
+}
+
+/**
+ * A whole, well-formed reply received while `job` was in flight that is not its answer: counted
+ * for the job's device (DeviceLinkCounters) and named in the job's failure if it fails.
+ */
+export function noteMismatch(job: Job, what: string): void {
+  job.mismatch = what;
+  job.mismatches++;
+  job.unit!.mismatchedReplies++;
 }
 
 const POOL = 32;

@@ -66,6 +66,7 @@ const DIAGNOSTICS = [
   ["LastError", BuiltinType.String, "The last failure, empty when there was none."],
   ["Requests", BuiltinType.UInt64, "Requests sent to the device."],
   ["Errors", BuiltinType.UInt64, "Requests that failed."],
+  ["MismatchedReplies", BuiltinType.UInt64, "Replies on the device's link, while its request waited, that answered another request: another transaction id, unit id or function code."],
   ["RoundTripTime", BuiltinType.Double, "Milliseconds from request to answer of the last answered read, queueing on a shared link included."],
   ["ConsecutiveFailures", BuiltinType.UInt32, "Poll cycles failed in a row."],
   ["RequestsPerCycle", BuiltinType.UInt32, "Read requests one poll of every group makes after coalescing."],
@@ -276,6 +277,8 @@ export interface DeviceNamespaceOptions {
   readonly values: ValueCache;
   /** Where samples of `history: true` tags go. */
   readonly history?: HistorySink;
+  /** Called after nodes were added or removed (reload): the events layer turns it into a GeneralModelChangeEvent. */
+  readonly onModelChange?: (change: ModelChange) => void;
   /** Default urn:fieldgate:devices. */
   readonly uri?: string;
   /** The folder under Objects that holds the devices; default Devices at i=1. */
@@ -312,6 +315,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.ns = new MemoryNamespace(registry.register(uri), registry, { values: options.values });
     registry.register(uri, this.ns);
     this.history = options.history;
+    this.onModelChange = options.onModelChange;
     this.tagNodeId = options.tagNodeId ?? ((device, tag, ns) => stringNodeId(tagNodeIdText(device, tag.name), ns));
     this.customNodeIds = options.tagNodeId !== undefined;
     const folder = options.folder;
@@ -488,6 +492,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.setDiagnostic(d.LastError, BuiltinType.String, p.lastError);
     this.setDiagnostic(d.Requests, BuiltinType.UInt64, BigInt(p.requests));
     this.setDiagnostic(d.Errors, BuiltinType.UInt64, BigInt(p.errors));
+    this.setDiagnostic(d.MismatchedReplies, BuiltinType.UInt64, BigInt(p.mismatchedReplies));
     this.setDiagnostic(d.RoundTripTime, BuiltinType.Double, p.lastRoundTrip);
     this.setDiagnostic(d.ConsecutiveFailures, BuiltinType.UInt32, p.consecutiveFailures);
     this.setDiagnostic(d.RequestsPerCycle, BuiltinType.UInt32, p.requestsPerCycle);

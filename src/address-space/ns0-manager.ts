@@ -81,6 +81,10 @@ export interface Ns0Options {
   readonly capabilities?: ServerCapabilityValues;
   /** Server.Auditing (Part 5 §6.3.1): the server raises AuditEvents. Default false. */
   readonly auditing?: boolean;
+  /** Whether a Method can be called, by whom (Part 3 §5.7 Executable, UserExecutable): the server's method table. */
+  readonly methodAccess?: (methodId: NodeId, role: RequestContext["role"]) => { executable: boolean; userExecutable: boolean };
+  /** References a node has beyond the table's (the sessions under SessionsDiagnosticsSummary, src/diagnostics). */
+  readonly extraReferences?: (nodeId: NodeId) => readonly NodeReference[] | undefined;
 }
 
 /** Computes a live value at read time; `now` is the request's time, `role` the caller's. */
@@ -126,8 +130,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   readonly namespaceIndex = 0;
   /** Optional hook called after every setValue. */
   onValueChange: ValueChangeListener | undefined;
-  /** Whether a Method can be called, by whom (Part 3 §5.7 Executable, UserExecutable): the server's method table. */
-  methodAccess: ((methodId: NodeId, role: RequestContext["role"]) => { executable: boolean; userExecutable: boolean }) | undefined;
+  private readonly methodAccess: Ns0Options["methodAccess"];
 
   private readonly table: Ns0Table = ns0Table();
   private readonly nodes: (UaNode | undefined)[];
@@ -141,8 +144,7 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
   private livePosition = -1;
   private liveValue: DataValue = NULL_VALUE;
   private readonly writers = new Map<number, { readonly roles: readonly RequestContext["role"][]; readonly write: Ns0WriteHandler }>();
-  /** References a node has beyond the table's (the sessions under SessionsDiagnosticsSummary, src/diagnostics). */
-  extraReferences: ((nodeId: NodeId) => readonly NodeReference[] | undefined) | undefined;
+  private readonly extraReferences: Ns0Options["extraReferences"];
   private readonly startTime: DateTime;
   private readonly buildInfo: BuildInfo;
   private state: ServerState = ServerState.Running;
@@ -156,6 +158,8 @@ export class Ns0Manager implements NodeManager, ReferenceTarget {
     private readonly registry: NamespaceRegistry,
     options: Ns0Options,
   ) {
+    this.methodAccess = options.methodAccess;
+    this.extraReferences = options.extraReferences;
     this.nodes = new Array<UaNode | undefined>(this.table.count);
     this.sources = new Array<ValueSource | undefined>(this.table.count);
     this.startTime = options.startTime ?? Date.now();

@@ -20,7 +20,6 @@ import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import { UaEvent } from "../events/event.js";
 import type { EventItem } from "../events/event-item.js";
 import type { ServerEvents } from "../events/server-events.js";
-import { ownSubscription } from "../server/server-methods.js";
 import { AlarmCondition, type ConditionHost, type ConditionInit } from "./condition.js";
 
 /** Who may acknowledge, confirm, comment, enable and disable: those who may operate the plant. */
@@ -160,7 +159,7 @@ export class Alarms implements ConditionHost {
       methodId: numericNodeId(MethodIds.ConditionType_ConditionRefresh),
       objectStatus: onRefreshObject,
       handler: ({ caller, inputArguments }) => {
-        const sub = ownSubscription(this.engine, caller.session, inputArguments[0].value);
+        const sub = this.engine.ownedBy(caller.session, inputArguments[0].value);
         if (typeof sub === "number") return { statusCode: sub === StatusCodes.BadUserAccessDenied ? StatusCodes.BadSubscriptionIdInvalid : sub };
         this.refresh([...(this.events.items.of(sub)?.items.values() ?? [])]);
         return { statusCode: StatusCodes.Good };
@@ -170,7 +169,7 @@ export class Alarms implements ConditionHost {
       methodId: numericNodeId(MethodIds.ConditionType_ConditionRefresh2),
       objectStatus: onRefreshObject,
       handler: ({ caller, inputArguments }) => {
-        const sub = ownSubscription(this.engine, caller.session, inputArguments[0].value);
+        const sub = this.engine.ownedBy(caller.session, inputArguments[0].value);
         if (typeof sub === "number") return { statusCode: sub === StatusCodes.BadUserAccessDenied ? StatusCodes.BadSubscriptionIdInvalid : sub };
         const item = this.events.items.item(sub, inputArguments[1].value as number);
         if (item === undefined) return { statusCode: StatusCodes.BadMonitoredItemIdInvalid };

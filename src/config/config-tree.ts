@@ -10,6 +10,17 @@
 import { createRequire } from "node:module";
 import type { Document, Node } from "yaml";
 
+/**
+ * Mappings and lists inside one another that a config file may have, the root counting as one.
+ * A device map nests six (the root, devices, a device, its tags, a tag, its range); every
+ * reader of config files refuses more (nesting.ts, fast-yaml.ts, validate.ts), so that none of
+ * their recursions can run out of stack, whatever the file.
+ */
+export const MAX_NESTING = 64;
+
+/** What a file nested deeper is told. */
+export const TOO_DEEP = `nesting deeper than ${MAX_NESTING} levels of mappings and lists inside one another (a config file needs a handful)`;
+
 export const enum NodeKind {
   Scalar,
   Map,
@@ -91,7 +102,11 @@ export function yamlLibrary(): YamlLibrary {
   return (library ??= createRequire(import.meta.url)("yaml") as YamlLibrary);
 }
 
-/** The tree of a composed yaml Document (without errors), aliases resolved to shared nodes. */
+/**
+ * The tree of a composed yaml Document (without errors), aliases resolved to shared nodes. By
+ * recursion, at most MAX_NESTING + 1 calls deep: load.ts composes only files within MAX_NESTING
+ * (nesting.ts), and an alias's target, anchored before it, is converted before it.
+ */
 export function fromDocument(doc: Document): ConfigNode | null {
   const { isAlias, isMap, isPair, isScalar, isSeq } = yamlLibrary();
   const seen = new Map<Node, ConfigNode>();

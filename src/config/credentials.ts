@@ -1,9 +1,9 @@
 // The credentials a gateway.yaml gives its users, as config values: password hashes in the form
 // `fieldgate password` prints (`$scrypt$ln=14,r=8,p=1$<salt>$<key>`, the PHC string format,
 // base64 without '='), certificate thumbprints, and the role names. Checking a password against
-// a hash is the server's (src/server/users.ts); config only reads and checks the text.
+// a hash is the server's (src/sessions/users.ts); config only reads and checks the text.
 
-/** The roles a user may have, least privileged first (src/server/roles.ts says what each may do). */
+/** The roles a user may have, least privileged first (src/sessions/roles.ts says what each may do). */
 export const ROLE_NAMES = ["viewer", "operator", "admin"] as const;
 
 export interface ScryptParams {

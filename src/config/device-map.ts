@@ -28,7 +28,10 @@ import {
   optional,
   record,
   string,
+  text,
   formatDuration,
+  MAX_HOST,
+  MAX_PATH,
   type Checker,
   type Infer,
   type ObjectValue,
@@ -60,6 +63,8 @@ export const MAX_BITS_PER_READ = 2000;
 const MAX_STRING_REGISTERS = 125;
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+/** Longest description of a device or tag: a paragraph. */
+const MAX_DESCRIPTION = 1024;
 const NAME_TEXT = 'a name of letters, digits, "_", "-" and "." (no spaces or "/"), such as boiler or motor1.speed';
 
 // ---- addresses ------------------------------------------------------------------------------
@@ -197,7 +202,7 @@ const rate = (description: string, def?: string) =>
 
 const bus = object(
   {
-    port: string({ description: "Serial device, e.g. /dev/ttyUSB0 or /dev/ttyAMA0.", minLength: 1 }),
+    port: text({ description: "Serial device, e.g. /dev/ttyUSB0 or /dev/ttyAMA0.", minLength: 1, maxLength: MAX_PATH }),
     baudRate: integer({ description: "Bits per second.", default: 9600, min: 300, max: 4_000_000 }),
     parity: enumOf(["none", "even", "odd"] as const, { description: "Parity (Modbus RTU's default is even).", default: "even" }),
     dataBits: enumOf([7, 8] as const, { description: "Data bits per character.", default: 8 }),
@@ -253,7 +258,7 @@ const tagShape = {
   access: enumOf(["read", "readwrite"] as const, { description: "readwrite lets clients write the tag (coils and holding registers).", default: "read" }),
   history: boolean({ description: "Keep this tag's samples in the history database.", default: false }),
   alarms: optional(limitAlarms),
-  description: optional(string({ description: "Shown to clients as the variable's Description." })),
+  description: optional(text({ description: "Shown to clients as the variable's Description.", maxLength: MAX_DESCRIPTION, lines: true })),
 };
 /** A tag as written; validation resolves its rate (TagConfig). */
 type WrittenTag = ObjectValue<typeof tagShape>;
@@ -266,7 +271,7 @@ const WRITE_ROLES = ["viewer", "operator", "admin"] as const;
 const deviceShape = {
   name: string({ description: "Device name; becomes Objects/Devices/<name> and the prefix of its NodeIds.", pattern: NAME, patternText: NAME_TEXT }),
   driver: enumOf(DRIVERS, { description: "How the device is reached." }),
-  host: optional(string({ description: "Address of the device or of the TCP-to-RTU gateway (modbus-tcp, modbus-rtu-over-tcp).", minLength: 1 })),
+  host: optional(text({ description: "Address of the device or of the TCP-to-RTU gateway (modbus-tcp, modbus-rtu-over-tcp).", minLength: 1, maxLength: MAX_HOST })),
   port: optional(integer({ description: "TCP port (default 502); for the simulator, the port it listens on (default 0: any free port).", min: 0, max: 65535 })),
   bus: optional(string({ description: "Name of the serial bus under `buses` (modbus-rtu).", minLength: 1 })),
   unitId: integer({ description: "Modbus unit id (slave address): 1-247 on a serial bus, 0-255 over TCP.", default: 1, min: 0, max: 255 }),
@@ -283,7 +288,7 @@ const deviceShape = {
   demoteAfter: integer({ description: "Failed poll cycles after which the device is demoted: skipped, and only probed now and then.", default: 3, min: 1, max: 1000 }),
   writeRoles: array(enumOf(WRITE_ROLES), { description: "Roles that may write readwrite tags (anonymous sessions are viewers).", default: ["operator", "admin"], uniqueItems: true }),
   enabled: boolean({ description: "false keeps the device in the map without polling it or publishing it.", default: true }),
-  description: optional(string({ description: "Shown to clients as the device object's Description." })),
+  description: optional(text({ description: "Shown to clients as the device object's Description.", maxLength: MAX_DESCRIPTION, lines: true })),
   tags: array(tag, { description: "The values to poll.", minItems: 1 }),
 };
 type WrittenDevice = ObjectValue<typeof deviceShape>;

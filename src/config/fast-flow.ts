@@ -13,7 +13,9 @@
 // point), or words (a letter or "_", then letters, digits, "_", ".", "/", "-") that the core
 // schema reads as strings. Anything else on the line (single quotes, escapes, nested
 // collections, `null`, `True`, `0x10`, `.5`, a "," "{" "}" "[" "]" or "#" inside quotes) leaves
-// the line to fast-yaml.ts's own reading, which gives it to the yaml library when it must.
+// the line to fast-yaml.ts's own reading, which gives it to the yaml library when it must. So
+// what this reads never nests: one flow mapping of scalars per line, inside the sequence that
+// fast-yaml.ts opened for it (and counted against MAX_NESTING).
 import { NodeKind, type ConfigNode } from "./config-tree.js";
 
 /** Words the core schema reads as null or a boolean. */

@@ -9,11 +9,11 @@
 // It never decides a question of YAML on its own: anything outside that subset (anchors,
 // aliases, tags, block scalars, multi-line scalars or flow collections, explicit keys,
 // directives, document markers, tabs, odd indentation, a byte the spec forbids, a syntax
-// error) makes it answer undefined, and the caller composes the file with the yaml library
-// instead. Where it answers, the tree has the structure and values that library gives (YAML 1.2
+// error, nesting deeper than MAX_NESTING) makes it answer undefined, and the caller composes the
+// file with the yaml library instead (which says where it nests too deep: nesting.ts). Where it answers, the tree has the structure and values that library gives (YAML 1.2
 // core schema for plain scalars), which test/config/fast-yaml.test.ts checks on generated files;
 // its scalars are bare values, without position or source text (config-tree.ts says why).
-import { NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
+import { MAX_NESTING, NodeKind, NULL_SCALAR, type BareScalar, type ConfigNode, type MapNode, type SeqNode } from "./config-tree.js";
 import { FLOW_MAP, flowMapItems, readFlowRun, RUN_REFUSED } from "./fast-flow.js";
 
 /**
@@ -189,6 +189,8 @@ class FastParser {
    * that pushing into a new array reserves (10,000 of them are alive until validation ends).
    */
   private open(): ConfigNode[] {
+    // Every collection opens here before its entries are read (the parser's only recursion).
+    if (this.depth >= MAX_NESTING) bail();
     const s = (this.scratch[this.depth++] ??= []);
     s.length = 0;
     return s;
@@ -507,6 +509,8 @@ class FastParser {
     const close = isMap ? RBRACE : RBRACKET;
     let p = this.skipSpaces(i + 1);
     if (this.at(p) === close) {
+      // An empty one is a level too (open() counts the others).
+      if (this.depth >= MAX_NESTING) bail();
       this.pos = p + 1;
       return isMap ? { kind: NodeKind.Map, offset: i, items: [] } : { kind: NodeKind.Seq, offset: i, items: [] };
     }

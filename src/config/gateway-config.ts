@@ -17,7 +17,9 @@ import {
   size,
   record,
   string,
+  text,
   custom,
+  MAX_HOST,
   type Checker,
   type Infer,
 } from "./schema.js";
@@ -49,10 +51,11 @@ function ordered(c: Checker, lowKey: string, low: number, highKey: string, high:
 
 const server = object(
   {
-    host: string({
+    host: text({
       description: "Address to listen on. 0.0.0.0 listens on every interface; 127.0.0.1 only on this box.",
       default: "0.0.0.0",
       minLength: 1,
+      maxLength: MAX_HOST,
     }),
     port: integer({
       description: "TCP port of the opc.tcp endpoint (4840 is the OPC UA standard port; 0 picks a free port).",
@@ -60,10 +63,11 @@ const server = object(
       min: 0,
       max: 65535,
     }),
-    applicationName: string({
-      description: "Name clients show for this server.",
+    applicationName: text({
+      description: "Name clients show for this server; also the CN of its certificate (RFC 5280: at most 64 characters).",
       default: "fieldgate",
       minLength: 1,
+      maxLength: 64,
     }),
     applicationUri: string({
       description: "ApplicationUri of this server, also written into its certificate. Default: urn:<hostname>:fieldgate.",
@@ -369,10 +373,11 @@ const web = object(
       default: false,
     }),
     host: optional(
-      string({
+      text({
         description:
           "Address the page listens on. Default: 0.0.0.0 (every interface) when users are configured, else 127.0.0.1: without users there is no login, so the page is for this box only.",
         minLength: 1,
+        maxLength: MAX_HOST,
       }),
     ),
     port: integer({ description: "TCP port of the page (0 picks a free port).", default: 8443, min: 0, max: 65535 }),
@@ -383,11 +388,28 @@ const web = object(
     sessionTimeout: duration({ description: "A page login unused this long has to log in again.", default: "30m", min: "1m", max: "7d" }),
     updateInterval: duration({ description: "How often an open page is sent what changed (values, device states, the log).", default: "1s", min: "200ms", max: "1m" }),
     maxClients: count("Pages open at once (their update streams); more are refused until one closes.", 20, 1000),
+    maxConnectionsPerAddress: count(
+      "Connections one client address may hold at once (a browser opens at most 6 to one site); more are closed as they are accepted, before their TLS handshake. What a slowloris attacker from one address can hold.",
+      16,
+      10_000,
+    ),
+    headersTimeout: duration({
+      description: "Longest a request's headers may take to arrive; for a connection's first request counted from its accept, the TLS handshake included. Connections slower than that are closed.",
+      default: "10s",
+      min: "1s",
+      max: "5m",
+    }),
+    requestTimeout: duration({ description: "Longest a whole request (headers and body) may take to arrive.", default: "15s", min: "1s", max: "10m" }),
   },
-  { description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics." },
+  {
+    description: "The status page: gateway, devices, live values, sessions, history and log, and Prometheus /metrics.",
+    check(v, c) {
+      ordered(c, "headersTimeout", v.headersTimeout, "requestTimeout", v.requestTimeout, fmtMs);
+    },
+  },
 );
 
-/** The log's levels, most important first (syslog's names; server/log.ts maps them to priorities). */
+/** The log's levels, most important first (syslog's names; src/log.ts maps them to priorities). */
 export const LOG_LEVELS = ["error", "warning", "notice", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

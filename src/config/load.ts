@@ -1,10 +1,11 @@
 // Reads a YAML config file and validates it against a schema. Every failure (missing file,
 // YAML syntax, schema) comes out the same way: ConfigIssue[] with file:line:column, so that
 // `fieldgate validate` and start-up print them identically.
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { YAMLError } from "yaml";
-import { fromDocument, yamlLibrary, type LinePositions } from "./config-tree.js";
+import { fromDocument, TOO_DEEP, yamlLibrary, type LinePositions } from "./config-tree.js";
+import { parseBounded } from "./nesting.js";
+import { readConfigText } from "./config-text.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { parseFast } from "./fast-yaml.js";
 import { findIndentationIssue } from "./yaml-indent.js";
@@ -31,10 +32,14 @@ export function validateYaml<S extends Schema>(schema: S, text: string, file: st
     const fast = validateDocument(schema, { root, lines: NO_LINES, file, dir });
     if (fast.ok) return fast;
   }
-  const { LineCounter, parseDocument } = yamlLibrary();
+  const { LineCounter } = yamlLibrary();
   const lines = new LineCounter();
-  // uniqueKeys off: validate.ts reports duplicates itself, with the key path and the first line.
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
+  const parsed = parseBounded(text, lines);
+  if ("tooDeep" in parsed) {
+    const { line, col } = lines.linePos(parsed.tooDeep.offset);
+    return { ok: false, issues: [{ file, line, column: col, path: parsed.tooDeep.path, message: TOO_DEEP }] };
+  }
+  const doc = parsed.doc;
   if (doc.errors.length > 0) {
     const issues = doc.errors.map((e) => syntaxIssue(e, file, lines));
     // An indentation mistake: said where it is, in our words (yaml-indent.ts).
@@ -52,13 +57,9 @@ const NO_LINES: LinePositions = { linePos: () => ({ line: 0, col: 0 }) };
 
 /** Reads and validates `file`; the issues are empty when it is valid. */
 export function validateFile<S extends Schema>(schema: S, file: string): ValidationResult<Infer<S>> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    return { ok: false, issues: [{ file, line: 0, column: 0, path: "", message: readFailure(err) }] };
-  }
-  return validateYaml(schema, text, file);
+  const read = readConfigText(file);
+  if (!read.ok) return { ok: false, issues: [read.issue] };
+  return validateYaml(schema, read.text, file);
 }
 
 /** Reads and validates `file`, or throws ConfigError with every issue found. */
@@ -75,21 +76,6 @@ export function loadGatewayConfig(file: string): GatewayConfig {
 /** For `fieldgate validate`: every issue of the gateway config, none when it is valid. */
 export function validateConfigFile(file: string): ConfigIssue[] {
   return [...validateFile(gatewaySchema, file).issues];
-}
-
-function readFailure(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  switch (code) {
-    case "ENOENT":
-      return "file not found";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied: the gateway's user cannot read this file";
-    case "EISDIR":
-      return "this is a folder, expected a YAML file";
-    default:
-      return `cannot read the file: ${err instanceof Error ? err.message : String(err)}`;
-  }
 }
 
 // The parser's wording for the mistakes people make most, in the words of the person editing.

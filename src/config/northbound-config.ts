@@ -1,7 +1,7 @@
 // The `northbound:` section of gateway.yaml (included by src/config/gateway-config.ts). Off when
 // absent: no MQTT client, no store, no observer on the value cache.
 import { hostname } from "node:os";
-import { duration, enumOf, integer, object, optional, path, size, string, type Infer } from "./schema.js";
+import { duration, enumOf, integer, object, optional, path, size, string, text, type Infer } from "./schema.js";
 import { ROLE_NAMES as ROLES } from "./credentials.js";
 
 /**
@@ -42,7 +42,8 @@ export const sparkplugSchema = object(
         patternText: ID_TEXT,
       }),
     ),
-    username: optional(string({ description: "User name for the broker.", minLength: 1 })),
+    // MQTT 3.1.1 §1.5.3: a UTF-8 string without U+0000, and controls SHOULD NOT be in it.
+    username: optional(text({ description: "User name for the broker.", minLength: 1, maxLength: 256 })),
     password: optional(string({ description: "Password for the broker (with username)." })),
     ca: optional(path({ description: "mqtts: PEM file of the CA(s) that signed the broker's certificate. Default: the system's CAs." })),
     cert: optional(path({ description: "mqtts: PEM file of this gateway's client certificate (with key)." })),

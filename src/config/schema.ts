@@ -44,6 +44,11 @@ export interface StringSpec extends Common {
   readonly pattern?: RegExp;
   /** What the pattern means to a person, e.g. "a URI such as urn:host:fieldgate". */
   readonly patternText?: string;
+  /**
+   * Text a person wrote (text()): refused with the character and where it is when it holds a
+   * control character; "lines" lets line breaks and tabs through (a description).
+   */
+  readonly text?: "line" | "lines";
 }
 
 export interface NumberSpec extends Common {
@@ -180,6 +185,7 @@ export function string(
     maxLength?: number;
     pattern?: RegExp;
     patternText?: string;
+    text?: "line" | "lines";
   } = {},
 ): Schema<string> {
   const { default: def, ...rest } = opts;
@@ -190,6 +196,45 @@ export function string(
   };
   if (typeof def === "string") checkDefault(spec, def);
   return spec;
+}
+
+/** Longest host name or address: 253 characters (RFC 1035 §2.3.4: 255 octets on the wire). */
+export const MAX_HOST = 253;
+/** Longest file path Linux takes (PATH_MAX). */
+export const MAX_PATH = 4096;
+
+/**
+ * Characters no text of a config file holds (besides a line break and a tab in "lines" text):
+ * C0 and C1 controls and DEL (Unicode general category Cc), and the bidirectional embeddings,
+ * overrides and isolates (U+202A-202E, U+2066-2069), which make a text show other than it reads
+ * in a client's tree or on the status page. As class ranges, also for the JSON Schema's pattern.
+ */
+const NOT_IN_LINE = "\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069";
+const NOT_IN_LINES = "\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069";
+const REFUSED_IN_LINE = new RegExp(`[${NOT_IN_LINE}]|\\p{Cs}`, "u");
+const REFUSED_IN_LINES = new RegExp(`[${NOT_IN_LINES}]|\\p{Cs}`, "u");
+
+/**
+ * What is wrong with `s` as text of its kind, in words: the first refused character, by its code
+ * point and place; undefined when there is none. A lone surrogate (a "\uD800" escape in a
+ * double-quoted YAML string) is refused too: no UTF-8 encodes it.
+ */
+export function textProblem(s: string, kind: "line" | "lines"): string | undefined {
+  const bad = (kind === "line" ? REFUSED_IN_LINE : REFUSED_IN_LINES).exec(s);
+  if (bad === null) return undefined;
+  const code = bad[0].codePointAt(0)!;
+  const what = code >= 0xd800 && code <= 0xdfff ? "a lone surrogate" : code >= 0x202a ? "a bidirectional control character" : "a control character";
+  return `${what} (U+${code.toString(16).toUpperCase().padStart(4, "0")}) at character ${[...s.slice(0, bad.index)].length + 1}`;
+}
+
+/**
+ * Text shown to people (a description, the server's name): a string of at most `maxLength`
+ * characters without control characters (textProblem), checked like a name is. `lines`: line
+ * breaks and tabs are text too (a description written as a YAML block scalar).
+ */
+export function text(opts: Described & { default?: string; minLength?: number; maxLength: number; lines?: boolean }): Schema<string> {
+  const { lines, ...rest } = opts;
+  return string({ ...rest, pattern: new RegExp(`^[^${lines ? NOT_IN_LINES : NOT_IN_LINE}]*$`), text: lines ? "lines" : "line" });
 }
 
 export function integer(opts: Described & { default?: number; min?: number; max?: number } = {}): Schema<number> {

@@ -9,81 +9,54 @@
 // cache key's hash (~3 ms) and TurboFan compiling a slicer of it (33 ms, on the loop: see
 // runtime-flags.ts) stay off the loop that has begun to poll.
 import { rmSync } from "node:fs";
-import { Worker } from "node:worker_threads";
-import { workerFile } from "../worker-file.js";
+import { builtFile } from "../worker-file.js";
+import { WorkerLink, type Reply } from "../worker-link.js";
 import { deviceMapCacheFile, type DeviceMap } from "./device-map.js";
 import { unfinishedCacheFile } from "./validated-cache.js";
 import type { ValidationResult } from "./validate.js";
-import { MapAssembly, type ValidateJob, type WorkerAnswer } from "./validate-pieces.js";
+import { MapAssembly, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
 /** Tags per piece of the map coming back: ~1 ms of the loop's time each (structured clone). */
 export const TAGS_PER_PIECE = 500;
 
 export interface OffLoopOptions {
   readonly tagsPerPiece?: number;
-  /** How much lower than the event loop the worker runs (default 10). */
-  readonly nice?: number;
   /** The worker's file (tests); default the built config/validate-worker. */
   readonly file?: URL;
 }
 
-function startWorker(job: ValidateJob, options: OffLoopOptions): Worker {
-  // execArgv: not the parent's (a profiler's flags, `--input-type=module -e` would refuse the file).
-  return new Worker(options.file ?? workerFile("config/validate-worker"), { workerData: job, execArgv: [] });
+type ValidateLink = WorkerLink<ValidateRequest, WorkerAnswer & Reply>;
+
+function startWorker(name: string, options: OffLoopOptions): ValidateLink {
+  return new WorkerLink(options.file ?? builtFile("config/validate-worker"), {}, { name });
+}
+
+function unexpected(answer: WorkerAnswer): Error {
+  return new Error(`unexpected answer "${answer.kind}" from the device map validation worker`);
 }
 
 /**
  * validateDeviceMap(file, cacheDir), on a worker. Rejects only when the worker fails (it could
  * not start, or it ended before it answered): the caller may then validate on its own thread.
  */
-export function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
-  const job: ValidateJob = { file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE, answer: "map", nice: options.nice ?? 10 };
-  return new Promise((resolve, reject) => {
-    let worker: Worker;
-    try {
-      worker = startWorker(job, options);
-    } catch (err) {
-      reject(err instanceof Error ? err : new Error(String(err)));
-      return;
+export async function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
+  const link = startWorker("device map validation worker", options);
+  try {
+    const first = await link.call({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE });
+    if (first.kind === "refused") return { ok: false, issues: first.issues };
+    if (first.kind !== "valid") throw unexpected(first);
+    const assembly = new MapAssembly(first.head);
+    // One piece per answer, each taken in on a turn of the loop of its own.
+    for (let left = first.pieces; left > 0; left--) {
+      const answer = await link.call({ op: "next" });
+      if (answer.kind !== "piece") throw unexpected(answer);
+      assembly.add(answer.piece);
     }
-    let assembly: MapAssembly | undefined;
-    let left = 0;
-    let settled = false;
-    const finish = (result: ValidationResult<DeviceMap> | Error): void => {
-      if (settled) return;
-      settled = true;
-      if (result instanceof Error) {
-        void worker.terminate();
-        reject(result);
-      } else {
-        resolve(result);
-      }
-    };
-    worker.on("message", (answer: WorkerAnswer) => {
-      try {
-        if (answer.kind === "refused") {
-          finish({ ok: false, issues: answer.issues });
-          return;
-        }
-        if (answer.kind === "valid") {
-          assembly = new MapAssembly(answer.head);
-          left = answer.pieces;
-        } else if (answer.kind === "piece") {
-          if (assembly === undefined) throw new Error("device map piece before the map");
-          assembly.add(answer.piece);
-          left--;
-        } else {
-          throw new Error(`unexpected answer "${answer.kind}" from the validation worker`);
-        }
-        if (left === 0) finish({ ok: true, value: assembly.map, issues: [] });
-        else worker.postMessage("next");
-      } catch (err) {
-        finish(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-    worker.on("error", (err) => finish(err));
-    worker.on("exit", (code) => finish(new Error(`device map validation worker ended (exit code ${code}) before it answered`)));
-  });
+    return { ok: true, value: assembly.map, issues: [] };
+  } catch (err) {
+    void link.terminate();
+    throw err;
+  }
 }
 
 /** A keepDeviceMapOffLoop under way. */
@@ -100,34 +73,23 @@ export interface OffLoopKeep {
  * The key is made from the text the worker reads, so a map edited meanwhile is kept as it is now.
  */
 export function keepDeviceMapOffLoop(file: string, cacheDir: string, options: OffLoopOptions = {}): OffLoopKeep {
-  const job: ValidateJob = { file, cacheDir, tagsPerPiece: 0, answer: "kept", nice: options.nice ?? 10 };
-  let worker: Worker | undefined;
-  let ended = false;
-  const done = new Promise<boolean>((resolve, reject) => {
-    try {
-      worker = startWorker(job, options);
-    } catch (err) {
-      ended = true;
-      reject(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    let valid: boolean | undefined;
-    worker.on("message", (answer: WorkerAnswer) => {
-      if (answer.kind === "kept") valid = answer.valid;
+  let link: ValidateLink | undefined;
+  let done: Promise<boolean>;
+  try {
+    link = startWorker("device map cache worker", options);
+    done = link.call({ op: "keep", file, cacheDir }).then((answer) => {
+      if (answer.kind !== "kept") throw unexpected(answer);
+      return answer.valid;
     });
-    worker.on("error", (err) => reject(err));
-    worker.on("exit", (code) => {
-      ended = true;
-      if (valid === undefined) reject(new Error(`device map cache worker ended (exit code ${code}) before it answered`));
-      else resolve(valid);
-    });
-  });
+  } catch (err) {
+    done = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
   return {
     done,
     async stop(): Promise<void> {
-      if (ended || worker === undefined) return;
-      const thread = worker.threadId;
-      await worker.terminate();
+      if (link === undefined || !link.alive) return;
+      const thread = link.threadId;
+      await link.terminate();
       rmSync(unfinishedCacheFile(deviceMapCacheFile(cacheDir), thread), { force: true });
     },
   };

@@ -8,15 +8,14 @@ import type { DeviceMap } from "./device-map.js";
 type DeviceConfig = DeviceMap["devices"][number];
 type TagConfig = DeviceConfig["tags"][number];
 
-export interface ValidateJob {
-  readonly file: string;
-  readonly cacheDir: string | undefined;
-  readonly tagsPerPiece: number;
-  /** "map": the validated map comes back in pieces; "kept": only the cache is written, and whether the map was valid. */
-  readonly answer: "map" | "kept";
-  /** How much lower than the event loop the worker runs (thread-priority.ts). */
-  readonly nice: number;
-}
+/**
+ * What the main thread asks of the validation worker: a map validated (its pieces then come one
+ * per "next"), or a map validated only to be kept in the cache.
+ */
+export type ValidateRequest =
+  | { readonly op: "validate"; readonly file: string; readonly cacheDir: string | undefined; readonly tagsPerPiece: number }
+  | { readonly op: "keep"; readonly file: string; readonly cacheDir: string }
+  | { readonly op: "next" };
 
 /** Tags `tags` of device `device`; `config` (its settings, tags left out) with its first piece. */
 export interface MapPiece {
@@ -30,7 +29,7 @@ export type WorkerAnswer =
   /** The map without its devices' tags; `pieces` follow, one per request. */
   | { readonly kind: "valid"; readonly head: DeviceMap; readonly pieces: number }
   | { readonly kind: "piece"; readonly piece: MapPiece }
-  /** For a job of answer "kept": validated, and kept in the cache when valid. */
+  /** For "keep": validated, and kept in the cache when valid. */
   | { readonly kind: "kept"; readonly valid: boolean };
 
 /** The map with each device's tags left out (`head`), and its tags in pieces of at most `tagsPerPiece`. */

@@ -1,34 +1,26 @@
 // The worker of validate-off-loop.ts: validates one device map (validateDeviceMap, with its
 // cache), says whether it is valid, then hands the map over one piece per request of the main
-// thread, so that no message takes the event loop long to take in; or, for a job that only keeps
-// the cache (a first start's), says whether it was valid and nothing more.
+// thread, so that no message takes the event loop long to take in; or, asked only to keep the
+// cache (a first start's), says whether it was valid and nothing more.
 import { parentPort, workerData } from "node:worker_threads";
-import { lowerThisThread } from "../thread-priority.js";
+import type { LinkData } from "../worker-link.js";
+import { serveLink } from "../worker-serve.js";
 import { validateDeviceMap } from "./device-map.js";
-import { piecesOf, type ValidateJob, type WorkerAnswer } from "./validate-pieces.js";
+import { piecesOf, type MapPiece, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
-const job = workerData as ValidateJob;
-const port = parentPort!;
-lowerThisThread(job.nice);
-const result = validateDeviceMap(job.file, job.cacheDir);
-if (job.answer === "kept") {
-  port.postMessage({ kind: "kept", valid: result.ok } satisfies WorkerAnswer);
-  port.close();
-} else if (!result.ok) {
-  port.postMessage({ kind: "refused", issues: result.issues } satisfies WorkerAnswer);
-  port.close();
-} else {
-  const { head, pieces } = piecesOf(result.value, job.tagsPerPiece);
-  port.postMessage({ kind: "valid", head, pieces: pieces.length } satisfies WorkerAnswer);
-  let next = 0;
-  // One piece per "next": the main thread asks when it has taken in the last one.
-  port.on("message", () => {
+let pieces: MapPiece[] = [];
+let next = 0;
+
+serveLink<ValidateRequest & { readonly seq: number }>(parentPort!, workerData as LinkData, (req) => {
+  if (req.op === "next") {
     const piece = pieces[next++];
-    if (piece === undefined) {
-      port.close();
-      return;
-    }
-    port.postMessage({ kind: "piece", piece } satisfies WorkerAnswer);
-    if (next === pieces.length) port.close();
-  });
-}
+    if (piece === undefined) throw new Error("no piece of the device map is left");
+    return { reply: { kind: "piece", piece } satisfies WorkerAnswer, last: next === pieces.length };
+  }
+  const result = validateDeviceMap(req.file, req.cacheDir);
+  if (req.op === "keep") return { reply: { kind: "kept", valid: result.ok } satisfies WorkerAnswer, last: true };
+  if (!result.ok) return { reply: { kind: "refused", issues: result.issues } satisfies WorkerAnswer, last: true };
+  const cut = piecesOf(result.value, req.tagsPerPiece);
+  pieces = cut.pieces;
+  return { reply: { kind: "valid", head: cut.head, pieces: pieces.length } satisfies WorkerAnswer, last: pieces.length === 0 };
+});

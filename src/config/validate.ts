@@ -1,7 +1,7 @@
 // Checks a parsed config file (config-tree.ts) against a schema (schema.ts), walking the parsed
 // nodes rather than plain JS values so that every issue carries the line and column of the bad
 // value. It never stops at the first problem: a person fixing a file wants the whole list at once.
-import { kindOf, NodeKind, offsetOf, scalarValue, type ConfigNode, type LinePositions, type MapNode, type SeqNode } from "./config-tree.js";
+import { kindOf, MAX_NESTING, NodeKind, offsetOf, scalarValue, TOO_DEEP, type ConfigNode, type LinePositions, type MapNode, type SeqNode } from "./config-tree.js";
 import type { ConfigIssue } from "./errors.js";
 import {
   formatDuration,
@@ -9,6 +9,7 @@ import {
   parseDuration,
   parseSize,
   resolvePath,
+  textProblem,
   type ArraySpec,
   type Checker,
   type Infer,
@@ -58,7 +59,7 @@ export function formatPath(path: readonly PathSeg[]): string {
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
     else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out === "" ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(seg)}]`;
+    else out += `[${quoted(seg)}]`;
   }
   return out;
 }
@@ -121,6 +122,12 @@ class Validator implements Checker {
     }
     if (node === undefined) return this.missing(schema, anchor);
     if (schema.kind === "optional") return this.check(schema.inner, node, anchor);
+    // The walk follows the schema, which nests a few levels; through aliases a schema that nests
+    // itself could still follow a file deeper than it is written (the parsers bound that).
+    if (this.path.length >= MAX_NESTING && schema.kind !== "custom" && kindOf(node) !== NodeKind.Scalar) {
+      this.issue(node, undefined, TOO_DEEP);
+      return INVALID;
+    }
     switch (schema.kind) {
       case "object":
         return this.object(schema, node);
@@ -138,7 +145,14 @@ class Validator implements Checker {
         if (typeof raw !== "string") return this.refuse(schema, node);
         const tooShort = raw.length < (schema.minLength ?? 0);
         const tooLong = schema.maxLength !== undefined && raw.length > schema.maxLength;
-        if (tooShort || tooLong || (schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node);
+        if (schema.text !== undefined) {
+          // What is wrong, said: which character and where, or how long it is.
+          const problem = textProblem(raw, schema.text);
+          if (problem !== undefined) return this.refuse(schema, node, problem);
+          if (tooLong) return this.refuse(schema, node, `it has ${raw.length} characters`);
+        }
+        // A text's pattern (for editors) says what textProblem found already.
+        if (tooShort || tooLong || (schema.text === undefined && schema.pattern && !schema.pattern.test(raw))) return this.refuse(schema, node);
         return raw;
       }
       case "integer":
@@ -388,6 +402,10 @@ export function expected(schema: SchemaSpec): string {
   switch (schema.kind) {
     case "string": {
       if (schema.patternText) return schema.patternText;
+      if (schema.text !== undefined) {
+        const length = schema.minLength ? `${schema.minLength} to ${schema.maxLength}` : `at most ${schema.maxLength}`;
+        return `a text of ${length} characters without control characters${schema.text === "lines" ? " (line breaks and tabs allowed)" : ""}`;
+      }
       const len =
         schema.maxLength !== undefined
           ? ` of ${schema.minLength ?? 0} to ${schema.maxLength} characters`
@@ -439,7 +457,7 @@ export function expected(schema: SchemaSpec): string {
 /** How a value is quoted after "got". */
 function describe(node: ConfigNode | null | undefined): string {
   if (node === null || node === undefined) return "nothing";
-  if (typeof node !== "object") return typeof node === "string" ? JSON.stringify(node.length > 60 ? `${node.slice(0, 57)}...` : node) : String(node);
+  if (typeof node !== "object") return typeof node === "string" ? quote(node) : String(node);
   if (node.kind === NodeKind.Map) return "a mapping";
   if (node.kind === NodeKind.Seq) {
     const n = node.items.length;
@@ -449,11 +467,24 @@ function describe(node: ConfigNode | null | undefined): string {
   if (node.kind === NodeKind.Scalar) {
     const v = node.value;
     if (v === null) return "an empty value";
-    if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
+    if (typeof v === "string") return quote(v);
     // The source text ("1e3", "0x10") is what the person wrote, not what JS prints.
     return node.source ?? String(v);
   }
   return "an unsupported value";
+}
+
+/**
+ * A string as a message quotes it: shortened, and with the characters that would act on the
+ * terminal or reorder the line (C1 controls, bidirectional controls, line separators) escaped as
+ * JSON escapes C0 ones, so that the message reads as what it is.
+ */
+function quote(s: string): string {
+  return quoted(s.length > 60 ? `${s.slice(0, 57)}...` : s);
+}
+
+function quoted(s: string): string {
+  return JSON.stringify(s).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** The closest candidate when it is plausibly a typo (case, one or two edits, or a swap). */

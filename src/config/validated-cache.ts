@@ -8,13 +8,17 @@
 // schema has paths (they resolve against it). Only valid files are cached; a file with issues is
 // validated every time, and its messages are the validator's as before. A cache that cannot be
 // read, parsed or written is ignored: the file is validated as usual. One cache file per use
-// (the gateway has one device map), replaced when the map changes.
+// (the gateway has one device map), replaced when the map changes. The text is read as the
+// loaders read it (config-text.ts: UTF-8 or refused); a cache file is read by JSON.parse, whose
+// parser keeps no recursion on the call stack, and what it holds nests only as deep as its
+// schema (the validator wrote it), so no nesting bound is needed here beyond the loaders'.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
-import { validateFile, validateYaml } from "./load.js";
+import { readConfigText } from "./config-text.js";
+import { validateYaml } from "./load.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
@@ -105,12 +109,9 @@ export interface CacheOptions {
  * (JSON of a 10,000-tag map, ~10 ms) is what `options.defer` may put off.
  */
 export function validateFileCached<S extends Schema>(schema: S, file: string, cacheFile: string, options: CacheOptions = {}): ValidationResult<Infer<S>> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return validateFile(schema, file);
-  }
+  const read = readConfigText(file);
+  if (!read.ok) return { ok: false, issues: [read.issue] };
+  const text = read.text;
   let key: string | null | undefined;
   let cached: CacheFile | undefined;
   try {

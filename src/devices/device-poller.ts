@@ -5,6 +5,10 @@
 // retryBackoff * 2^(failures-1), at most maxBackoff, before its next attempt; after demoteAfter
 // failed cycles it is "demoted" in its diagnostics. Every attempt is a probe: the first block
 // answered brings the device back.
+//
+// A device that answers every request of a cycle with a refusal of its own (a Modbus server
+// device failure, busy after retries: DriverError isDeviceFault) fails that cycle the same way,
+// its reason in lastError; a refusal of one block while others answer is those tags' alone.
 import type { DeviceConfig } from "../config/device-map.js";
 import type { StatusCode, Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -13,7 +17,7 @@ import type { Clock } from "../sampling/clock.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
-import { DriverError, type Driver } from "./driver.js";
+import { DriverError, isDeviceFault, type Driver } from "./driver.js";
 import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
 import type { DriverLimits } from "./registry.js";
 import { encodeValue, Kind } from "./tag-codec.js";
@@ -123,6 +127,11 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.groups = sorted.length === 1 ? [new PollGroup(this, sorted[0]![0], this.tags)] : sorted.map(([rate, tags]) => new PollGroup(this, rate, tags));
   }
 
+  /** Replies on the device's link that were not the answer to its request (Driver.countersOf). */
+  get mismatchedReplies(): number {
+    return this.driver.countersOf?.(this.unitId)?.mismatchedReplies ?? 0;
+  }
+
   tag(name: string): PolledTag | undefined {
     return this.tags.find((t) => t.name === name);
   }
@@ -201,7 +210,11 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.onChange?.(this, false);
   }
 
-  /** A communication failure: every tag of the device goes Bad, and the device backs off. */
+  /**
+   * A communication failure, or a cycle the device refused whole (DriverError isDeviceFault):
+   * every tag of the device goes Bad (BadCommunicationError, or the refusal's StatusCode), and
+   * the device backs off.
+   */
   failed(err: unknown): void {
     if (this.stopped) return;
     this.consecutiveFailures++;
@@ -212,7 +225,8 @@ export class DevicePoller implements PollTarget, TagWriter {
     if (this.downSince === 0) this.downSince = this.clock.wallNow();
     this.state = this.consecutiveFailures >= c.demoteAfter ? "demoted" : "failing";
     this.lastError = messageOf(err);
-    for (const g of this.groups) g.fail(g.tags, StatusCodes.BadCommunicationError);
+    const status = err instanceof DriverError && isDeviceFault(err.kind) ? err.statusCode : StatusCodes.BadCommunicationError;
+    for (const g of this.groups) g.fail(g.tags, status);
     this.values.endBatch(this.name);
     if (previous !== this.state) this.onStateChange?.(this, previous, this.downSince, this.consecutiveFailures);
     this.onChange?.(this, true);

@@ -17,6 +17,10 @@ import { RELOAD_TAGS_PER_SLICE, sliceGate, TAGS_PER_SLICE } from "../sampling/sl
 import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
+import { sameConfig } from "./same-config.js";
+import { deviceChanges, wholeDevice, type DeviceChanges } from "./map-changes.js";
+
+export { sameConfig } from "./same-config.js";
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes {
@@ -62,6 +66,8 @@ export interface ApplyReport {
   readonly removed: string[];
   readonly changed: string[];
   readonly unchanged: string[];
+  /** What changed in each device removed, changed or added, in that order (map-changes.ts). */
+  readonly details: DeviceChanges[];
 }
 
 interface Running {
@@ -155,7 +161,7 @@ export class DeviceRuntime {
 
   private async applyNow(map: DeviceMap): Promise<ApplyReport> {
     if (this.stopped) throw new Error("device runtime stopped");
-    const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [] };
+    const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [], details: [] };
     const wanted = map.devices.filter((d) => d.enabled);
     const links = this.linksOf(wanted, map);
     const next = new Map(wanted.map((d) => [d.name, d] as const));
@@ -183,6 +189,8 @@ export class DeviceRuntime {
         report.unchanged.push(name);
         continue;
       }
+      // Said before the device stops: it polls on while its tags are compared.
+      report.details.push(d ? await deviceChanges(r.config, d) : wholeDevice(r.config, "removed"));
       const turn = turnBefore(r.poller.tags.length);
       if (turn !== undefined) await turn;
       this.stopDevice(r);
@@ -200,7 +208,10 @@ export class DeviceRuntime {
     this.o.values.reserve(starting);
     for (const d of wanted) {
       if (this.running.has(d.name)) continue;
-      if (!report.changed.includes(d.name)) report.added.push(d.name);
+      if (!report.changed.includes(d.name)) {
+        report.added.push(d.name);
+        report.details.push(wholeDevice(d, "added"));
+      }
       const turn = turnBefore(d.tags.length);
       if (turn !== undefined) await turn;
       const started = this.startDevice(d, links.get(d.name)!, perSlice);
@@ -350,25 +361,4 @@ function sameDevice(a: DeviceConfig, b: DeviceConfig): boolean | Promise<boolean
     }
     return true;
   })();
-}
-
-/**
- * Deep equality of validated config values (plain objects, arrays, primitives), with an absent
- * key equal to one set to undefined. Compared rather than kept as JSON: a device of 1,000 tags
- * would keep a 100 KB signature string alive for the next reload.
- */
-export function sameConfig(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameConfig(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  for (const k in x) if (!sameConfig(x[k], y[k])) return false;
-  for (const k in y) if (!(k in x) && y[k] !== undefined) return false;
-  return true;
 }

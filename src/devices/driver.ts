@@ -20,11 +20,14 @@ export interface BlockRequest {
  * - the device cannot be reached: `timeout` (no answer), `refused` (a connect failed),
  *   `closed` (the link went down or was closed), `unreachable` (a gateway in between could not
  *   reach it), `malformed` (answers that make no sense), `overloaded` (the link's queue is
- *   full): the device is failing, its values go Bad, it backs off;
- * - the device answered and refused: `badAddress` (the addresses do not exist: the block is
- *   split until the tags that fail alone are found), `badValue` (a value it will not take),
- *   `unsupported` (a request it does not know), `busy` (busy after the driver's own retries),
- *   `deviceFailure` (it failed to do it): the affected values alone go Bad.
+ *   full): the device is failing at once, its values go Bad, it backs off;
+ * - the device answered that it cannot serve: `busy` (busy after the driver's own retries),
+ *   `deviceFailure` (it failed to do it): the affected values go Bad; a poll cycle in which
+ *   every request ends so (nothing read) makes the device failing like a silent one;
+ * - the device answered that the request is wrong: `badAddress` (the addresses do not exist:
+ *   the block is split until the tags that fail alone are found), `badValue` (a value or
+ *   quantity it will not take), `unsupported` (a request it does not know): the tags' own
+ *   fault, which a retry cannot mend; the device is up, only the affected values go Bad.
  */
 export type DriverErrorKind =
   | "timeout"
@@ -55,6 +58,15 @@ export function isLinkFailure(kind: DriverErrorKind): boolean {
 }
 
 /**
+ * Kinds by which the device says it cannot serve now, whatever it is asked: a cycle of nothing
+ * else is a failed cycle. The others of a device that answers (badAddress, badValue,
+ * unsupported) are about the request, that is the tag, and never fail the device.
+ */
+export function isDeviceFault(kind: DriverErrorKind): boolean {
+  return kind === "deviceFailure" || kind === "busy";
+}
+
+/**
  * A driver failure of one request. `statusCode` is the OPC UA StatusCode the affected values
  * (or a refused write) take: BadCommunicationError for a time-out, BadConfigurationError for an
  * address the device lacks, BadDeviceFailure, ...; `retryable` says whether retrying can help.
@@ -81,6 +93,16 @@ export interface DriverHealth {
   readonly lastRoundTrip: number | undefined;
 }
 
+/** Counters a driver keeps per device on its link (a shared link serves several devices). */
+export interface DeviceLinkCounters {
+  /**
+   * Replies received while the device's request was in flight that were not its answer: another
+   * transaction, another device, another function. The request waits on for its own answer
+   * (until its time-out) or fails, as the driver's framing allows.
+   */
+  readonly mismatchedReplies: number;
+}
+
 export interface Driver {
   /** Whether the link is open now (no request needs to open it first). */
   readonly connected: boolean;
@@ -95,4 +117,6 @@ export interface Driver {
   write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void>;
   close(): Promise<void>;
   health(): DriverHealth;
+  /** The link's counters of the device at `unitId`; undefined before its first request (or a driver that keeps none). */
+  countersOf?(unitId: number): DeviceLinkCounters | undefined;
 }

@@ -10,6 +10,8 @@
 //   device silent, read before   BadCommunicationError with the last value and its timestamp
 //   its address does not exist   BadConfigurationError, and it is no longer polled
 //   refused otherwise            the driver's StatusCode (BadDeviceFailure, ...), last value kept
+//   every request of a cycle refused by the device itself (failed, busy): the device is failing
+//                                as if silent (backoff, demotion), every tag takes that StatusCode
 // Only changes of status are handed on while a device is down, so a dead device costs its
 // subscribers and the history nothing per cycle.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
@@ -17,7 +19,7 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { StatusCode } from "../ua/builtins.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "./block-plan.js";
-import { DriverError, isLinkFailure, type DataArea } from "./driver.js";
+import { DriverError, isDeviceFault, isLinkFailure, type DataArea } from "./driver.js";
 import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
 import { deliveryEnded, deliveryStarted, nextTurn } from "../sampling/slices.js";
 import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
@@ -85,7 +87,7 @@ export interface PollTarget {
   /** The device answered (data or a refusal): it is reachable. */
   answered(): void;
   cycleDone(): void;
-  /** The device could not be reached. */
+  /** The device could not be reached, or refused every request of a cycle as unable to serve. */
   failed(err: unknown): void;
   noteConfigError(tag: PolledTag): void;
 }
@@ -180,16 +182,22 @@ export class PollGroup implements SampleTask {
     const blocks = this.blocks;
     /** The plan with refused blocks replaced by their parts; made only when one is. */
     let next: Block<PolledTag>[] | undefined;
+    /** Whether anything of this cycle was read, or refused as the tag's own fault. */
+    let served = blocks.length === 0;
+    /** The last refusal of this cycle that was the device's (busy, failed). */
+    let deviceFault: DriverError | undefined;
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i]!;
       let parts: Block<PolledTag>[] | undefined;
       try {
         const rest = this.deliverAll(block, await d.read(block));
         if (rest !== undefined) await rest;
+        served = true;
       } catch (err) {
         if (d.stopped) return;
         try {
           if (!isBadAddress(err)) throw err;
+          served = true;
           // Some address in the block does not exist. Halve it until the tags that fail
           // alone are found; the halves that answer become blocks of their own.
           const found: Block<PolledTag>[] = [];
@@ -202,15 +210,26 @@ export class PollGroup implements SampleTask {
             d.failed(failure);
             return;
           }
-          // The device answered and refused: these tags alone go Bad.
-          d.answered();
-          this.fail(block.tags, (failure as DriverError).statusCode);
+          // The device answered and refused: these tags alone go Bad. A refusal of the device
+          // itself (it failed, it is busy) is one of a failed cycle when nothing else answers.
+          const refusal = failure as DriverError;
+          if (isDeviceFault(refusal.kind)) {
+            deviceFault = refusal;
+          } else {
+            served = true;
+            d.answered();
+          }
+          this.fail(block.tags, refusal.statusCode);
         }
       }
       if (parts) (next ??= blocks.slice(0, i)).push(...parts);
       else next?.push(block);
     }
     if (next) this.blocks = next;
+    if (!served && deviceFault !== undefined) {
+      d.failed(deviceFault);
+      return;
+    }
     d.answered();
     d.cycleDone();
   }

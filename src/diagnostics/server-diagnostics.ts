@@ -27,7 +27,7 @@ import { MonitoringMode } from "../ua/generated/enums.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { Subscription } from "../subscriptions/subscription.js";
 import type { EventItems } from "../events/event-items.js";
-import type { Session, SessionManager } from "../server/session.js";
+import type { Session, SessionManager } from "../sessions/session.js";
 
 /** The services of SessionDiagnosticsDataType's counters, in its field order (Part 5 §12.11). */
 export const COUNTED_SERVICES = [

@@ -23,7 +23,7 @@ import { AccessLevel, hasAttribute, readNonValueAttribute, summarize, type UaNod
 import { BuiltinType, IdType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type NodeId, type Variant } from "../ua/builtins.js";
 import { AttributeIds, DataTypeIds, ObjectIds, ObjectTypeIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import type { Session, SessionManager } from "../server/session.js";
+import type { Session, SessionManager } from "../sessions/session.js";
 import type { ServerDiagnostics } from "./server-diagnostics.js";
 
 export const SESSIONS_NAMESPACE_URI = "urn:fieldgate:sessions";

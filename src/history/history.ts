@@ -1,5 +1,5 @@
 // The history of a gateway: the database built from the `history:` config, its writer and its
-// reader, each with a worker thread of its own (thread.ts), and what the HistoryRead service
+// reader, each with a worker thread of its own (src/worker-link.ts), and what the HistoryRead service
 // needs of them (HistoryBackend).
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";

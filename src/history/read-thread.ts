@@ -14,7 +14,8 @@ import type { ResourceLimits } from "node:worker_threads";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { withBodies, type EncodedNodeResult, type HistoryReadJob, type NodeReadResult } from "./read-job.js";
-import { WorkerLink, workerFile, type Reply } from "./thread.js";
+import { WorkerLink, type Reply } from "../worker-link.js";
+import { builtFile } from "../worker-file.js";
 
 export interface ReadWorkerData {
   readonly file: string;
@@ -187,7 +188,7 @@ export class HistoryReadThread {
     if (this.link?.alive) return this.link;
     this.bodies = new SharedArrayBuffer(BODIES);
     const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE, bodies: this.bodies };
-    this.link = new WorkerLink<ReadRequest, ReadReply>(workerFile("read-worker"), data, { resourceLimits: this.options.resourceLimits });
+    this.link = new WorkerLink<ReadRequest, ReadReply>(builtFile("history/read-worker"), data, { name: "history read worker", resourceLimits: this.options.resourceLimits });
     return this.link;
   }
 

@@ -10,8 +10,8 @@ import { BinaryWriter } from "../ua/binary-writer.js";
 import { runReadJob } from "./read-job.js";
 import type { ReadRequest, ReadWorkerData } from "./read-thread.js";
 import { HistoryStore } from "./store.js";
-import { serveLink } from "./link-worker.js";
-import type { LinkData } from "./thread.js";
+import { serveLink } from "../worker-serve.js";
+import type { LinkData } from "../worker-link.js";
 
 const data = workerData as ReadWorkerData & LinkData;
 const store = new HistoryStore(data.file, { readonly: true, cacheSize: data.cacheSize });

@@ -20,7 +20,8 @@ import { SampleQueue, type HistoryWriterStats, type StorageOptions } from "./sam
 import { SampleRing } from "./sample-ring.js";
 import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
-import { WorkerLink, faultError, workerFile, type FaultInfo, type Reply } from "./thread.js";
+import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-link.js";
+import { builtFile } from "../worker-file.js";
 import type { HistoryWriterOptions } from "./writer.js";
 
 export interface WriteWorkerData {
@@ -231,7 +232,8 @@ export class HistoryWriteThread implements HistorySink {
       ring: this.ringMemory,
       capacity: this.queue.ring.capacity,
     };
-    const link = new WorkerLink<WriteRequest, WriteReply>(workerFile("write-worker"), data, {
+    const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, {
+      name: "history write worker",
       resourceLimits: o.resourceLimits,
       onExit: (err) => this.options.onError?.(err),
     });

@@ -7,8 +7,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import { StoreMaintenance } from "./maintenance.js";
 import { SampleRing } from "./sample-ring.js";
 import { HistoryStore, type Series } from "./store.js";
-import { serveLink } from "./link-worker.js";
-import { faultInfo, type FaultInfo, type LinkData } from "./thread.js";
+import { serveLink } from "../worker-serve.js";
+import { faultInfo, type FaultInfo, type LinkData } from "../worker-link.js";
 import type { WriteRequest, WriteWorkerData } from "./write-thread.js";
 
 const data = workerData as WriteWorkerData & LinkData;

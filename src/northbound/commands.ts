@@ -17,7 +17,7 @@ import type { RequestContext } from "../address-space/node-manager.js";
 import { BuiltinType, VariantArrayType, type StatusCode, type Variant } from "../ua/builtins.js";
 import { AttributeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
-import type { Role } from "../server/roles.js";
+import type { Role } from "../sessions/roles.js";
 import { REBIRTH } from "./births.js";
 import type { DeviceRecord } from "./device-records.js";
 import { builtinOf } from "./metrics.js";

@@ -51,8 +51,8 @@ export class DeviceRecord {
   readonly forced: Uint8Array;
   /** Per tag, how many times a value was reported: a DCMD's answer is skipped when a DDATA already carried one. */
   readonly reports: Uint32Array;
-  /** The session (edge node epoch) the aliases were assigned in. */
-  aliasEpoch = -1;
+  /** The edge node's birth sequence the aliases were assigned in (a Rebirth assigns them anew). */
+  aliasBirth = -1;
   session: DeviceSession = DeviceSession.Unborn;
   /** The alias → tag index of this device's aliases (commands). */
   readonly byAlias = new Map<number, number>();
@@ -140,10 +140,10 @@ export class DeviceRecord {
     this.pendingCount -= k;
   }
 
-  /** Gives the tags aliases from `next` on (unless they have some from this `epoch`); returns the next free alias. */
-  assignAliases(epoch: number, next: number): number {
-    if (this.aliasEpoch === epoch) return next;
-    this.aliasEpoch = epoch;
+  /** Gives the tags aliases from `next` on (unless they have some from this `birth` sequence); returns the next free alias. */
+  assignAliases(birth: number, next: number): number {
+    if (this.aliasBirth === birth) return next;
+    this.aliasBirth = birth;
     this.byAlias.clear();
     for (let i = 0; i < this.tags.length; i++) {
       this.aliases[i] = next;

@@ -9,8 +9,12 @@
 //   Offline (connecting, waiting for the host, backing off)  its changes are stored
 //   Birthing (NBIRTH and DBIRTHs being sent)                  its changes wait (the births carry them)
 //   Online                                                    DDATA, DDEATH, DBIRTH as the device goes
-// `epoch` counts sessions and birth sequences: anything asynchronous that started under an older
-// epoch stops when it resumes.
+// Two counters guard what is asynchronous, each for what it owns:
+//   `sessionNo`  MQTT sessions: a session's handlers (CONNACK, messages, its end) act only while
+//                it is the current one; a new session also starts a new birth sequence.
+//   `birthNo`    birth sequences: births, and the replay that follows them, stop when a newer
+//                sequence starts. A Rebirth (§5.17) is a new birth sequence in the same session:
+//                NCMD, DCMD, STATE and the session's end are still heard after it.
 import { performance } from "node:perf_hooks";
 import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DeviceConfig } from "../config/device-map.js";
@@ -19,7 +23,7 @@ import type { CacheObserver, ValueCache } from "../values/value-cache.js";
 import { encodeDBirthSlice, encodeNBirth, encodeNDeath, SLICE_MS } from "./births.js";
 import { CommandHandler } from "./commands.js";
 import type { SparkplugConfig } from "../config/northbound-config.js";
-import { encodeChanges, storeChanges } from "./device-data.js";
+import { encodeChanges } from "./device-data.js";
 import { DeviceSession, DeviceTable, type DeviceRecord } from "./device-records.js";
 import { ForwardStore } from "./forward-store.js";
 import { loadMqtt, MqttSession, type Will } from "./mqtt-session.js";
@@ -27,6 +31,7 @@ import { counterMetric, systemMetrics, type NodeMetric } from "./node-metrics.js
 import { parseState, PrimaryHostTracker } from "./primary-host.js";
 import { Replayer } from "./replay.js";
 import { PayloadWriter } from "./sparkplug-codec.js";
+import { StoreTasks } from "./store-tasks.js";
 import { DeviceTopicCache, nodeTopics, type DeviceTopics, type NodeTopics } from "./topics.js";
 
 export type EdgePhase = "stopped" | "connecting" | "waiting for primary host" | "birthing" | "online" | "backing off";
@@ -81,13 +86,15 @@ export class EdgeNode implements CacheObserver {
   private readonly nodeWriter = new PayloadWriter(4 * 1024);
   private readonly commands: CommandHandler;
   private readonly replayer: Replayer;
+  private readonly storeTasks: StoreTasks;
   private readonly host: PrimaryHostTracker | undefined;
   private readonly nodeMetrics: NodeMetric[];
   private readonly topics: NodeTopics;
   private readonly deviceTopics: DeviceTopicCache;
   private session: MqttSession | undefined;
   private phase: EdgePhase = "stopped";
-  private epoch = 0;
+  private sessionNo = 0;
+  private birthNo = 0;
   private seq = 0;
   private bdSeq = -1;
   private nextAlias = 1;
@@ -95,8 +102,6 @@ export class EdgeNode implements CacheObserver {
   private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private nodeTimer: NodeJS.Timeout | undefined;
-  private storeTimer: NodeJS.Timeout | undefined;
-  private committing = false;
   private lastError = "";
   private messagesPublished = 0;
   private metricsPublished = 0;
@@ -114,6 +119,7 @@ export class EdgeNode implements CacheObserver {
       maxSize: c.storeAndForward.maxSize,
       log: (m) => options.log.warn(m),
     });
+    this.storeTasks = new StoreTasks(this.store, this.values);
     this.host = c.primaryHostId === undefined ? undefined : new PrimaryHostTracker(c.primaryHostId);
     this.commands = new CommandHandler(
       {
@@ -135,7 +141,7 @@ export class EdgeNode implements CacheObserver {
     this.replayer = new Replayer(
       this.store,
       {
-        current: (epoch) => epoch === this.epoch && this.phase === "online",
+        current: (birth) => birth === this.birthNo && this.phase === "online",
         record: (name) => this.table.get(name),
         congested: () => this.session?.congested ?? false,
         publishData: (rec, w) => this.publishBody(this.topicsOf(rec).ddata, w),
@@ -161,11 +167,10 @@ export class EdgeNode implements CacheObserver {
     if (this.phase !== "stopped") return;
     this.table.rebuild(this.o.deviceConfigs(), this.values);
     this.values.addObserver(this);
-    this.storeTimer = setInterval(() => this.retention(), 5000);
-    this.storeTimer.unref();
+    this.storeTasks.start();
     this.nodeTimer = setInterval(() => this.sendNodeMetrics(), this.o.nodeMetricsInterval ?? 10_000);
     this.nodeTimer.unref();
-    this.prepareStoreIds();
+    this.storeTasks.prepareIds(this.table.records);
     void this.connect();
   }
 
@@ -173,10 +178,11 @@ export class EdgeNode implements CacheObserver {
   async stop(): Promise<void> {
     if (this.phase === "stopped") return;
     this.values.removeObserver(this);
-    this.epoch++;
+    this.newSession();
     this.phase = "stopped";
     this.replayer.stop();
-    for (const t of [this.retryTimer, this.nodeTimer, this.storeTimer]) if (t) clearTimeout(t);
+    this.storeTasks.stop();
+    for (const t of [this.retryTimer, this.nodeTimer]) if (t) clearTimeout(t);
     const s = this.session;
     this.session = undefined;
     if (s) await s.end(this.death());
@@ -216,9 +222,9 @@ export class EdgeNode implements CacheObserver {
       this.deviceTopics.forget(rec.name);
     }
     for (const rec of [...added, ...changed]) {
-      if (online && this.o.deviceState(rec.name) !== "demoted") this.queueBirth(rec, this.epoch);
+      if (online && this.o.deviceState(rec.name) !== "demoted") this.queueBirth(rec, this.birthNo);
     }
-    if (added.length + removed.length + changed.length > 0) this.prepareStoreIds();
+    if (added.length + removed.length + changed.length > 0) this.storeTasks.prepareIds(this.table.records);
   }
 
   // ---- the value cache ------------------------------------------------------------------------
@@ -243,7 +249,7 @@ export class EdgeNode implements CacheObserver {
       case "stopped":
         return;
       default:
-        this.storeDevice(rec);
+        this.storeTasks.storeDevice(rec);
         return;
     }
     const demoted = this.o.deviceState(rec.name) === "demoted";
@@ -251,7 +257,7 @@ export class EdgeNode implements CacheObserver {
       case DeviceSession.Born:
         this.flush(rec);
         // Changes stored while the broker was congested go out as soon as it takes data again.
-        if (!this.replayer.active && this.store.waiting > 0 && this.session?.congested === false) this.replayer.start(this.epoch);
+        if (!this.replayer.active && this.store.waiting > 0 && this.session?.congested === false) this.replayer.start(this.birthNo);
         // §5.7 tck-id-operational-behavior-device-ddeath: a device that no longer answers dies.
         if (demoted) this.publishDeath(rec);
         return;
@@ -260,16 +266,16 @@ export class EdgeNode implements CacheObserver {
       default:
         // Dead or not yet born: born again once it answers (its DBIRTH has the current values).
         rec.clearPending();
-        if (!demoted) this.queueBirth(rec, this.epoch);
+        if (!demoted) this.queueBirth(rec, this.birthNo);
     }
   }
 
   /** DDATA of the device's changes; changes left by a slice that ran out of time go in the next task. */
   private flush(rec: DeviceRecord): void {
     const s = this.session;
-    if (s === undefined || s.congested) {
-      // Backpressure: the broker cannot take what we send; keep it on disk instead of in memory.
-      this.storeDevice(rec);
+    if (s === undefined || !s.connected || s.congested) {
+      // Backpressure, or a session that ended: keep the changes on disk instead of in memory.
+      this.storeTasks.storeDevice(rec);
       return;
     }
     const deadline = performance.now() + 2;
@@ -293,76 +299,42 @@ export class EdgeNode implements CacheObserver {
     });
   }
 
-  private storeDevice(rec: DeviceRecord): void {
-    if (rec.pendingCount === 0) return;
-    storeChanges(rec, this.store, this.values, Date.now());
-    this.commitSoon();
-  }
-
-  /** Commits staged changes, one slice per task. */
-  private commitSoon(): void {
-    if (this.committing) return;
-    this.committing = true;
-    setImmediate(() => {
-      this.committing = false;
-      if (this.store.commit() > 0) this.commitSoon();
-    });
-  }
-
-  private retention(): void {
-    if (this.store.retain() > 0) setImmediate(() => this.retention());
-  }
-
-  /** Store ids for every tag, made ahead in slices (an outage then stages without inserting names). */
-  private prepareStoreIds(): void {
-    const recs = [...this.table.records];
-    let r = 0;
-    let i = 0;
-    const step = (): void => {
-      if (this.phase === "stopped") return;
-      const deadline = performance.now() + SLICE_MS;
-      for (; r < recs.length; r++, i = 0) {
-        const rec = recs[r]!;
-        for (; i < rec.tags.length; i++) {
-          if (rec.storeIds[i] === 0) rec.storeIds[i] = this.store.metricId(rec.name, rec.tags[i]!.name);
-          if ((i & 63) === 63 && performance.now() > deadline) {
-            i++;
-            setImmediate(step);
-            return;
-          }
-        }
-      }
-    };
-    setImmediate(step);
-  }
-
   // ---- the MQTT session -----------------------------------------------------------------------
 
+  /** Detaches the current session's handlers and ends its birth sequence; returns the next session's number. */
+  private newSession(): number {
+    this.birthNo++;
+    // §5.4 tck-id-message-flow-edge-node-birth-publish-phid-wait: each session verifies anew
+    // that the host is online (a broker that restarted may no longer hold its STATE).
+    this.host?.newSession();
+    return ++this.sessionNo;
+  }
+
   private async connect(): Promise<void> {
-    const epoch = ++this.epoch;
+    const session = this.newSession();
     this.phase = "connecting";
     this.markUnborn();
     let mqtt;
     try {
       mqtt = await loadMqtt();
     } catch (err) {
-      this.fail(epoch, err instanceof Error ? err : new Error(String(err)));
+      this.fail(session, err instanceof Error ? err : new Error(String(err)));
       return;
     }
-    if (epoch !== this.epoch) return;
+    if (session !== this.sessionNo) return;
     this.bdSeq = this.store.nextBdSeq();
     const will = this.death();
     const c = this.config;
     this.session = new MqttSession(mqtt, c, `fieldgate-${c.groupId}-${c.edgeNodeId}`, will, {
-      connected: () => void this.connected(epoch),
-      message: (topic, payload) => this.message(epoch, topic, payload),
-      closed: (err) => this.fail(epoch, err ?? new Error("connection closed")),
+      connected: () => void this.connected(session),
+      message: (topic, payload) => this.message(session, topic, payload),
+      closed: (err) => this.fail(session, err ?? new Error("connection closed")),
     });
   }
 
-  private async connected(epoch: number): Promise<void> {
+  private async connected(session: number): Promise<void> {
     const s = this.session;
-    if (epoch !== this.epoch || s === undefined) return;
+    if (session !== this.sessionNo || s === undefined) return;
     // §4.2.1.1 tck-id-topics-nbirth-bdseq-increment: this CONNECT's bdSeq is used; the next is one more.
     this.store.usedBdSeq(this.bdSeq);
     const topics = [this.topics.ncmd, `${this.topics.dcmdPrefix}+`];
@@ -375,21 +347,21 @@ export class EdgeNode implements CacheObserver {
       this.lastError = err instanceof Error ? err.message : String(err);
       this.o.log.warn(`northbound: ${this.lastError}`);
       void s.end();
-      this.fail(epoch, new Error(this.lastError));
+      this.fail(session, new Error(this.lastError));
       return;
     }
-    if (epoch !== this.epoch) return;
+    if (session !== this.sessionNo) return;
     this.o.log.info(`northbound: connected to ${this.config.broker} as ${this.config.groupId}/${this.config.edgeNodeId} (bdSeq ${this.bdSeq})`);
     if (this.host && !this.host.online) {
       this.phase = "waiting for primary host";
       this.o.log.info(`northbound: waiting for primary host ${this.host.hostId} to be online (${this.host.topic}); storing data meanwhile`);
       return;
     }
-    this.birthAll(epoch);
+    this.birthAll();
   }
 
-  private message(epoch: number, topic: string, payload: Buffer): void {
-    if (epoch !== this.epoch) return;
+  private message(session: number, topic: string, payload: Buffer): void {
+    if (session !== this.sessionNo) return;
     if (this.host && topic === this.host.topic) {
       this.hostState(payload);
       return;
@@ -419,7 +391,7 @@ export class EdgeNode implements CacheObserver {
     if (counted.online) {
       if (this.phase === "waiting for primary host") {
         this.o.log.info(`northbound: primary host ${host.hostId} is online`);
-        this.birthAll(this.epoch);
+        this.birthAll();
       }
       return;
     }
@@ -429,7 +401,7 @@ export class EdgeNode implements CacheObserver {
       this.o.log.warn(`northbound: primary host ${host.hostId} went offline: NDEATH, disconnecting, storing data until it is back`);
       const s = this.session;
       this.session = undefined;
-      this.epoch++;
+      this.newSession();
       this.phase = "connecting";
       this.replayer.stop();
       void (s ? s.end(this.death()) : Promise.resolve()).then(() => {
@@ -439,9 +411,9 @@ export class EdgeNode implements CacheObserver {
   }
 
   /** The session ended or could not be made: store, and try again after the backoff. */
-  private fail(epoch: number, err: Error): void {
-    if (epoch !== this.epoch || this.phase === "stopped") return;
-    this.epoch++;
+  private fail(session: number, err: Error): void {
+    if (session !== this.sessionNo || this.phase === "stopped") return;
+    this.newSession();
     this.session = undefined;
     this.replayer.stop();
     this.phase = "backing off";
@@ -467,22 +439,22 @@ export class EdgeNode implements CacheObserver {
   private rebirth(): void {
     if (this.phase !== "online" && this.phase !== "birthing") return;
     this.o.log.info("northbound: rebirth requested by a host application");
-    this.epoch++;
     this.replayer.stop();
-    this.birthAll(this.epoch);
+    this.birthAll();
   }
 
-  /** NBIRTH, then the DBIRTH of every device that answers, then data and replay. */
-  private birthAll(epoch: number): void {
+  /** A new birth sequence in this session: NBIRTH, then the DBIRTH of every device that answers, then data and replay. */
+  private birthAll(): void {
+    const birth = ++this.birthNo;
     this.phase = "birthing";
     this.markUnborn();
-    this.births = this.births.then(() => this.runBirths(epoch)).catch((err: unknown) => {
+    this.births = this.births.then(() => this.runBirths(birth)).catch((err: unknown) => {
       this.o.log.warn(`northbound: births failed: ${err instanceof Error ? err.message : String(err)}`);
     });
   }
 
-  private async runBirths(epoch: number): Promise<void> {
-    if (epoch !== this.epoch) return;
+  private async runBirths(birth: number): Promise<void> {
+    if (birth !== this.birthNo) return;
     const now = Date.now();
     this.seq = 0;
     this.nextAlias = encodeNBirth(this.nodeWriter, this.bdSeq, now, this.nodeMetrics, 1);
@@ -490,38 +462,38 @@ export class EdgeNode implements CacheObserver {
     if (!this.publishRaw(this.topics.nbirth, this.nodeWriter.finish(), this.nodeMetrics.length + 2)) return;
     this.seq = 1;
     for (const rec of this.table.records) {
-      if (epoch !== this.epoch) return;
+      if (birth !== this.birthNo) return;
       if (this.o.deviceState(rec.name) === "demoted") {
         rec.session = DeviceSession.Dead;
         continue;
       }
-      await this.deviceBirth(rec, epoch);
+      await this.deviceBirth(rec, birth);
     }
-    if (epoch !== this.epoch) return;
+    if (birth !== this.birthNo) return;
     this.phase = "online";
     this.failures = 0;
     this.o.log.info(`northbound: online: NBIRTH and ${this.table.records.filter((r) => r.session === DeviceSession.Born).length} DBIRTH(s) published`);
     for (const rec of this.table.records) if (rec.pendingCount > 0) this.deviceCycle(rec);
-    this.replayer.start(epoch);
+    this.replayer.start(birth);
   }
 
   /** A DBIRTH for one device while online (it came back, or the map changed). */
-  private queueBirth(rec: DeviceRecord, epoch: number): void {
+  private queueBirth(rec: DeviceRecord, birth: number): void {
     if (rec.session === DeviceSession.Birthing) return;
     rec.session = DeviceSession.Birthing;
     this.births = this.births
       .then(async () => {
-        if (epoch !== this.epoch || this.phase !== "online" || this.table.get(rec.name) !== rec) return;
-        await this.deviceBirth(rec, epoch);
-        if (epoch === this.epoch && rec.pendingCount > 0) this.deviceCycle(rec);
+        if (birth !== this.birthNo || this.phase !== "online" || this.table.get(rec.name) !== rec) return;
+        await this.deviceBirth(rec, birth);
+        if (birth === this.birthNo && rec.pendingCount > 0) this.deviceCycle(rec);
       })
       .catch((err: unknown) => this.o.log.warn(`northbound: DBIRTH of ${rec.name} failed: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   /** Encodes the device's DBIRTH in slices of ~1 ms and publishes it. */
-  private async deviceBirth(rec: DeviceRecord, epoch: number): Promise<void> {
+  private async deviceBirth(rec: DeviceRecord, birth: number): Promise<void> {
     rec.session = DeviceSession.Birthing;
-    this.nextAlias = rec.assignAliases(this.epoch, this.nextAlias);
+    this.nextAlias = rec.assignAliases(birth, this.nextAlias);
     const w = this.birthWriter;
     const now = Date.now();
     w.reset();
@@ -531,9 +503,9 @@ export class EdgeNode implements CacheObserver {
       i = encodeDBirthSlice(w, rec, this.values, i, now, performance.now() + SLICE_MS);
       if (i >= rec.tags.length) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (epoch !== this.epoch) return;
+      if (birth !== this.birthNo) return;
     }
-    if (epoch !== this.epoch) return;
+    if (birth !== this.birthNo) return;
     if (this.publishBody(this.topicsOf(rec).dbirth, w, rec.tags.length)) rec.session = DeviceSession.Born;
   }
 

@@ -9,7 +9,10 @@
 // - the host id is the last topic level, matched exactly (case-sensitive);
 // - a message counts only if its timestamp is not older than the last one that counted: an
 //   offline STATE of an earlier host session (a late will) must not end this one;
-// - births wait for online=true; online=false while born means NDEATH, disconnect, start again.
+// - births wait for online=true; online=false while born means NDEATH, disconnect, start again;
+// - each MQTT session of the edge node waits for a STATE of its own (the retained one, delivered
+//   on subscribe): a broker restarted without persistence no longer holds the host's STATE, and
+//   births sent before the host is back would reach nobody. The timestamp floor stays.
 
 export interface HostState {
   readonly online: boolean;
@@ -47,6 +50,11 @@ export class PrimaryHostTracker {
 
   get known(): boolean {
     return this.last !== undefined;
+  }
+
+  /** A new MQTT session of the edge node: the host is online once a STATE of this session says so. */
+  newSession(): void {
+    if (this.last !== undefined) this.last = { online: false, timestamp: this.last.timestamp };
   }
 
   /** Applies a STATE; returns it when it counts, undefined when it is stale. */

@@ -18,8 +18,8 @@ export const SLICE_ROWS = 1000;
 const MAX_REPLAY_METRICS = 1000;
 
 export interface ReplayHost {
-  /** Whether the session this replay belongs to is still the current, born one. */
-  current(epoch: number): boolean;
+  /** Whether the birth sequence this replay belongs to is still the current one, and online. */
+  current(birth: number): boolean;
   record(device: string): DeviceRecord | undefined;
   /** The broker does not take data as fast as it is sent: wait before sending more. */
   congested(): boolean;
@@ -50,8 +50,8 @@ export class Replayer {
     return this.running;
   }
 
-  /** Starts replaying what the store holds, for the session `epoch`. */
-  start(epoch: number): void {
+  /** Starts replaying what the store holds, for the birth sequence `birth` (its aliases). */
+  start(birth: number): void {
     if (this.running || (this.store.waiting === 0 && this.store.stagedRows === 0)) return;
     this.running = true;
     this.cursor = 0;
@@ -61,7 +61,7 @@ export class Replayer {
     this.lastTick = performance.now();
     this.started = this.host.now();
     this.host.log(`store-and-forward: replaying ${this.store.waiting + this.store.stagedRows} stored change(s) at up to ${this.rate}/s`);
-    this.schedule(epoch, 0);
+    this.schedule(birth, 0);
   }
 
   stop(): void {
@@ -70,19 +70,19 @@ export class Replayer {
     this.running = false;
   }
 
-  private schedule(epoch: number, delay: number): void {
-    this.timer = setTimeout(() => this.tick(epoch), delay);
+  private schedule(birth: number, delay: number): void {
+    this.timer = setTimeout(() => this.tick(birth), delay);
   }
 
-  private tick(epoch: number): void {
+  private tick(birth: number): void {
     this.timer = undefined;
-    if (!this.host.current(epoch)) {
+    if (!this.host.current(birth)) {
       this.running = false;
       return;
     }
     if (this.host.congested()) {
       // Backpressure: stored changes wait on disk, not in the MQTT client's memory.
-      this.schedule(epoch, 20);
+      this.schedule(birth, 20);
       return;
     }
     const t = performance.now();
@@ -90,13 +90,13 @@ export class Replayer {
     this.lastTick = t;
     const n = Math.min(Math.floor(this.tokens), SLICE_ROWS);
     if (n < 1) {
-      this.schedule(epoch, Math.ceil(1000 / this.rate));
+      this.schedule(birth, Math.ceil(1000 / this.rate));
       return;
     }
     const rows = this.store.read(this.cursor, n);
     if (rows.length === 0) {
       if (this.store.stagedRows > 0) {
-        this.schedule(epoch, 20);
+        this.schedule(birth, 20);
         return;
       }
       this.running = false;
@@ -111,7 +111,7 @@ export class Replayer {
       return;
     }
     this.cursor = rows[rows.length - 1]!.id + 1;
-    this.schedule(epoch, rows.length < n ? 20 : 0);
+    this.schedule(birth, rows.length < n ? 20 : 0);
   }
 
   /** Sends `rows` as DDATA messages, one per run of rows of one device; false if the session is gone. */

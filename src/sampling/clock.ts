@@ -1,5 +1,6 @@
 // The clock that sampling and polling read (STYLE habit 6: a plug point, so deadline tests are
 // exact and take no wall time).
+import { existsSync } from "node:fs";
 import { PreciseTimer } from "./precise-timer.js";
 
 export interface Clock {
@@ -77,4 +78,23 @@ export class FakeClock implements Clock {
   get pendingTimers(): number {
     return this.timers.length;
   }
+}
+
+let clockKnownGood = false;
+
+/**
+ * Whether systemd-timesyncd has synchronised the clock since boot: it creates
+ * /run/systemd/timesync/synchronized on its first successful sync (systemd-timesyncd.service(8)).
+ * Gateways without a real-time clock boot with a wrong date, so samples taken before this are to
+ * be flagged by whoever stores them (the image does not hold the service back until
+ * time-sync.target: a plant network without NTP would then never serve data). Where timesyncd is
+ * not installed (a developer's machine), the host's clock is trusted. Two stat calls until true,
+ * then none: callers may ask per flush.
+ */
+export function clockSynchronized(): boolean {
+  if (clockKnownGood) return true;
+  if (existsSync("/run/systemd/timesync/synchronized") || !existsSync("/usr/lib/systemd/systemd-timesyncd")) {
+    clockKnownGood = true;
+  }
+  return clockKnownGood;
 }

@@ -34,6 +34,8 @@ export interface PkiOptions {
   log?: (message: string) => void;
   /** The command a refusal's log line tells the operator to run (default "fieldgate cert trust"). */
   trustCommand?: string;
+  /** Told of every refused certificate (the server's audit events, Part 5 §6.4.18). */
+  onRefused?: (chain: Buffer, status: number) => void;
 }
 
 export type CertificatePurpose = "application" | "user";
@@ -228,6 +230,7 @@ export class Pki implements PolicyPki {
     this.rejected = new Store(join(o.root, "rejected", "certs"), undefined);
     this.maxChainLength = o.maxChainLength ?? 5;
     this.maxRejected = o.maxRejected ?? 100;
+    this.onRefused = o.onRefused;
     this.minKeyBits = o.minKeyBits ?? 2048;
     this.log = o.log ?? (() => {});
     this.trustCommand = o.trustCommand ?? "fieldgate cert trust";
@@ -288,8 +291,7 @@ export class Pki implements PolicyPki {
     return status;
   }
 
-  /** Told of every refused certificate (the server's audit events, Part 5 §6.4.18). */
-  onRefused: ((chain: Buffer, status: number) => void) | undefined = undefined;
+  private readonly onRefused: PkiOptions["onRefused"];
 
   /**
    * Names the refused certificate (subject, thumbprint, applicationUri) and what to do about it:

@@ -21,6 +21,9 @@ import { ChunkType, HEADER_SIZE, MessageType, writeHeader } from "../transport/u
 import type { HandshakeJob, HandshakeLimiter } from "./handshake-limiter.js";
 import type { AsymmetricSecurity, ChunkCrypto, SecurityPolicyRegistry, SymmetricSecurity } from "./security-policy.js";
 
+/** What the sender of a response on a secure channel hears (response-queue.ts). */
+export type ChannelHooks<T> = ResponseHooks<T, SecureChannel>;
+
 export interface ChannelHandler {
   /** A complete request: body[start, end) begins with the encoding NodeId of the request type.
    *  The bytes are valid only during this call (they may be a pooled buffer): decode synchronously. */
@@ -164,7 +167,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
    * once the bytes of `value` are no longer needed (the response went out whole, was cut off, or
    * its channel closed); `hooks.refused` when nothing of it went out (then `sent` first).
    */
-  respond<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T>): void {
+  respond<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ChannelHooks<T>): void {
     if (this.connection.output.busy) {
       this.connection.output.enqueue(new QueuedResponse(this, requestId, encodingId, encode, value, hooks));
       return;
@@ -173,7 +176,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
   }
 
   /** @internal respond() with the writer free. */
-  respondNow<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T>): void {
+  respondNow<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ChannelHooks<T>): void {
     let sent: Sent;
     try {
       sent = this.write(requestId, encodingId, encode, value, hooks);
@@ -185,7 +188,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     if (sent !== Sent.Pending) hooks.sent(value, sent === Sent.Whole);
   }
 
-  private write<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ResponseHooks<T> | undefined): Sent {
+  private write<T>(requestId: number, encodingId: number, encode: (w: BinaryWriter, v: T) => void, value: T, hooks: ChannelHooks<T> | undefined): Sent {
     const conn = this.connection;
     const token = this.sendToken;
     if (conn.state !== ConnectionState.Open || token === null) return Sent.Lost;

@@ -4,8 +4,8 @@
 // Every other section is read by the server's constructor only; a change there is reported so
 // that the operator knows a restart is needed, and is not half-applied.
 import type { GatewayConfig } from "../config/gateway-config.js";
-import type { SessionManager } from "./session.js";
-import { userEntries, type PasswordHash, type UserDirectory, type UserEntry } from "./users.js";
+import type { SessionManager } from "../sessions/session.js";
+import { userEntries, type PasswordHash, type UserDirectory, type UserEntry } from "../sessions/users.js";
 
 export interface UserReloadReport {
   readonly added: readonly string[];

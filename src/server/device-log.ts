@@ -3,7 +3,7 @@
 // how long it was gone. A device answering for the first time after a start or reload is a debug
 // line: a map of 200 devices would otherwise open every start with 200 lines.
 import type { DevicePoller, DeviceState } from "../devices/device-poller.js";
-import type { LevelLog } from "./log.js";
+import type { LevelLog } from "../log.js";
 
 /** "850 ms", "12.3 s", "4 min 10 s", "2 h 5 min", "3 d 4 h". */
 export function humanDuration(ms: number): string {
@@ -37,7 +37,7 @@ export function deviceStateLogger(log: LevelLog, now: () => number = Date.now): 
       case "failing":
         log.warn(
           previous === "waiting"
-            ? `device ${name} failing: not answering since start: ${cause}; retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`
+            ? `device ${name} failing since start: ${cause}; retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`
             : `device ${name} failing: ${cause}; its values are Bad (last value kept), retrying every ${humanDuration(c.retryBackoff)}, doubling up to ${humanDuration(c.maxBackoff)}`,
         );
         return;

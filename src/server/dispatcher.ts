@@ -10,10 +10,9 @@ import { statusOf, UaStatusError } from "../ua/errors.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { decodeRequestHeader, encodeServiceFault, type RequestHeader, type ServiceFault } from "../ua/generated/types.js";
-import type { ResponseHooks } from "../security/response-queue.js";
-import type { ChannelHandler, SecureChannel } from "../security/secure-channel.js";
+import type { ChannelHandler, ChannelHooks, SecureChannel } from "../security/secure-channel.js";
 import type { ServerCore } from "../services/server-core.js";
-import type { Session } from "./session.js";
+import type { Session } from "../sessions/session.js";
 import { SessionRequirement, type ResponseBase, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
 
 export interface DispatcherLog {
@@ -28,27 +27,24 @@ export class Dispatcher implements ChannelHandler {
   private readonly reader: BinaryReader;
   private readonly core: ServerCore;
   private readonly log: DispatcherLog;
-  /** Channels that closed, so late async responses are dropped quietly. */
-  onClosed: ((channel: SecureChannel) => void) | undefined;
 
-  constructor(core: ServerCore, services: readonly ServiceDefinition[], limits: DecodingLimits, log: DispatcherLog) {
+  /**
+   * `yieldPoint` is called every YIELD_EVERY requests (the loop governor: sampling slots that came
+   * due run between two requests, not after the whole socket read that carries hundreds of them).
+   */
+  constructor(core: ServerCore, services: readonly ServiceDefinition[], limits: DecodingLimits, log: DispatcherLog, private readonly yieldPoint?: () => void) {
     this.core = core;
     this.log = log;
     this.reader = new BinaryReader(Buffer.alloc(0), 0, 0, limits);
     for (const s of services) this.table.set(s.requestEncodingId, s);
   }
 
-  /**
-   * Called every YIELD_EVERY requests (the loop governor: sampling slots that came due run
-   * between two requests, not after the whole socket read that carries hundreds of them).
-   */
-  yieldPoint: (() => void) | undefined;
   private handled = 0;
   private readonly asyncLabels = new Map<ServiceDefinition, string>();
   /** What each service's responses tell when they are out (made once per service). */
-  private readonly hooks = new Map<ServiceDefinition, ResponseHooks<ResponseBase>>();
+  private readonly hooks = new Map<ServiceDefinition, ChannelHooks<ResponseBase>>();
   /** A ServiceFault that cannot be sent ends its channel. */
-  private readonly faultHooks: ResponseHooks<ServiceFault> = {
+  private readonly faultHooks: ChannelHooks<ServiceFault> = {
     sent: noop,
     refused: (channel, _requestId, _fault, err) => channel.close(statusOf(err)),
   };
@@ -134,16 +130,14 @@ export class Dispatcher implements ChannelHandler {
     return label;
   }
 
-  onChannelClosed(channel: SecureChannel): void {
-    this.onClosed?.(channel);
-  }
+  onChannelClosed(): void {}
 
   private send(channel: SecureChannel, requestId: number, service: ServiceDefinition, res: ResponseBase): void {
     if (service.sendsResponse === true) return;
     channel.respond(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res, this.hooksOf(service));
   }
 
-  private hooksOf(service: ServiceDefinition): ResponseHooks<ResponseBase> {
+  private hooksOf(service: ServiceDefinition): ChannelHooks<ResponseBase> {
     let hooks = this.hooks.get(service);
     if (hooks === undefined) {
       const sent = service.sent;

@@ -2,7 +2,7 @@
 import { hostname } from "node:os";
 import { ApplicationType, MessageSecurityMode } from "../ua/generated/enums.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
-import { userTokenPolicies } from "./user-tokens.js";
+import { userTokenPolicies } from "../sessions/user-tokens.js";
 import { DISCOVERY_TRANSPORT_PROFILE } from "../services/discovery.js";
 
 export const SECURITY_POLICY_NONE = "http://opcfoundation.org/UA/SecurityPolicy#None";

@@ -17,7 +17,7 @@
 // plain gc() does not compact): --expose-gc's gc() runs with V8's --compact-on-every-full-gc set
 // for that one call.
 import { setFlagsFromString, getHeapStatistics } from "node:v8";
-import type { ServerLog } from "./log.js";
+import type { ServerLog } from "../log.js";
 
 /** The pool's slabs (256 KiB each) that make a burst: 2 MiB of transport memory at once. */
 export const BURST_SLABS = 8;

@@ -15,20 +15,11 @@ import { MethodIds, ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { EventItems } from "../events/event-items.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
-import type { Subscription } from "../subscriptions/subscription.js";
 
 const SERVER = numericNodeId(ObjectIds.Server);
 
 function uint32Array(values: readonly number[]): Variant {
   return { dataType: BuiltinType.UInt32, arrayType: VariantArrayType.Array, value: values };
-}
-
-/** The subscription if the caller's session owns it, else the StatusCode of Part 5 §9.1. */
-export function ownSubscription(engine: SubscriptionEngine, session: object | undefined, id: unknown): Subscription | number {
-  const sub = typeof id === "number" ? engine.subscriptions.get(id) : undefined;
-  if (sub === undefined || sub.closed) return StatusCodes.BadSubscriptionIdInvalid;
-  if (sub.owner === undefined || sub.owner.session !== session) return StatusCodes.BadUserAccessDenied;
-  return sub;
 }
 
 export function registerServerMethods(methods: MethodTable, registry: NamespaceRegistry, engine: SubscriptionEngine, events: EventItems): void {
@@ -38,7 +29,7 @@ export function registerServerMethods(methods: MethodTable, registry: NamespaceR
     methodId: numericNodeId(MethodIds.Server_GetMonitoredItems),
     objectStatus: onServer,
     handler: ({ caller, inputArguments }) => {
-      const sub = ownSubscription(engine, caller.session, inputArguments[0].value);
+      const sub = engine.ownedBy(caller.session, inputArguments[0].value);
       if (typeof sub === "number") return { statusCode: sub };
       const serverHandles: number[] = [];
       const clientHandles: number[] = [];
@@ -57,7 +48,7 @@ export function registerServerMethods(methods: MethodTable, registry: NamespaceR
     methodId: numericNodeId(MethodIds.Server_ResendData),
     objectStatus: onServer,
     handler: ({ caller, inputArguments }) => {
-      const sub = ownSubscription(engine, caller.session, inputArguments[0].value);
+      const sub = engine.ownedBy(caller.session, inputArguments[0].value);
       if (typeof sub === "number") return { statusCode: sub };
       // Part 5 §9.3: the current value of every data item in Reporting mode goes out again with
       // the next Publish, whether it changed or not. Event items have no current value.
@@ -73,7 +64,7 @@ export function registerServerMethods(methods: MethodTable, registry: NamespaceR
     methodId: numericNodeId(MethodIds.Server_SetSubscriptionDurable),
     objectStatus: onServer,
     handler: ({ caller, inputArguments }) => {
-      const sub = ownSubscription(engine, caller.session, inputArguments[0].value);
+      const sub = engine.ownedBy(caller.session, inputArguments[0].value);
       if (typeof sub === "number") return { statusCode: sub };
       return { statusCode: StatusCodes.BadNotSupported };
     },

@@ -1,6 +1,6 @@
 // The service table: every service the server answers. Anything else is BadServiceUnsupported.
 // Session services, Write and some subscription services are hooked for diagnostics and audit
-// events (src/diagnostics/service-hooks.ts); Read, Browse and Publish run as they are.
+// events (src/services/service-hooks.ts); Read, Browse and Publish run as they are.
 import { read, write } from "../services/attribute.js";
 import { findServers, getEndpoints } from "../services/discovery.js";
 import { createMonitoredItems, deleteMonitoredItems, modifyMonitoredItems, setMonitoringMode, setTriggering } from "../services/monitored-item.js";
@@ -28,7 +28,7 @@ import {
   hookSetPublishingMode,
   hookTransferSubscriptions,
   hookWrite,
-} from "../diagnostics/service-hooks.js";
+} from "../services/service-hooks.js";
 
 export const SERVICES: readonly ServiceDefinition[] = [
   getEndpoints,

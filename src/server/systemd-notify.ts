@@ -16,7 +16,6 @@
 // manager would wait for a reload that has already ended): they go one child at a time, in order.
 import { spawn } from "node:child_process";
 import type { ChildProcess, SpawnOptions } from "node:child_process";
-import { existsSync } from "node:fs";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ScheduledGroup, SampleTask } from "../sampling/scheduler.js";
 
@@ -223,23 +222,4 @@ export function watchdogInterval(env: NodeJS.ProcessEnv, pid: number): number | 
   const forPid = env.WATCHDOG_PID;
   if (forPid !== undefined && forPid !== "" && Number(forPid) !== pid) return undefined;
   return Math.max(1, Math.floor(usec / 2000));
-}
-
-let clockKnownGood = false;
-
-/**
- * Whether systemd-timesyncd has synchronised the clock since boot: it creates
- * /run/systemd/timesync/synchronized on its first successful sync (systemd-timesyncd.service(8)).
- * Gateways without a real-time clock boot with a wrong date, so samples taken before this are to
- * be flagged by whoever stores them (the image does not hold the service back until
- * time-sync.target: a plant network without NTP would then never serve data). Where timesyncd is
- * not installed (a developer's machine), the host's clock is trusted. Two stat calls until true,
- * then none: callers may ask per flush.
- */
-export function clockSynchronized(): boolean {
-  if (clockKnownGood) return true;
-  if (existsSync("/run/systemd/timesync/synchronized") || !existsSync("/usr/lib/systemd/systemd-timesyncd")) {
-    clockKnownGood = true;
-  }
-  return clockKnownGood;
 }

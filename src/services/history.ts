@@ -31,7 +31,7 @@ import {
 } from "../ua/generated/types.js";
 import { nodeIdToString } from "../ua/node-id.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
-import type { Session } from "../server/session.js";
+import type { Session } from "../sessions/session.js";
 import { checkOperationCount } from "./view.js";
 
 /** What a history continuation point remembers. */

@@ -7,11 +7,11 @@ import type { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { HistoryBackend } from "../history/history.js";
 import type { ApplicationDescription, EndpointDescription } from "../ua/generated/types.js";
-import type { ServiceLimits } from "../server/limits.js";
-import type { Role } from "../server/roles.js";
+import type { ServiceLimits } from "./limits.js";
+import type { Role } from "../sessions/roles.js";
 import type { Pki } from "../security/pki.js";
-import type { SessionManager } from "../server/session.js";
-import type { UserDirectory } from "../server/users.js";
+import type { SessionManager } from "../sessions/session.js";
+import type { UserDirectory } from "../sessions/users.js";
 
 export interface ServerCore {
   readonly limits: Readonly<ServiceLimits>;

@@ -5,7 +5,7 @@ import type { BinaryWriter } from "../ua/binary-writer.js";
 import type { SecureChannel } from "../security/secure-channel.js";
 import type { DiagnosticInfo } from "../ua/builtins.js";
 import type { RequestHeader, ResponseHeader } from "../ua/generated/types.js";
-import type { Session } from "../server/session.js";
+import type { Session } from "../sessions/session.js";
 import { statusOf } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { ServerCore } from "./server-core.js";

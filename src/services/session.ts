@@ -24,9 +24,9 @@ import {
 } from "../ua/generated/types.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
 import { channelOffered, createSessionSecurity, verifyClientSignature } from "../security/session-security.js";
-import { authenticateToken } from "../server/user-tokens.js";
+import { authenticateToken } from "../sessions/user-tokens.js";
 
-export { ANONYMOUS_POLICY_ID } from "../server/user-tokens.js";
+export { ANONYMOUS_POLICY_ID } from "../sessions/user-tokens.js";
 
 export const createSession = defineService<CreateSessionRequest, CreateSessionResponse>({
   name: "CreateSession",

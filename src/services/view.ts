@@ -41,7 +41,7 @@ import {
 } from "../ua/generated/types.js";
 import { isNullNodeId, nodeIdKey } from "../ua/node-id.js";
 import { defineService, responseHeader, SessionRequirement, type ServiceContext } from "../services/service-table.js";
-import type { Session } from "../server/session.js";
+import type { Session } from "../sessions/session.js";
 
 /** Part 4 §7.33: the per-operation limit check shared by the services of this set. */
 export function checkOperationCount(count: number, max: number): void {

@@ -9,13 +9,12 @@
 // from two reads.
 import { MemoryNamespace, type MemoryVariable } from "../address-space/memory-namespace.js";
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
-import type { Ns0Manager } from "../address-space/ns0-manager.js";
 import type { Clock } from "../sampling/clock.js";
 import { LATENESS_BUCKET_MS, type DeadlineScheduler, type ScheduledGroup } from "../sampling/scheduler.js";
 import { formatStall, STALL_MS, type LoopTrace } from "../sampling/loop-trace.js";
 import { nodeIdToString } from "../ua/node-id.js";
 import { BuiltinType, VariantArrayType, numericNodeId, stringNodeId, type NodeId } from "../ua/builtins.js";
-import { ObjectIds, VariableIds } from "../ua/generated/node-ids.js";
+import { ObjectIds } from "../ua/generated/node-ids.js";
 import type { SubscriptionEngine } from "./engine.js";
 
 export const DIAGNOSTICS_NAMESPACE_URI = "urn:fieldgate:diagnostics";
@@ -189,15 +188,4 @@ function skipReportOf(engine: SubscriptionEngine): SkipReport {
 
 function formatPollGroup(g: PollGroupReport): string {
   return `${g.device} @${g.interval} ms: ${g.samples} slots run, ${g.skipped} skipped late, ${g.overruns} skipped busy, ${g.backedOff} backing off`;
-}
-
-/** ServerDiagnosticsSummary's subscription counts (Part 5 §12.9), computed when read. */
-export function feedServerDiagnostics(ns0: Ns0Manager, engine: SubscriptionEngine): void {
-  const uint32 = (n: number, now: number) => ({ value: { dataType: BuiltinType.UInt32, arrayType: VariantArrayType.Scalar, value: n >>> 0 }, sourceTimestamp: now });
-  ns0.setValueSource(numericNodeId(VariableIds.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount), (now) =>
-    uint32(engine.subscriptionCount, now),
-  );
-  ns0.setValueSource(numericNodeId(VariableIds.Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSubscriptionCount), (now) =>
-    uint32(engine.stats.subscriptionsCreated, now),
-  );
 }

@@ -92,7 +92,7 @@ export class SubscriptionEngine implements SubscriptionHost {
   monitoredItemCount = 0;
   readonly maxNotificationsPerPublish: number;
   readonly retransmissionLimit: number;
-  private readonly publishers = new Map<SubscriptionSession, SessionPublisher>();
+  private readonly publishers = new Map<SubscriptionSession, SessionPublisher<Subscription>>();
   /** Subscriptions whose session is gone, oldest first: they wait for a transfer or their lifetime. */
   private readonly orphans = new Set<Subscription>();
   private nextSubscriptionId = 1;
@@ -156,10 +156,10 @@ export class SubscriptionEngine implements SubscriptionHost {
 
   // ---- sessions -----------------------------------------------------------------------------
 
-  publisherOf(session: SubscriptionSession): SessionPublisher {
+  publisherOf(session: SubscriptionSession): SessionPublisher<Subscription> {
     let p = this.publishers.get(session);
     if (p === undefined) {
-      p = new SessionPublisher(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
+      p = new SessionPublisher<Subscription>(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
       this.publishers.set(session, p);
     }
     return p;
@@ -171,6 +171,14 @@ export class SubscriptionEngine implements SubscriptionHost {
     if (sub === undefined || sub.owner === undefined || sub.owner.session !== session) {
       throw new UaStatusError(StatusCodes.BadSubscriptionIdInvalid);
     }
+    return sub;
+  }
+
+  /** The subscription if the caller's session owns it, else the StatusCode of the Server object's Methods (Part 5 §9.1). */
+  ownedBy(session: object | undefined, id: unknown): Subscription | number {
+    const sub = typeof id === "number" ? this.subscriptions.get(id) : undefined;
+    if (sub === undefined || sub.closed) return StatusCodes.BadSubscriptionIdInvalid;
+    if (sub.owner === undefined || sub.owner.session !== session) return StatusCodes.BadUserAccessDenied;
     return sub;
   }
 

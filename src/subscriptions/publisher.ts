@@ -14,7 +14,6 @@ import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { ResponseHeader } from "../ua/generated/types.js";
 import { encodePublishResponseOut, type PublishResponseOut } from "./notification-encoder.js";
-import type { Subscription } from "./subscription.js";
 
 /** What the engine knows of a session (the server's Session satisfies it). */
 export interface SubscriptionSession {
@@ -119,10 +118,17 @@ interface StatusMessage {
   readonly message: Buffer;
 }
 
-export class SessionPublisher {
-  readonly subscriptions = new Set<Subscription>();
+/** What the publisher asks of its session's subscriptions (subscription.ts's Subscription, S below). */
+export interface PublishingSubscription {
+  readonly priority: number;
+  /** Answers `req` with what it has to send. */
+  publish(req: PendingPublish): void;
+}
+
+export class SessionPublisher<S extends PublishingSubscription> {
+  readonly subscriptions = new Set<S>();
   private readonly queue: PendingPublish[] = [];
-  private readonly late: Subscription[] = [];
+  private readonly late: S[] = [];
   private readonly statusMessages: StatusMessage[] = [];
   closed = false;
   /** Waiting for the busy channel of the first request to be free (whenSendFree). */
@@ -203,14 +209,14 @@ export class SessionPublisher {
   }
 
   /** A subscription with something to send and no request: first served by the next request. */
-  addLate(sub: Subscription): void {
+  addLate(sub: S): void {
     // Part 4 §5.13.1.1: higher priority first, then in the order they became late.
     let i = this.late.length;
     while (i > 0 && this.late[i - 1].priority < sub.priority) i--;
     this.late.splice(i, 0, sub);
   }
 
-  removeLate(sub: Subscription): void {
+  removeLate(sub: S): void {
     const i = this.late.indexOf(sub);
     if (i >= 0) this.late.splice(i, 1);
   }

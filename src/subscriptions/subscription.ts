@@ -106,7 +106,7 @@ export class Subscription implements ItemOwner, SampleTask {
   readonly host: SubscriptionHost;
   readonly stats: SubscriptionStats;
   /** The session's publisher; undefined while the session is gone (until transfer or expiry). */
-  owner: SessionPublisher | undefined;
+  owner: SessionPublisher<Subscription> | undefined;
   /** The user that created it (TransferSubscriptions: same user only). */
   readonly user: string;
   publishingInterval: number;
@@ -169,7 +169,7 @@ export class Subscription implements ItemOwner, SampleTask {
   /** The message as sent, for the retransmission queue. */
   private takeMessage: Buffer | undefined = undefined;
 
-  constructor(id: number, host: SubscriptionHost, owner: SessionPublisher, p: SubscriptionParameters, publishingEnabled: boolean) {
+  constructor(id: number, host: SubscriptionHost, owner: SessionPublisher<Subscription>, p: SubscriptionParameters, publishingEnabled: boolean) {
     this.id = id;
     this.label = `publishing cycle of subscription ${id}`;
     this.continueLabel = `publishing cycle of subscription ${id} (a later slice)`;
@@ -273,7 +273,7 @@ export class Subscription implements ItemOwner, SampleTask {
   }
 
   /** After a message: the rest follows in the next turn (the sampling deadlines may run first), or waits for a request. */
-  private goOn(owner: SessionPublisher): void {
+  private goOn(owner: SessionPublisher<Subscription>): void {
     if (!this.reportable) return;
     if (!owner.hasRequest()) {
       this.becomeLate();

@@ -13,8 +13,8 @@
 // - Basic credentials that verified are remembered (by a hash of the header) for a minute, so
 //   that a scraper every 15 s does not cost a scrypt each time; a reload forgets them.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { ROLES, type Role } from "../server/roles.js";
-import { LoginResult, type PasswordHash, type UserDirectory } from "../server/users.js";
+import { ROLES, type Role } from "../sessions/roles.js";
+import { LoginResult, type PasswordHash, type UserDirectory } from "../sessions/users.js";
 
 export interface Principal {
   /** "" without users (the local viewer). */

@@ -3,8 +3,24 @@
 // counters, the standard `process_*` metrics. Each value is read where the gateway keeps it (the
 // same counters the OPC UA diagnostics nodes show), at the moment of the scrape.
 import { readFileSync } from "node:fs";
-import type { FieldgateServer } from "../server/server.js";
+import type { DeviceRuntime } from "../devices/device-runtime.js";
+import type { GatewayHistory } from "../history/history.js";
+import type { DeadlineScheduler } from "../sampling/scheduler.js";
+import type { SessionManager } from "../sessions/session.js";
+import type { SubscriptionEngine } from "../subscriptions/engine.js";
+import type { BufferPool } from "../transport/buffer-pool.js";
 import type { UpdateStats } from "./updates.js";
+
+/** What /metrics reads of the gateway, each part as narrow as what it reads. */
+export interface MetricsSource {
+  readonly deviceRuntime: Pick<DeviceRuntime, "pollers" | "pollLateness">;
+  readonly scheduler: Pick<DeadlineScheduler, "totals">;
+  readonly subscriptions: Pick<SubscriptionEngine, "stats" | "subscriptionCount" | "monitoredItemCount">;
+  readonly sessions: Pick<SessionManager, "sessions">;
+  readonly channelCount: number;
+  readonly history: Pick<GatewayHistory, "writer" | "store">;
+  readonly bufferPool: Pick<BufferPool, "inUse" | "maxInUse" | "capacity" | "bufferSize" | "misses">;
+}
 
 /** Bucket bounds of the poll lateness histogram, seconds. */
 export const LATENESS_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -65,7 +81,7 @@ function processStartTime(): number {
 
 const startTime = processStartTime();
 
-export function renderMetrics(server: FieldgateServer, version: string, web?: { clients: number; stats: Readonly<UpdateStats> }): string {
+export function renderMetrics(server: MetricsSource, version: string, web?: { clients: number; stats: Readonly<UpdateStats> }): string {
   const e = new Exposition();
   e.family("fieldgate_build_info", "gauge", "Always 1; the version of the running gateway as a label.").sample("fieldgate_build_info", 1, { version });
 
@@ -87,6 +103,8 @@ export function renderMetrics(server: FieldgateServer, version: string, web?: { 
   for (const p of pollers) e.sample("fieldgate_device_requests_total", p.requests, { device: p.name });
   e.family("fieldgate_device_errors_total", "counter", "Requests to the device that failed (no answer, refused, malformed), and failed connects.");
   for (const p of pollers) e.sample("fieldgate_device_errors_total", p.errors, { device: p.name });
+  e.family("fieldgate_device_mismatched_replies_total", "counter", "Replies on the device's link, while its request waited, that answered another request (another transaction id, unit id or function code).");
+  for (const p of pollers) e.sample("fieldgate_device_mismatched_replies_total", p.mismatchedReplies, { device: p.name });
   e.family("fieldgate_device_skipped_polls_total", "counter", "Poll cycles of the device not run: late, still busy, or backing off after a failure.");
   for (const p of pollers) e.sample("fieldgate_device_skipped_polls_total", p.skippedCycles, { device: p.name });
   e.family("fieldgate_device_round_trip_seconds", "gauge", "Round-trip time of the last answered request to the device, seconds.");

@@ -5,8 +5,13 @@
 //
 // Tag rows are compared with what was last sent, per watched device, in typed arrays (status,
 // source time, number): a tick of 1,000 unchanged tags compares 3,000 numbers and sends nothing.
-import type { FieldgateServer } from "../server/server.js";
+import type { SystemObject } from "../address-space/system-object.js";
+import type { DeviceMap } from "../config/device-map.js";
 import type { DevicePoller } from "../devices/device-poller.js";
+import type { DeviceRuntime } from "../devices/device-runtime.js";
+import type { GatewayHistory } from "../history/history.js";
+import type { SessionManager } from "../sessions/session.js";
+import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { BuiltinType } from "../ua/builtins.js";
 import { statusCodeName } from "../ua/generated/status-codes.js";
@@ -137,8 +142,21 @@ export function certificatesView(pki: Pki | undefined): CertificatesView {
   return { own: certificateView(l.own), trusted: l.trusted.map(certificateView), rejected: l.rejected.map(certificateView) };
 }
 
+/** What the page's views read of the gateway, each part as narrow as what they read. */
+export interface ViewSource {
+  readonly config: { readonly server: { readonly applicationName: string } };
+  readonly endpointUrl: string;
+  readonly channelCount: number;
+  readonly system: Pick<SystemObject, "variable">;
+  readonly deviceMap: DeviceMap | undefined;
+  readonly deviceRuntime: Pick<DeviceRuntime, "pollers">;
+  readonly sessions: Pick<SessionManager, "sessions">;
+  readonly subscriptions: Pick<SubscriptionEngine, "subscriptions">;
+  readonly history: Pick<GatewayHistory, "writer" | "store">;
+}
+
 export class StatusViews {
-  private readonly server: FieldgateServer;
+  private readonly server: ViewSource;
   private readonly version: string;
   private readonly clockState: () => string;
   private lastStored = -1;
@@ -148,7 +166,7 @@ export class StatusViews {
   private oldestAt = -Infinity;
   private oldestRunning = false;
 
-  constructor(server: FieldgateServer, options: { version: string; clockState: () => string }) {
+  constructor(server: ViewSource, options: { version: string; clockState: () => string }) {
     this.server = server;
     this.version = options.version;
     this.clockState = options.clockState;

@@ -9,8 +9,10 @@
 // are compared in slices of TAGS_PER_SLICE tags with the event loop let go in between
 // (DESIGN: the event loop is a shared resource).
 import type { ServerResponse } from "node:http";
-import type { Logger } from "../server/log.js";
-import type { FieldgateServer } from "../server/server.js";
+import type { DeviceRuntime } from "../devices/device-runtime.js";
+import type { Logger } from "../log.js";
+import type { Pki } from "../security/pki.js";
+import type { ValueCache } from "../values/value-cache.js";
 import { loopTrace } from "../sampling/loop-trace.js";
 import { certificatesView, StatusViews, TagBaseline, type CertificatesView } from "./status-view.js";
 
@@ -50,12 +52,19 @@ export interface UpdateStats {
   skipped: number;
 }
 
+/** What the live updates read of the gateway beside the views: certificates, a device's poller, the values. */
+export interface UpdateSource {
+  readonly pki: Pki | undefined;
+  readonly deviceRuntime: Pick<DeviceRuntime, "poller">;
+  readonly values: ValueCache;
+}
+
 export class LiveUpdates {
   readonly stats: UpdateStats = { ticks: 0, busyMs: 0, maxSliceMs: 0, bytes: 0, skipped: 0 };
   private readonly clients = new Set<Client>();
   private readonly baselines = new Map<string, TagBaseline>();
   private readonly views: StatusViews;
-  private readonly server: FieldgateServer;
+  private readonly server: UpdateSource;
   private readonly log: Logger;
   private readonly interval: number;
   private readonly maxClients: number;
@@ -69,7 +78,7 @@ export class LiveUpdates {
   private certsDirty = true;
   private certs: CertificatesView | undefined;
 
-  constructor(o: { server: FieldgateServer; log: Logger; views: StatusViews; interval: number; maxClients: number }) {
+  constructor(o: { server: UpdateSource; log: Logger; views: StatusViews; interval: number; maxClients: number }) {
     this.server = o.server;
     this.log = o.log;
     this.views = o.views;

@@ -11,30 +11,50 @@
 //   POST /api/certificates/trust|reject  {thumbprint}  admin: move a certificate in pki/
 //   GET  /metrics                 Prometheus text format (metrics.ts); cookie or HTTP Basic
 //
-// Bounded: request bodies (16 KiB), headers and requests time out, open pages (maxClients),
-// connections (maxClients + 32).
+// Bounded: request bodies (16 KiB), headers and requests time out (a connection's first request
+// from its accept, TLS handshake included), open pages (maxClients), connections (maxClients +
+// 32, and maxConnectionsPerAddress from one client address: connection-guard.ts).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { WebConfig } from "../config/gateway-config.js";
+import type { GatewayConfig, WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
-import { formatIssue } from "../config/load.js";
-import type { Logger } from "../server/log.js";
-import type { FieldgateServer } from "../server/server.js";
+import { formatIssue, type ConfigIssue } from "../config/load.js";
+import type { ApplyReport } from "../devices/device-runtime.js";
+import type { Logger } from "../log.js";
+import { describeApply } from "../devices/map-changes.js";
 import { packageVersion } from "../package-info.js";
-import { clockSynchronized } from "../server/systemd-notify.js";
+import { clockSynchronized } from "../sampling/clock.js";
 import { pkiOptions } from "../security/cert-cli.js";
+import { derToPem } from "../security/certificates.js";
 import { Pki } from "../security/pki.js";
+import type { UserDirectory } from "../sessions/users.js";
 import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
-import { METRICS_CONTENT_TYPE, renderMetrics } from "./metrics.js";
+import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from "./metrics.js";
+import { ConnectionGuard } from "./connection-guard.js";
 import { APP_CSS, APP_JS, loginHtml, PAGE_HTML } from "./page-assets.js";
-import { certificatesView, StatusViews } from "./status-view.js";
-import { LiveUpdates } from "./updates.js";
+import { certificatesView, StatusViews, type ViewSource } from "./status-view.js";
+import { LiveUpdates, type UpdateSource } from "./updates.js";
 
 const MAX_BODY = 16 * 1024;
+/** How often Node checks headersTimeout and requestTimeout (its default, 30 s, would let a request run that much over). */
+const TIMEOUT_CHECK_MS = 1000;
+
+/**
+ * What the page reads of the running gateway and asks of it: the views', the updates' and
+ * /metrics' parts, the users it logs in, and a reload of the device map. The composition root
+ * (src/server) hands it over; the page knows no server object.
+ */
+export type WebSource = ViewSource &
+  UpdateSource &
+  MetricsSource & {
+    readonly config: GatewayConfig;
+    readonly users: UserDirectory;
+    reloadDevices(): Promise<{ readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly report?: ApplyReport }>;
+  };
 
 export interface WebServerOptions {
-  readonly server: FieldgateServer;
+  readonly server: WebSource;
   readonly config: WebConfig;
   readonly log: Logger;
   readonly version: string;
@@ -78,6 +98,7 @@ export class WebServer {
   private readonly tls: boolean;
   private readonly host: string;
   private readonly views: StatusViews;
+  private readonly guard: ConnectionGuard;
 
   constructor(o: WebServerOptions) {
     this.o = o;
@@ -92,18 +113,19 @@ export class WebServer {
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
     if (c.tls) {
       if (o.pki === undefined) throw new Error("web.tls needs the gateway's certificate (pki/own)");
-      const cert = `-----BEGIN CERTIFICATE-----\n${o.pki.ownCertificate.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE-----\n`;
       const key = o.pki.ownPrivateKey.export({ type: "pkcs8", format: "pem" });
-      this.http = createHttpsServer({ cert, key, minVersion: "TLSv1.2" }, handler);
+      this.http = createHttpsServer({ cert: derToPem(o.pki.ownCertificate), key, minVersion: "TLSv1.2", connectionsCheckingInterval: TIMEOUT_CHECK_MS }, handler);
     } else {
-      this.http = createHttpServer(handler);
+      this.http = createHttpServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, handler);
     }
-    this.http.headersTimeout = 10_000;
-    this.http.requestTimeout = 15_000;
+    this.http.headersTimeout = c.headersTimeout;
+    this.http.requestTimeout = c.requestTimeout;
     // The event streams are long: no timeout on them (they end when the page closes).
     this.http.timeout = 0;
     this.http.keepAliveTimeout = 5_000;
     this.http.maxConnections = c.maxClients + 32;
+    this.guard = new ConnectionGuard(c, (m) => o.log.warn(m));
+    this.guard.attach(this.http);
   }
 
   /** Where the page is, e.g. https://127.0.0.1:8443/. */
@@ -135,6 +157,7 @@ export class WebServer {
 
   async close(): Promise<void> {
     this.updates.close();
+    this.guard.close();
     await new Promise<void>((resolve) => {
       this.http.close(() => resolve());
       this.http.closeAllConnections();
@@ -235,13 +258,8 @@ export class WebServer {
       return this.json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
     }
     const rep = r.report!;
-    const parts = [
-      rep.added.length ? `added ${rep.added.join(", ")}` : "",
-      rep.removed.length ? `removed ${rep.removed.join(", ")}` : "",
-      rep.changed.length ? `changed ${rep.changed.join(", ")}` : "",
-      `${rep.unchanged.length} unchanged`,
-    ].filter((p) => p !== "");
-    this.json(res, 200, { message: `device map reloaded: ${parts.join("; ")}`, report: rep });
+    const { summary, devices } = describeApply(rep);
+    this.json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
   }
 
   private async certificate(req: IncomingMessage, res: ServerResponse, who: Principal, action: "trust" | "reject"): Promise<void> {
@@ -339,7 +357,7 @@ function clockState(): string {
  * own certificate: the server's PKI, or, when no signing policy opened one, the same folder
  * opened for the page (the certificate is made on first start either way).
  */
-export async function startStatusPage(server: FieldgateServer, log: Logger): Promise<WebServer> {
+export async function startStatusPage(server: WebSource, log: Logger): Promise<WebServer> {
   const config = server.config;
   let pki = server.pki;
   if (config.web.tls && pki === undefined) pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });

@@ -189,7 +189,7 @@ describe("the validated-map cache", () => {
       await runtime.apply(validated);
       const before = devices.variable("boiler", "temperature");
       const report = await runtime.apply(cached);
-      expect(report).toEqual({ added: [], removed: [], changed: [], unchanged: ["boiler"] });
+      expect(report).toEqual({ added: [], removed: [], changed: [], unchanged: ["boiler"], details: [] });
       expect(devices.variable("boiler", "temperature")).toBe(before);
     } finally {
       await runtime.stop();

@@ -20,7 +20,7 @@ import {
   type NodeId,
 } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { connect, securedGateway, sleep, subscribe, waitFor, type Connection, type SecuredGateway } from "./helpers.js";
 
 const SUMMARY = "i=2275";

@@ -20,7 +20,7 @@ import {
   type Variant,
 } from "node-opcua-client";
 import { OPCUACertificateManager } from "node-opcua-certificate-manager";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { makeCertificate } from "../users/certs.js";
 

@@ -3,12 +3,13 @@
 // SIGHUP reloads the map: a new tag appears without a restart, a bad map is refused with
 // file:line:column and the last good map keeps polling. Runs the built CLI (dist/, `npm test`
 // builds it); skipped when it is absent.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { AttributeIds, OPCUAClient, type ClientSession } from "node-opcua-client";
+import { AttributeIds } from "node-opcua-client";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCliGateway } from "../helpers/child-output.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-devices-cli-"));
@@ -21,29 +22,6 @@ const TAG_A = "      - { name: a, address: input:0 }\n";
 const TAG_B = "      - { name: b, address: holding:0 }\n";
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function waitFor(child: ChildProcess, output: () => string, pattern: RegExp, what: string): Promise<RegExpExecArray> {
-  return new Promise((resolveMatch, reject) => {
-    const timer = setTimeout(() => done(new Error(`no ${what} within 15 s: ${output()}`)), 15_000);
-    const check = () => {
-      const m = pattern.exec(output());
-      if (m) done(undefined, m);
-    };
-    const onExit = () => done(new Error(`exited before ${what}: ${output()}`));
-    function done(err?: Error, m?: RegExpExecArray) {
-      clearTimeout(timer);
-      child.stdout!.off("data", check);
-      child.stderr!.off("data", check);
-      child.off("exit", onExit);
-      if (err) reject(err);
-      else resolveMatch(m!);
-    }
-    child.stdout!.on("data", check);
-    child.stderr!.on("data", check);
-    child.once("exit", onExit);
-    check();
-  });
-}
 
 describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
   it("validate checks the map a gateway.yaml names, and a map alone", () => {
@@ -70,19 +48,10 @@ describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
 
   it("SIGHUP reloads the map: a new tag appears; a bad map is refused and the last good one keeps polling", async () => {
     writeFileSync(devices, sim(TAG_A));
-    const child = spawn(process.execPath, [cli, "run", "--config", gateway], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    let client: OPCUAClient | undefined;
-    let session: ClientSession | undefined;
+    const g = await runCliGateway(cli, gateway);
+    let exit: number | null | undefined;
     try {
-      const port = (await waitFor(child, () => out, /listening on opc\.tcp:\/\/\S+:(\d+)/, "listening line"))[1];
-      client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
-      await client.connect(`opc.tcp://127.0.0.1:${port}`);
-      session = await client.createSession();
-      const s = session;
+      const s = g.session;
       const read = (tag: string) => s.read({ nodeId: `ns=1;s=sim.${tag}`, attributeId: AttributeIds.Value });
       const until = async (tag: string, ok: (code: number, value: unknown) => boolean) => {
         for (let i = 0; i < 100; i++) {
@@ -96,22 +65,22 @@ describe.skipIf(!existsSync(cli))("the device map from the CLI", () => {
       expect((await read("b")).statusCode.name).toBe("BadNodeIdUnknown");
 
       writeFileSync(devices, sim(TAG_A + TAG_B));
-      child.kill("SIGHUP");
-      await waitFor(child, () => out, /device map: changed sim/, "reload line");
+      g.child.kill("SIGHUP");
+      await g.waitFor(/device map: changed sim/, "reload line");
+      // Which tags, not only which device.
+      await g.waitFor(/device map: sim: 1 tag added \(b\)\n/, "the device's line");
       expect((await until("b", (code) => code === 0)).value.value).toBe(50);
 
       writeFileSync(devices, sim("      - { name: a, address: holding:70000 }\n"));
-      child.kill("SIGHUP");
-      await waitFor(child, () => out, /still polling the last good device map/, "refusal");
-      expect(out).toContain(`reload refused: ${devices}:6:29: devices[0].tags[0].address`);
+      g.child.kill("SIGHUP");
+      await g.waitFor(/still polling the last good device map/, "refusal");
+      expect(g.output()).toContain(`reload refused: ${devices}:6:29: devices[0].tags[0].address`);
       const a = (await until("a", (code) => code === 0)).value.value;
       await until("a", (code, value) => code === 0 && value !== a);
       expect((await read("b")).statusCode.value).toBe(0);
     } finally {
-      await session?.close().catch(() => undefined);
-      await client?.disconnect().catch(() => undefined);
-      child.kill("SIGTERM");
+      exit = await g.stop();
     }
-    expect(await exited).toBe(0);
+    expect(exit).toBe(0);
   }, 40_000);
 });

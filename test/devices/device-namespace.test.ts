@@ -12,6 +12,7 @@ import { validateYaml } from "../../src/config/load.js";
 import type { HistorySink } from "../../src/history/sink.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
+import { describeApply } from "../../src/devices/map-changes.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import type { SimulatorLink } from "../../drivers/simulator/definition.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
@@ -200,7 +201,11 @@ describe("the runtime", () => {
     const next = BOILER.replace('unit: "°C", access: readwrite', 'unit: "°C", range: [0, 90], access: readwrite')
       .replace("      - { name: running, address: coil:0 }\n", "      - { name: level, address: input:9 }\n");
     const report = await runtime!.apply(parse(`devices:\n${next}${METER}`));
-    expect(report).toEqual({ added: [], removed: [], changed: ["boiler"], unchanged: ["meter"] });
+    expect(report).toMatchObject({ added: [], removed: [], changed: ["boiler"], unchanged: ["meter"] });
+    expect(describeApply(report)).toEqual({
+      summary: "changed boiler; 1 unchanged",
+      devices: ["boiler: 1 tag added (level), 1 removed (running), 1 changed (setpoint)"],
+    });
     expect(runtime!.poller("meter")).toBe(meterPoller);
     expect(ns.variable(s("boiler.temperature"))).toBe(temperature);
     expect(ns.variable(s("boiler.setpoint"))).not.toBe(setpoint);

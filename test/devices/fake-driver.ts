@@ -23,6 +23,8 @@ export class FakeDriver implements Driver {
   readonly illegal: Record<DataArea, Set<number>> = { coil: new Set(), discrete: new Set(), input: new Set(), holding: new Set() };
   /** Addresses whose reads answer exception 04 (slave device failure). */
   readonly failing = new Set<number>();
+  /** Addresses whose requests are refused with the given error (busy, unsupported, ...). */
+  readonly refusals = new Map<number, DriverError>();
   connected = false;
   connects = 0;
   closed = false;
@@ -74,6 +76,11 @@ export class FakeDriver implements Driver {
       if (this.failing.has(a)) {
         this.errors++;
         throw new DriverError("deviceFailure", StatusCodes.BadDeviceFailure, "exception 04: slave device failure", false);
+      }
+      const refusal = this.refusals.get(a);
+      if (refusal !== undefined) {
+        this.errors++;
+        throw refusal;
       }
     }
   }

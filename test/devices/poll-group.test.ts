@@ -13,10 +13,13 @@ import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { SliceGate } from "../../src/sampling/slices.js";
 import { BuiltinType, VariantArrayType, type DataValue } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import { DriverError } from "../../src/devices/driver.js";
 import { FakeDriver, flush, ValueLog } from "./fake-driver.js";
 
-const { Good, BadCommunicationError, BadNoCommunication, BadConfigurationError, BadDeviceFailure, BadWaitingForInitialData, BadOutOfRange } =
-  StatusCodes;
+const {
+  Good, BadCommunicationError, BadNoCommunication, BadConfigurationError, BadDeviceFailure, BadWaitingForInitialData, BadOutOfRange,
+  BadResourceUnavailable, BadNotSupported,
+} = StatusCodes;
 
 function device(tags: string, extra = ""): DeviceConfig {
   const yaml = `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    retryBackoff: 1s\n    maxBackoff: 4s\n    demoteAfter: 3\n${extra}    tags:\n${tags}`;
@@ -206,6 +209,66 @@ describe("other exceptions", () => {
     expect(sink.last("b")).toMatchObject({ statusCode: BadDeviceFailure, value: { value: 9 } });
     expect(sink.last("a")?.statusCode).toBeUndefined();
     expect(p.state).toBe("ok");
+  });
+});
+
+describe("a device that refuses every request of a cycle", () => {
+  const TWO_BLOCKS = `      - { name: a, address: holding:0, rate: 100ms }\n      - { name: b, address: holding:100, rate: 100ms }\n`;
+
+  it("04 to every block: failing with its StatusCode, backs off, is demoted like a silent one, and comes back", async () => {
+    driver = new FakeDriver();
+    driver.memory.holding[0] = 7;
+    const p = start(device(TWO_BLOCKS));
+    await step(0);
+    expect(p.state).toBe("ok");
+    const changes: string[] = [];
+    p.onStateChange = (d, previous) => void changes.push(`${previous}->${d.state}: ${d.lastError}`);
+    driver.failing.add(0).add(100);
+    const attemptsAt: number[] = [];
+    let seen = p.errors;
+    for (let t = 0; t < 8000; t += 100) {
+      await step(100);
+      if (p.errors > seen) attemptsAt.push(clock.now());
+      seen = p.errors;
+    }
+    // Every block of each attempt refused; attempts 1 s, 2 s, 4 s apart as for a silent device.
+    expect(attemptsAt).toEqual([100, 1100, 3100, 7100]);
+    expect(p.errors).toBe(8);
+    expect(p.state).toBe("demoted");
+    expect(changes).toEqual(["ok->failing: exception 04: slave device failure", "failing->demoted: exception 04: slave device failure"]);
+    expect(sink.last("a")).toMatchObject({ statusCode: BadDeviceFailure, value: { value: 7 } });
+    expect(sink.last("b")).toMatchObject({ statusCode: BadDeviceFailure, value: { value: 0 } });
+    driver.failing.clear();
+    await step(4000);
+    expect(p.state).toBe("ok");
+    expect(sink.last("a")?.statusCode).toBeUndefined();
+    expect(changes.at(-1)).toMatch(/^demoted->ok/);
+  });
+
+  it("busy after the driver's retries counts as the device's too; one block answering keeps it up", async () => {
+    driver = new FakeDriver();
+    const p = start(device(TWO_BLOCKS));
+    await step(0);
+    const busy = new DriverError("busy", BadResourceUnavailable, "exception 06: busy", true);
+    driver.refusals.set(100, busy);
+    await step(100);
+    expect(p.state).toBe("ok");
+    expect(sink.last("b")?.statusCode).toBe(BadResourceUnavailable);
+    driver.refusals.set(0, busy);
+    await step(100);
+    expect(p.state).toBe("failing");
+    expect(sink.last("a")?.statusCode).toBe(BadResourceUnavailable);
+  });
+
+  it("a refusal of the request (unsupported, bad value) to every block is the tags' fault: the device stays up", async () => {
+    driver = new FakeDriver();
+    const p = start(device(TWO_BLOCKS));
+    driver.refusals.set(0, new DriverError("unsupported", BadNotSupported, "exception 01: illegal function", false));
+    driver.refusals.set(100, new DriverError("badValue", BadOutOfRange, "exception 03: illegal data value", false));
+    for (let i = 0; i < 5; i++) await step(i === 0 ? 0 : 100);
+    expect(p.state).toBe("ok");
+    expect(p.errors).toBe(10);
+    expect([sink.last("a")?.statusCode, sink.last("b")?.statusCode]).toEqual([BadNotSupported, BadOutOfRange]);
   });
 });
 

@@ -1,7 +1,8 @@
 // Two Modbus RTU devices on one serial bus, from a device map, through the real RTU driver to
 // Debian's python3-pymodbus on one end of a socat pseudo-terminal pair (needs socat and
 // python3-pymodbus; skipped with a note when absent). The two devices share one link; a slave
-// that falls silent goes Bad and is demoted while the other keeps its Good values.
+// that falls silent, or answers every request with exception 04, goes Bad and is demoted while
+// the other keeps its Good values.
 import { ValueCache } from "../../src/values/value-cache.js";
 import { driversWith } from "./fake-driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,5 +110,26 @@ describe.skipIf(skipWithout(missing))(`two RTU slaves on one bus (${missing || "
     await peer!.command("unmute 2");
     await until("m2 Good again", () => value("m2", "h3").statusCode === undefined, 15_000);
     expect(runtime!.poller("m2")!.state).toBe("ok");
+  }, 30_000);
+
+  it("a slave that answers exception 04 to every request is failing, then demoted, with ServerDeviceFailure in LastError; the other keeps polling", async () => {
+    const m2 = runtime!.poller("m2")!;
+    await until("m2 answering", () => m2.state === "ok");
+    await peer!.command("fail 2");
+    try {
+      await until("m2 failing", () => m2.state === "failing");
+      expect(m2.lastError).toMatch(/^unit 2: ServerDeviceFailure \(exception 04\) to FC\d reading 1 at (0|3|4)$/);
+      await until("m2 demoted", () => m2.state === "demoted");
+      // The exception's StatusCode, with the last value kept.
+      expect(value("m2", "h3").statusCode).toBe(StatusCodes.BadDeviceFailure);
+      expect(value("m2", "h3").value!.value).toBe(2003);
+      const m1 = runtime!.poller("m1")!;
+      const before = m1.requests;
+      await until("m1 still polled", () => m1.requests >= before + 6);
+      expect([m1.state, value("m1", "h3").statusCode]).toEqual(["ok", undefined]);
+    } finally {
+      await peer!.command("heal 2");
+    }
+    await until("m2 back", () => m2.state === "ok" && value("m2", "h3").statusCode === undefined, 15_000);
   }, 30_000);
 });

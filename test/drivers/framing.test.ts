@@ -5,115 +5,20 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openModbusLink } from "../../drivers/modbus/index.js";
 import type { ModbusLink, ModbusLinkOptions } from "../../drivers/modbus/index.js";
-import { crc16 } from "../../drivers/modbus/pdu.js";
 import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-
-type Kind = "tcp" | "rtu-over-tcp";
-
-interface Request {
-  tid: number;
-  unit: number;
-  fc: number;
-  address: number;
-  count: number;
-}
-
-interface Peer {
-  port: number;
-  connections: number;
-  requests: Request[];
-  /** Most requests the peer ever held unanswered at once. */
-  maxOutstanding: number;
-  close(): Promise<void>;
-}
-
-type Handler = (req: Request, reply: (...frames: Buffer[]) => void, sock: net.Socket) => void;
+import { answer, mbap, registersPdu, rtu, startRawPeer, type Handler, type Kind, type Peer, type Request } from "./raw-peer.js";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-/** A raw Modbus peer: parses requests, leaves the answers to the test's handler. */
+/** A raw peer closed after the test. */
 async function rawPeer(kind: Kind, handler: Handler, onConnection?: (sock: net.Socket) => boolean): Promise<Peer> {
-  const sockets = new Set<net.Socket>();
-  const peer: Peer = { port: 0, connections: 0, requests: [], maxOutstanding: 0, close: async () => {} };
-  let outstanding = 0;
-  const server = net.createServer((sock) => {
-    peer.connections++;
-    sockets.add(sock);
-    sock.setNoDelay(true);
-    sock.on("close", () => sockets.delete(sock));
-    sock.on("error", () => {});
-    if (onConnection !== undefined && !onConnection(sock)) return;
-    let buf = Buffer.alloc(0);
-    sock.on("data", (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        let req: Request;
-        let size: number;
-        if (kind === "tcp") {
-          if (buf.length < 7) break;
-          size = 6 + buf.readUInt16BE(4);
-          if (buf.length < size) break;
-          req = { tid: buf.readUInt16BE(0), unit: buf[6]!, fc: buf[7]!, address: buf.readUInt16BE(8), count: buf.readUInt16BE(10) };
-        } else {
-          if (buf.length < 8) break;
-          size = buf[1]! === 15 || buf[1]! === 16 ? 9 + buf[6]! : 8;
-          if (buf.length < size) break;
-          req = { tid: 0, unit: buf[0]!, fc: buf[1]!, address: buf.readUInt16BE(2), count: buf.readUInt16BE(4) };
-        }
-        buf = buf.subarray(size);
-        peer.requests.push(req);
-        outstanding++;
-        peer.maxOutstanding = Math.max(peer.maxOutstanding, outstanding);
-        let answered = false;
-        handler(req, (...frames) => {
-          if (!answered) outstanding--;
-          answered = true;
-          for (const f of frames) sock.write(f);
-        }, sock);
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  peer.port = (server.address() as net.AddressInfo).port;
-  peer.close = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    });
+  const peer = await startRawPeer(kind, handler, onConnection);
   cleanup.push(() => peer.close());
   return peer;
-}
-
-/** The PDU of a normal FC3/FC4 answer carrying `values`. */
-function registersPdu(fc: number, values: number[]): Buffer {
-  const b = Buffer.alloc(2 + 2 * values.length);
-  b[0] = fc;
-  b[1] = 2 * values.length;
-  values.forEach((v, i) => b.writeUInt16BE(v, 2 + 2 * i));
-  return b;
-}
-function mbap(tid: number, unit: number, pdu: Buffer): Buffer {
-  const h = Buffer.alloc(7);
-  h.writeUInt16BE(tid, 0);
-  h.writeUInt16BE(pdu.length + 1, 4);
-  h[6] = unit;
-  return Buffer.concat([h, pdu]);
-}
-function rtu(unit: number, pdu: Buffer): Buffer {
-  const b = Buffer.alloc(pdu.length + 3);
-  b[0] = unit;
-  pdu.copy(b, 1);
-  b.writeUInt16LE(crc16(b, 0, pdu.length + 1), pdu.length + 1);
-  return b;
-}
-/** The normal answer to a read of holding/input registers: value = 100*unit + address + i. */
-function answer(kind: Kind, req: Request, tid = req.tid): Buffer {
-  const pdu = registersPdu(req.fc, Array.from({ length: req.count }, (_, i) => 100 * req.unit + req.address + i));
-  return kind === "tcp" ? mbap(tid, req.unit, pdu) : rtu(req.unit, pdu);
 }
 
 function link(peer: Peer, kind: Kind, extra: Partial<ModbusLinkOptions> = {}): ModbusLink {
@@ -204,6 +109,30 @@ describe("tcp framing", () => {
     expect((await rejection(read(l))).message).toMatch(/no answer to FC3 within 50 ms/);
     expect(Array.from(await read(l))).toEqual([100, 101]);
     expect(l.health()).toMatchObject({ staleFrames: 1, timeouts: 1, connects: 1 });
+    // The late answer came while the second request waited: a reply to another request, its unit's.
+    expect(l.unitHealth(1)).toMatchObject({ mismatchedReplies: 1, timeouts: 1 });
+  });
+
+  it("names replies with another transaction id, unit id or function code, and counts them for the unit", async () => {
+    let mode: "tid" | "unit" | "fc" = "tid";
+    const peer = await rawPeer("tcp", (req, reply) => {
+      const pdu = registersPdu(mode === "fc" ? 4 : 3, [1, 2]);
+      if (mode === "tid") reply(mbap(req.tid + 100, req.unit, pdu), mbap(req.tid + 101, req.unit, pdu));
+      else reply(mbap(req.tid, mode === "unit" ? 9 : req.unit, pdu));
+    });
+    const l = link(peer, "tcp", { timeout: 50 });
+    const tid = await rejection(read(l));
+    const sent = peer.requests[0]!.tid;
+    expect(tid.message).toBe(`unit 1: reply with transaction id ${sent + 101}, expected ${sent} (the last of 2 replies to other requests); no answer of its own to FC3 within 50 ms`);
+    mode = "unit";
+    expect((await rejection(read(l))).message).toBe("unit 1: reply from unit 9, expected unit 1; no answer of its own to FC3 within 50 ms");
+    mode = "fc";
+    const fc = await rejection(read(l));
+    // Its own transaction: refused at once, not waited for.
+    expect([fc.message, fc.kind]).toEqual(["unit 1: reply with function code 4, expected 3", "malformed"]);
+    expect(l.unitHealth(1)).toMatchObject({ mismatchedReplies: 4, timeouts: 2 });
+    expect(l.countersOf(1)!.mismatchedReplies).toBe(4);
+    expect(l.countersOf(2)).toBeUndefined();
   });
 
   it("drops the connection on a malformed MBAP header", async () => {
@@ -261,6 +190,28 @@ describe("rtu-over-tcp framing", () => {
     expect(h.errors).toBe(0);
     expect(h.badFrames).toBeGreaterThanOrEqual(1);
     expect(h.discardedBytes).toBeGreaterThanOrEqual(8 + 9 + 9);
+    // The other slave's whole answer, taken as one reply to another request.
+    expect(l.unitHealth(1)!.mismatchedReplies).toBe(1);
+  });
+
+  it("names another unit's answer and this unit's answer to another function when no answer of its own comes", async () => {
+    let mode: "unit" | "fc" | "exception" = "unit";
+    const peer = await rawPeer("rtu-over-tcp", (req, reply, sock) => {
+      const frame =
+        mode === "unit" ? answer("rtu-over-tcp", { ...req, unit: 5 })
+        : mode === "fc" ? rtu(req.unit, registersPdu(4, [7]))
+        : rtu(6, Buffer.from([req.fc | 0x80, 4]));
+      // In two pieces, as a serial line delivers it.
+      sock.write(frame.subarray(0, 3));
+      setTimeout(() => reply(frame.subarray(3)), 5);
+    });
+    const l = link(peer, "rtu-over-tcp", { timeout: 80 });
+    expect((await rejection(read(l, 1, 0, 2))).message).toBe("unit 1: reply from unit 5, expected unit 1; no answer of its own to FC3 within 80 ms");
+    mode = "fc";
+    expect((await rejection(read(l, 1, 0, 2))).message).toBe("unit 1: reply with function code 4, expected 3; no answer of its own to FC3 within 80 ms");
+    mode = "exception";
+    expect((await rejection(read(l, 1, 0, 2))).message).toBe("unit 1: reply from unit 6, expected unit 1; no answer of its own to FC3 within 80 ms");
+    expect(l.unitHealth(1)).toMatchObject({ mismatchedReplies: 3, timeouts: 3 });
   });
 
   it("times out on a frame with a bad CRC and says so", async () => {

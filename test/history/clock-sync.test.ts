@@ -5,7 +5,7 @@
 // clock. The clocks and the probe are injected: no real time passes.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { HistoryStore } from "../../src/history/store.js";
-import { clockSynchronized } from "../../src/server/systemd-notify.js";
+import { clockSynchronized } from "../../src/sampling/clock.js";
 import { HistoryWriter } from "../../src/history/writer.js";
 import { BuiltinType, scalar } from "../../src/ua/builtins.js";
 import { startGateway } from "../helpers/gateway.js";

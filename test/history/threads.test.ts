@@ -1,4 +1,4 @@
-// The history's worker threads (src/history/thread.ts): HistoryRead on the read worker returns
+// The history's worker threads (src/worker-link.ts): HistoryRead on the read worker returns
 // byte for byte what the same reading on the calling thread returns, on generated data of every
 // stored type, through the service (continuation points, budgets, index ranges, timestamps,
 // aggregates, bounds); the writer thread stores what the in-thread writer stores, keeps a batch
@@ -25,7 +25,7 @@ import { HistoryStore, TIME_MAX, TIME_MIN } from "../../src/history/store.js";
 import { HistoryWriteThread } from "../../src/history/write-thread.js";
 import type { ServerCore } from "../../src/services/server-core.js";
 import type { ServiceContext } from "../../src/services/service-table.js";
-import type { Session } from "../../src/server/session.js";
+import type { Session } from "../../src/sessions/session.js";
 import { historyRead } from "../../src/services/history.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
 import { BuiltinType, DATETIME_MIN, IdType, VariantArrayType, numericNodeId, scalar, type DataValue, type NodeId, type Variant } from "../../src/ua/builtins.js";

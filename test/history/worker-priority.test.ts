@@ -1,4 +1,4 @@
-// A history worker runs below the event loop (src/history/link-worker.ts): SCHED_IDLE where
+// A history worker runs below the event loop (src/worker-serve.ts): SCHED_IDLE where
 // util-linux's chrt may set it, else nice +WORKER_NICE, on its own thread only. Read off
 // /proc/self/task, the kernel's own account of each thread of this process, so a worker that
 // forgot to lower itself (or lowered the whole process) fails here.
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { GatewayHistory } from "../../src/history/history.js";
-import { WORKER_NICE } from "../../src/history/thread.js";
+import { WORKER_NICE } from "../../src/thread-priority.js";
 import { T0, dbl, node } from "./helpers.js";
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/history");

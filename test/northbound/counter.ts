@@ -1,12 +1,15 @@
 // A device for the store-and-forward tests: modbus-serial's ServerTCP whose input register 0 the
-// test counts up, so that every value the gateway sees is known; and the values of a tag as a
-// host application received them.
+// test counts up, so that every value the gateway sees is known, and whose holding register 0
+// keeps (and lists) what is written to it; and the values of a tag as a host application
+// received them.
 import { startModbusSerialServer } from "../drivers/peers.js";
 import { metricNamed, num, type Received } from "./peers.js";
 
 export interface Counter {
   readonly port: number;
   value: number;
+  /** Every value written to holding register 0, in the order the device got them. */
+  readonly writes: number[];
   start(periodMs: number): void;
   halt(): void;
   close(): Promise<void>;
@@ -16,6 +19,7 @@ export async function startCounter(): Promise<Counter> {
   const c = {
     port: 0,
     value: 0,
+    writes: [] as number[],
     timer: undefined as NodeJS.Timeout | undefined,
     start(periodMs: number) {
       this.timer = setInterval(() => this.value++, periodMs);
@@ -28,10 +32,12 @@ export async function startCounter(): Promise<Counter> {
   };
   const server = await startModbusSerialServer({
     getInputRegister: (addr: number) => (addr === 0 ? c.value & 0xffff : addr),
-    getHoldingRegister: () => 0,
+    getHoldingRegister: (addr: number) => (addr === 0 ? (c.writes.at(-1) ?? 0) : 0),
     getCoil: () => false,
     getDiscreteInput: () => false,
-    setRegister: () => undefined,
+    setRegister: (addr: number, value: number) => {
+      if (addr === 0) c.writes.push(value);
+    },
     setCoil: () => undefined,
   });
   (c as { port: number }).port = server.port;
@@ -42,17 +48,18 @@ export async function startCounter(): Promise<Counter> {
   return c;
 }
 
-export function counterDevices(port: number, name = "meter"): string {
+/** The counter as a device of the map; `writable` adds the holding register as `setpoint`, written by the operator role. */
+export function counterDevices(port: number, name = "meter", writable = false): string {
   return `devices:
   - name: ${name}
     driver: modbus-tcp
     host: 127.0.0.1
     port: ${port}
     rate: 100ms
-    tags:
+${writable ? "    writeRoles: [operator]\n" : ""}    tags:
       - { name: count, address: "input:0", type: uint16 }
       - { name: fixed, address: "input:5", type: uint16 }
-`;
+${writable ? '      - { name: setpoint, address: "holding:0", type: uint16, access: readwrite }\n' : ""}`;
 }
 
 /** The values of `tag` of `device` in DDATA (live and historical) in arrival order, by the aliases of each session's DBIRTH. */

@@ -57,8 +57,8 @@ function waitForPort(port: number, ms: number): Promise<void> {
 export interface Broker {
   readonly port: number;
   readonly url: string;
-  /** Stops the broker (SIGTERM) and waits for it to exit. */
-  stop(): Promise<void>;
+  /** Stops the broker (SIGTERM, or SIGKILL: no will sent, no socket closed on purpose) and waits for it to exit. */
+  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
   /** Stops it for good and removes its folder. */
@@ -82,13 +82,13 @@ export async function startBroker(): Promise<Broker> {
       throw new Error(`mosquitto did not start: ${(err as Error).message}; ${stderr}`);
     }
   };
-  const stop = () =>
+  const stop = (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") =>
     new Promise<void>((resolve) => {
       const c = child;
       child = undefined;
       if (c === undefined || c.exitCode !== null || c.signalCode !== null) return resolve();
       c.once("exit", () => resolve());
-      c.kill("SIGTERM");
+      c.kill(signal);
     });
   await start();
   return {

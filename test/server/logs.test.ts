@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MessageSecurityMode, SecurityPolicy } from "node-opcua-client";
 import { loadGatewayConfig } from "../../src/config/load.js";
-import { journalStdout, Logger, type LogLevel } from "../../src/server/log.js";
+import { journalStdout, Logger, type LogLevel } from "../../src/log.js";
 import { humanDuration } from "../../src/server/device-log.js";
 import { FieldgateServer } from "../../src/server/server.js";
 import { HAVE_PYMODBUS, PYMODBUS_MISSING, startPymodbus, type PythonPeer } from "../drivers/peers.js";

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { FieldgateServer } from "../../src/server/server.js";
-import { Logger } from "../../src/server/log.js";
+import { Logger } from "../../src/log.js";
 
 let dir: string | undefined;
 

@@ -2,7 +2,7 @@
 // the token up by its key: a request must still find exactly its own session, never one that
 // closed or one whose token merely looks alike.
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionManager } from "../../src/server/session.js";
+import { SessionManager } from "../../src/sessions/session.js";
 import { IdType, numericNodeId, type NodeId } from "../../src/ua/builtins.js";
 import type { SecureChannel } from "../../src/security/secure-channel.js";
 

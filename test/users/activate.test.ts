@@ -8,7 +8,7 @@ import { encodeActivateSessionRequest, type ExtensionObject, type ReadResponse }
 import type { MemoryNamespace } from "../../src/address-space/memory-namespace.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
 import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { header, ServiceClient } from "../server/service-client.js";
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { validateYaml } from "../../src/config/load.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 
 function issues(yaml: string): string[] {
   return validateYaml(gatewaySchema, yaml, "gateway.yaml").issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`);

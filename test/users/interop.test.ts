@@ -24,7 +24,7 @@ import type { MemoryNamespace } from "../../src/address-space/memory-namespace.j
 import { AccessLevel } from "../../src/address-space/ua-node.js";
 import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
 import { FakeClock } from "../../src/sampling/clock.js";
-import { certificateThumbprint, hashPassword } from "../../src/server/users.js";
+import { certificateThumbprint, hashPassword } from "../../src/sessions/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { makeCertificate, type TestIdentity } from "./certs.js";
 

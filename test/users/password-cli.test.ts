@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parsePasswordHash, verifyPassword, type PasswordHash } from "../../src/server/users.js";
+import { parsePasswordHash, verifyPassword, type PasswordHash } from "../../src/sessions/users.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const hasPython = spawnSync("python3", ["-c", "import pty"]).status === 0;

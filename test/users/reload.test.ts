@@ -28,7 +28,7 @@ import { AccessLevel } from "../../src/address-space/ua-node.js";
 import { TEST_NAMESPACE_URI } from "../../src/testing/test-namespace.js";
 import { BuiltinType, VariantArrayType } from "../../src/ua/builtins.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
-import { certificateThumbprint, hashPassword } from "../../src/server/users.js";
+import { certificateThumbprint, hashPassword } from "../../src/sessions/users.js";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
 import { makeCertificate, type TestIdentity } from "./certs.js";
 

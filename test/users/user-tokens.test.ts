@@ -12,8 +12,8 @@ import {
   userTokenPolicies,
   type IdentityContext,
   type OwnKeys,
-} from "../../src/server/user-tokens.js";
-import { certificateThumbprint, hashPassword, UserDirectory, userEntries } from "../../src/server/users.js";
+} from "../../src/sessions/user-tokens.js";
+import { certificateThumbprint, hashPassword, UserDirectory, userEntries } from "../../src/sessions/users.js";
 import { makeCertificate, type TestIdentity } from "./certs.js";
 
 const P = "http://opcfoundation.org/UA/SecurityPolicy#";

@@ -12,8 +12,8 @@ import {
   userEntries,
   verifyPassword,
   type PasswordHash,
-} from "../../src/server/users.js";
-import { hasPermission, Permission } from "../../src/server/roles.js";
+} from "../../src/sessions/users.js";
+import { hasPermission, Permission } from "../../src/sessions/roles.js";
 
 // Cheap parameters for the tests' own users; the directory's dummy hash keeps the default cost.
 const CHEAP = { logN: 10, r: 8, p: 1 };

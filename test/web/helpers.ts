@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGatewayConfig } from "../../src/config/load.js";
-import { Logger } from "../../src/server/log.js";
+import { Logger } from "../../src/log.js";
 import { FieldgateServer } from "../../src/server/server.js";
-import { hashPassword } from "../../src/server/users.js";
+import { hashPassword } from "../../src/sessions/users.js";
 import { startStatusPage, type WebServer } from "../../src/web/web-server.js";
 
 export interface WebGateway {
@@ -74,14 +74,17 @@ export interface Reply {
   body: string;
 }
 
-/** One request; the gateway's certificate is the only one trusted (host name not checked: the test box's names vary). */
-export function fetchPage(g: WebGateway, path: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+/**
+ * One request; the gateway's certificate is the only one trusted (host name not checked: the test
+ * box's names vary). `fresh`: on a connection of its own, as a new visitor's, not one kept alive.
+ */
+export function fetchPage(g: WebGateway, path: string, o: { method?: string; headers?: Record<string, string>; body?: string; fresh?: boolean } = {}): Promise<Reply> {
   const url = new URL(path, g.url);
   const tls = url.protocol === "https:";
   return new Promise((resolve, reject) => {
     const req = (tls ? request : httpRequest)(
       url,
-      { method: o.method ?? "GET", headers: o.headers, ...(tls ? { ca: g.certPem, checkServerIdentity: () => undefined } : {}) },
+      { method: o.method ?? "GET", headers: o.headers, ...(o.fresh ? { agent: false } : {}), ...(tls ? { ca: g.certPem, checkServerIdentity: () => undefined } : {}) },
       (res) => {
         let body = "";
         res.setEncoding("utf8");

@@ -139,6 +139,7 @@ describe("/metrics", () => {
     const deviceCounters = [
       ["fieldgate_device_requests_total", "ns=1;s=sim/Diagnostics/Requests"],
       ["fieldgate_device_errors_total", "ns=1;s=sim/Diagnostics/Errors"],
+      ["fieldgate_device_mismatched_replies_total", "ns=1;s=sim/Diagnostics/MismatchedReplies"],
     ] as const;
     const gauges = [
       ["fieldgate_opcua_subscriptions", d("Subscriptions.Subscriptions")],

@@ -13,6 +13,8 @@ pymodbus answers with exception 04.
 
 Prints one JSON line {"ready": true, "port": N} when serving. Reads commands on stdin:
   mute N / unmute N   remove / restore slave N (RTU: it stops answering; TCP: exception 0B)
+  fail N / heal N     slave N's datastore raises on every access (pymodbus answers exception 04
+                      to every request), or works again
 Exits when stdin closes, so a dead test run leaves no server behind.
 """
 import asyncio
@@ -32,7 +34,28 @@ from pymodbus.server.async_io import ModbusSerialServer, ModbusTcpServer
 logging.basicConfig(level=logging.CRITICAL)
 
 
-class FailingBlock(ModbusSequentialDataBlock):
+BROKEN = set()
+
+
+class Block(ModbusSequentialDataBlock):
+    """A data area of slave `unit`, failing whole while the unit is in BROKEN."""
+
+    def __init__(self, unit, values):
+        super().__init__(0, values)
+        self.unit = unit
+
+    def getValues(self, address, count=1):
+        if self.unit in BROKEN:
+            raise RuntimeError("simulated device failure of slave %d" % self.unit)
+        return super().getValues(address, count)
+
+    def setValues(self, address, values):
+        if self.unit in BROKEN:
+            raise RuntimeError("simulated device failure of slave %d" % self.unit)
+        return super().setValues(address, values)
+
+
+class FailingBlock(Block):
     """Holding registers whose address 90 fails inside the device."""
 
     def getValues(self, address, count=1):
@@ -45,10 +68,10 @@ def slave(unit):
     bits = [(i % 3 == 0) != (unit == 2) for i in range(100)]
     dis = [(i % 2 == 0) != (unit == 2) for i in range(100)]
     return ModbusSlaveContext(
-        co=ModbusSequentialDataBlock(0, bits),
-        di=ModbusSequentialDataBlock(0, dis),
-        ir=ModbusSequentialDataBlock(0, [3000 + 1000 * unit + i for i in range(100)]),
-        hr=FailingBlock(0, [1000 * unit + i for i in range(100)]),
+        co=Block(unit, bits),
+        di=Block(unit, dis),
+        ir=Block(unit, [3000 + 1000 * unit + i for i in range(100)]),
+        hr=FailingBlock(unit, [1000 * unit + i for i in range(100)]),
         zero_mode=True,
     )
 
@@ -92,6 +115,10 @@ async def main():
         elif len(words) == 2 and words[0] == "unmute":
             unit = int(words[1])
             context[unit] = slaves[unit]
+        elif len(words) == 2 and words[0] == "fail":
+            BROKEN.add(int(words[1]))
+        elif len(words) == 2 and words[0] == "heal":
+            BROKEN.discard(int(words[1]))
         print(json.dumps({"ok": line.strip()}), flush=True)
 
     def read_stdin():

@@ -26,10 +26,10 @@ import type { DataValue } from "../ua/builtins.js";
 import { TimestampsToReturn } from "../ua/generated/enums.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
-import { readAttributes } from "../services/attribute.js";
+import { readAttributes } from "./attribute.js";
 import type { RepublishResponseOut } from "../subscriptions/notification-encoder.js";
-import { withHooks, type ServiceContext, type ServiceDefinition } from "../services/service-table.js";
-import type { Session } from "../server/session.js";
+import { withHooks, type ServiceContext, type ServiceDefinition } from "./service-table.js";
+import type { Session } from "../sessions/session.js";
 
 function actor(session: Session | undefined, auditEntryId: string | undefined): { sessionId?: Session["sessionId"]; userId: string; auditEntryId: string } {
   return { sessionId: session?.sessionId, userId: session?.userId ?? "", auditEntryId: auditEntryId ?? "" };

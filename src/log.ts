@@ -13,9 +13,9 @@
 // The last lines are kept in a ring (the status page shows them); recording one is a slot
 // write, no array grows.
 import { fstatSync } from "node:fs";
-import type { LogLevel } from "../config/gateway-config.js";
+import type { LogLevel } from "./config/gateway-config.js";
 
-export { LOG_LEVELS, type LogLevel } from "../config/gateway-config.js";
+export { LOG_LEVELS, type LogLevel } from "./config/gateway-config.js";
 
 /** syslog(3) priorities, as the journal's PRIORITY field holds them. */
 const PRIORITY: Readonly<Record<LogLevel, number>> = { error: 3, warning: 4, notice: 5, info: 6, debug: 7 };
@@ -138,9 +138,6 @@ export class Logger implements ServerLog {
     return out;
   }
 }
-
-/** A log that writes nothing (tests, tools). */
-export const SILENT_LOG: ServerLog = { info: () => undefined, warn: () => undefined };
 
 /** A log with every level, made from any ServerLog (notice as info, error as warn, debug dropped). */
 export interface LevelLog extends ServerLog {

@@ -13,12 +13,6 @@ export type Role = RequestContext["role"];
 /** Every role, least privileged first (the order in which they include one another): gateway.yaml's names. */
 export const ROLES: readonly Role[] = ROLE_NAMES;
 
-/** `writeRoles` of device tags: MemoryNamespace answers BadUserAccessDenied to a viewer. */
-export const DEVICE_WRITE_ROLES: readonly Role[] = ["operator", "admin"];
-
-/** `writeRoles` of configuration nodes. */
-export const CONFIG_WRITE_ROLES: readonly Role[] = ["admin"];
-
 /** What a role may do beyond reading; services that are not Write ask here. */
 export const enum Permission {
   Browse = 1,
@@ -38,8 +32,4 @@ const PERMISSIONS: Readonly<Record<Role, number>> = {
 
 export function hasPermission(role: Role, permission: Permission): boolean {
   return (PERMISSIONS[role] & permission) === permission;
-}
-
-export function isRole(value: unknown): value is Role {
-  return value === "viewer" || value === "operator" || value === "admin";
 }

@@ -62,6 +62,8 @@ export interface SessionManagerOptions {
   sweepInterval?: number;
   /** Called after a session is removed (closed, timed out or shut down). */
   onSessionClosed?: (session: Session, reason: SessionCloseReason) => void;
+  /** Namespace of new SessionIds: the one that shows the sessions' diagnostics objects (src/diagnostics); default 0. */
+  sessionNamespace?: () => number;
 }
 
 /**
@@ -76,8 +78,6 @@ export class SessionManager {
   private lastFound: Session | undefined;
   private readonly options: SessionManagerOptions;
   private sweepTimer: NodeJS.Timeout | undefined;
-  /** Namespace of new SessionIds: the one that shows the sessions' diagnostics objects (src/diagnostics). */
-  sessionNamespace = 0;
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
@@ -111,7 +111,7 @@ export class SessionManager {
       if (idle === undefined) return undefined;
       this.close(idle, "evicted");
     }
-    const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now, this.sessionNamespace);
+    const session = new Session(channel, name, this.reviseTimeout(requestedTimeout), now, this.options.sessionNamespace?.() ?? 0);
     this.byToken.set(session.tokenKey, session);
     channel.sessionCount++;
     return session;

@@ -55,11 +55,6 @@ export function passwordEncryptionUri(securityPolicyUri: string): string | undef
   return alg && OAEP_URI[alg.oaepHash];
 }
 
-/** The SignatureData.algorithm of a userTokenSignature under this policy. */
-export function userSignatureUri(securityPolicyUri: string): string | undefined {
-  return policyByUri(securityPolicyUri)?.asymmetricSignatureUri;
-}
-
 /**
  * Decrypts a legacy encrypted token secret (Part 4 §7.41.2.2): RSA-OAEP blocks of the key size
  * holding [UInt32 length][secret][serverNonce], where length counts secret and nonce. Returns

@@ -1,17 +1,17 @@
-// The history's worker threads (DESIGN: the event loop is a shared resource): SQLite work that
-// grows with the data (a flush, the moves of staged samples, retention, a HistoryRead and the
-// encoding of its values) runs on a thread of its own, with its own connection to the database.
+// A link to a worker thread of the gateway (the history's, the device map's validation: DESIGN,
+// the event loop is a shared resource): work that grows with the data runs on a thread of its
+// own, and the link is the one way the main thread starts one and talks to it.
 //
 // One link per worker. Requests go by postMessage, each with a sequence number; the worker
 // answers each one on a port of its own and then bumps a shared counter, so the main thread can
 // also wait for an answer without its event loop (Atomics.wait, receiveMessageOnPort): for
-// flushAll() and the reads of tools and tests, never on a service's path. The link holds the
-// event loop open only while answers are due: an idle worker never keeps a process alive.
+// the history's flushAll() and the reads of tools and tests, never on a service's path. The link
+// holds the event loop open only while answers are due: an idle worker never keeps a process
+// alive. Its errors name the worker (`name`).
 //
 // A worker runs below the event loop (src/thread-priority.ts says why and how); its side of the
-// link is link-worker.ts.
+// link is worker-serve.ts, and its file is the one src/worker-file.ts chooses.
 import { fileURLToPath } from "node:url";
-import { workerFile as workerFileAt, workerFileIn as workerFileInPackage } from "../worker-file.js";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
 
 export interface Reply {
@@ -31,21 +31,15 @@ export type ReplyHandler<R> = (reply: R | undefined, err: Error | undefined) => 
 export interface LinkData {
   readonly replyPort: MessagePort;
   readonly answered: Int32Array;
-  /** Its thread's nice value, relative to the process's. */
-  readonly nice: number;
 }
 
-/** How much lower a worker's priority is than the event loop's (see the top). */
-export const WORKER_NICE = 10;
-
-/** The file of the history worker `name` (src/worker-file.ts chooses bundle or compiled module). */
-export function workerFile(name: string): URL {
-  return workerFileAt(`history/${name}`);
-}
-
-/** workerFile's choice in the package at `root` (a directory URL ending in "/"). */
-export function workerFileIn(root: URL, name: string): URL {
-  return workerFileInPackage(root, `history/${name}`);
+export interface WorkerLinkOptions {
+  /** What the worker is, for its errors ("history write worker"). */
+  readonly name: string;
+  readonly resourceLimits?: ResourceLimits;
+  readonly transferList?: TransferListItem[];
+  /** The worker ended on its own with an error or a non-zero exit code (not after ended()/terminate()). */
+  readonly onExit?: (err: Error) => void;
 }
 
 /** An Error from a worker's FaultInfo, with its code (SQLITE_FULL, ...). */
@@ -67,17 +61,15 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
   private exitCode: number | undefined;
   private exitError: Error | undefined;
   private readonly exited: Promise<void>;
+  private readonly name: string;
 
   /** Starts the worker `file` with `data` (plus the link's own fields) as its workerData. */
-  constructor(
-    file: URL,
-    data: object,
-    options: { readonly resourceLimits?: ResourceLimits; readonly transferList?: TransferListItem[]; readonly onExit?: (err: Error) => void; readonly nice?: number } = {},
-  ) {
+  constructor(file: URL, data: object, options: WorkerLinkOptions) {
+    this.name = options.name;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.answered = new Int32Array(new SharedArrayBuffer(4));
-    const linkData: LinkData = { replyPort: port2, answered: this.answered, nice: options.nice ?? WORKER_NICE };
+    const linkData: LinkData = { replyPort: port2, answered: this.answered };
     this.worker = new Worker(file, {
       workerData: { ...data, ...linkData },
       transferList: [port2, ...(options.transferList ?? [])],
@@ -92,7 +84,7 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
     this.exited = new Promise((resolve) =>
       this.worker.once("exit", (code) => {
         this.exitCode = code;
-        const err = this.exitError ?? new Error(`history worker ${fileURLToPath(file)} ended (exit code ${code})`);
+        const err = this.exitError ?? new Error(`${this.name} ${fileURLToPath(file)} ended (exit code ${code})`);
         // Answers already sent are still on the port.
         this.drain();
         for (const [, handler] of this.pending) handler(undefined, err);
@@ -109,11 +101,16 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
     return this.exitCode === undefined;
   }
 
+  /** The worker's thread id (-1 once it has stopped). */
+  get threadId(): number {
+    return this.worker.threadId;
+  }
+
   /** Sends a request; `onReply` gets its answer (or the error that ended the worker). Returns its seq. */
   send(message: Req, onReply?: ReplyHandler<Rep>, transfer?: TransferListItem[]): number {
     const seq = ++this.seq;
     if (!this.alive) {
-      onReply?.(undefined, this.exitError ?? new Error("history worker has ended"));
+      onReply?.(undefined, this.exitError ?? new Error(`${this.name} has ended`));
       return seq;
     }
     this.pending.set(seq, onReply ?? ignore);
@@ -128,7 +125,7 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
 
   /**
    * Blocks the calling thread until request `seq` is answered (other answers that come first
-   * are handled in order), at most `timeoutMs`. Only for flushAll(), tools and tests.
+   * are handled in order), at most `timeoutMs`. Only for the history's flushAll(), tools and tests.
    */
   waitFor(seq: number, timeoutMs = 60_000): void {
     const end = performance.now() + timeoutMs;
@@ -138,7 +135,7 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
       if (!this.pending.has(seq) || !this.alive) break;
       const left = end - performance.now();
       if (left <= 0 || Atomics.wait(this.answered, 0, seen, Math.min(left, 100)) === "timed-out") {
-        if (performance.now() >= end) throw new Error(`history worker did not answer within ${timeoutMs} ms`);
+        if (performance.now() >= end) throw new Error(`${this.name} did not answer within ${timeoutMs} ms`);
         // An ended worker never bumps the counter: look again at whether it is alive.
         if (this.exitedQuietly()) break;
       }
@@ -155,7 +152,7 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
     });
     this.waitFor(seq, timeoutMs);
     if (error) throw error;
-    if (reply === undefined) throw new Error("history worker ended before it answered");
+    if (reply === undefined) throw new Error(`${this.name} ended before it answered`);
     return reply;
   }
 

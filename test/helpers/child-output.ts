@@ -1,0 +1,67 @@
+// The built CLI as a child process: waiting on what it writes (its stdout and stderr as one
+// text), and a running gateway with a client session on it.
+import { spawn, type ChildProcess } from "node:child_process";
+import { OPCUAClient, type ClientSession } from "node-opcua-client";
+
+/** Resolves with the first match of `pattern` in `output()`; rejects after 15 s or when the child exits first. */
+export function waitFor(child: ChildProcess, output: () => string, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolveMatch, reject) => {
+    const timer = setTimeout(() => done(new Error(`no ${what} within 15 s: ${output()}`)), 15_000);
+    const check = () => {
+      const m = pattern.exec(output());
+      if (m) done(undefined, m);
+    };
+    const onExit = () => done(new Error(`exited before ${what}: ${output()}`));
+    function done(err?: Error, m?: RegExpExecArray) {
+      clearTimeout(timer);
+      child.stdout!.off("data", check);
+      child.stderr!.off("data", check);
+      child.off("exit", onExit);
+      if (err) reject(err);
+      else resolveMatch(m!);
+    }
+    child.stdout!.on("data", check);
+    child.stderr!.on("data", check);
+    child.once("exit", onExit);
+    check();
+  });
+}
+
+/** `fieldgate run` as a child, listening, with a node-opcua-client session on it. */
+export interface CliGateway {
+  readonly child: ChildProcess;
+  /** Its stdout and stderr so far. */
+  output(): string;
+  readonly session: ClientSession;
+  /** Waits for `pattern` in its output (waitFor). */
+  waitFor(pattern: RegExp, what: string): Promise<RegExpExecArray>;
+  /** Closes the session, sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `node cli run --config configFile` and connects a client once it says it listens. */
+export async function runCliGateway(cli: string, configFile: string): Promise<CliGateway> {
+  const child = spawn(process.execPath, [cli, "run", "--config", configFile], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const output = () => out;
+  const client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
+  let session: ClientSession | undefined;
+  const stop = async (): Promise<number | null> => {
+    await session?.close().catch(() => undefined);
+    await client.disconnect().catch(() => undefined);
+    child.kill("SIGTERM");
+    return exited;
+  };
+  try {
+    const port = (await waitFor(child, output, /listening on opc\.tcp:\/\/\S+:(\d+)/, "listening line"))[1];
+    await client.connect(`opc.tcp://127.0.0.1:${port}`);
+    session = await client.createSession();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { child, output, session, waitFor: (pattern, what) => waitFor(child, output, pattern, what), stop };
+}
