@@ -48,6 +48,7 @@ export function refusedText(at: Date, files: readonly string[], issues: readonly
     ...issues.map((i) => `  ${formatIssue(i)}`),
     "",
     "In Notepad, Ctrl+G goes to a line; View > Status bar shows the line and column of the cursor.",
+    ...(issues.some((i) => /UTF-8/.test(i.message)) ? ["To save a file as UTF-8 in Notepad: File > Save as, Encoding: UTF-8."] : []),
     "Fix the files in this folder, then put the card or stick back into the gateway and start it.",
     "Every file of the folder is applied together, or none: nothing changes until all are right.",
     "",

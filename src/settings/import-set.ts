@@ -5,14 +5,15 @@
 // only when this found no issue at all.
 //
 // The files come from Windows and macOS editors: a UTF-8 byte order mark is dropped, CRLF line
-// ends become LF, and the mistakes those editors make are named in words (Notepad's ".txt"
-// added to a name, "Unicode" = UTF-16, ANSI = Windows-1252 text with a ° in it).
+// ends become LF, text that is not UTF-8 is refused where config-text.ts finds it, and the
+// mistakes of file names are named in words (Notepad's ".txt" added to a name, .yml, *.pub).
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { deviceMapSchema } from "../config/device-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
+import { readConfigText } from "../config/config-text.js";
 import { validateFile, validateYaml } from "../config/load.js";
 import { networkSchema } from "../config/network-config.js";
 import { checkAuthorizedKeys } from "./authorized-keys.js";
@@ -84,8 +85,8 @@ export function readSet(from: string, targets: SetTargets): CheckedSet {
     const shown = byName.get(name);
     if (shown === undefined) continue;
     const read = readText(join(from, shown), shown);
-    if (typeof read === "string") {
-      issues.push(whole(shown, read));
+    if ("file" in read) {
+      issues.push(read);
       continue;
     }
     files.push({ name, shown, text: read.text, sha256: read.sha256 });
@@ -104,30 +105,26 @@ function whole(file: string, message: string): ConfigIssue {
   return { file, line: 0, column: 0, path: "", message };
 }
 
-function readText(file: string, shown: string): { text: string; sha256: string } | string {
-  let bytes: Buffer;
+/**
+ * The file's text as the config readers take it (src/config/config-text.ts: UTF-8 or an issue
+ * at the first byte that is not), without a byte order mark and with LF line ends.
+ */
+function readText(file: string, shown: string): { text: string; sha256: string } | ConfigIssue {
   try {
-    if (statSync(file).size > MAX_BYTES) return `larger than ${MAX_BYTES / 1048576} MiB: not a settings file`;
-    bytes = readFileSync(file);
+    if (statSync(file).size > MAX_BYTES) return whole(shown, `larger than ${MAX_BYTES / 1048576} MiB: not a settings file`);
   } catch (err) {
-    return `cannot be read: ${(err as Error).message}`;
+    return whole(shown, `cannot be read: ${(err as Error).message}`);
   }
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    return `saved as UTF-16 ("Unicode"); save ${shown} as UTF-8 (Notepad: File, Save as, Encoding: UTF-8)`;
-  }
-  let start = 0;
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(start));
-  } catch {
-    return `not UTF-8 text (an "ANSI" file with a character such as ° or ä?); save ${shown} as UTF-8 (Notepad: File, Save as, Encoding: UTF-8)`;
-  }
-  return { text: text.replace(/\r\n/g, "\n"), sha256 };
+  const read = readConfigText(file);
+  if (!read.ok) return { ...read.issue, file: shown };
+  return { text: read.text.replace(/^\ufeff/, "").replace(/\r\n/g, "\n"), sha256: sha256Of(file) };
 }
 
-/** Checks one file; `gateway` gets the set's gateway.yaml, validated (null when it has issues). */
+/** Of the file's bytes: tells the file imported from one edited since. */
+export function sha256Of(file: string): string {
+  return createHash("sha256").update(readFileSync(file)).digest("hex");
+}
+
 function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[], gateway: (g: GatewayConfig | null) => void): SetFile {
   // Relative paths inside a file resolve where it will live, not on the drive.
   const dir = resolve(targets.configDir);

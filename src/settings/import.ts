@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { basename, dirname, join } from "node:path";
 import type { ConfigIssue } from "../config/errors.js";
 import { fsyncDir, keepPrevious, removeFile, replaceFile, writeSynced } from "./atomic-file.js";
-import { readSet, type SetFile, type SettingsName } from "./import-set.js";
+import { readSet, sha256Of, type SetFile, type SettingsName } from "./import-set.js";
 import { appliedText, crlf, refusedText, RESULT_FILE, type ImportStatus } from "./import-result.js";
 
 export interface ImportPaths {
@@ -154,7 +154,7 @@ function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, re
     for (const f of j.files) {
       const src = join(paths.from, f.shown);
       if (!existsSync(src)) continue;
-      if (sha256(src) !== f.sha256) {
+      if (sha256Of(src) !== f.sha256) {
         notes.push(`${f.shown} changed on the drive after it was imported: left where it is`);
         continue;
       }
@@ -259,9 +259,6 @@ function folderName(from: string, at: Date): string {
   return name;
 }
 
-function sha256(file: string): string {
-  return createHash("sha256").update(readFileSync(file)).digest("hex");
-}
 
 function statOr(path: string): { mode: number; uid: number; gid: number } | undefined {
   try {

@@ -139,8 +139,9 @@ describe("fieldgate settings import", () => {
     const r = importSettings(paths);
     expect(r.result).toBe("refused");
     const text = read(join(drive, "IMPORT-RESULT.txt"));
-    expect(text).toContain('devices.yaml: saved as UTF-16 ("Unicode"); save devices.yaml as UTF-8 (Notepad: File, Save as, Encoding: UTF-8)');
-    expect(text).toContain('network.yaml: not UTF-8 text (an "ANSI" file');
+    expect(text).toContain("devices.yaml: the file is saved as UTF-16 (it begins with a UTF-16 byte order mark); save it as UTF-8");
+    expect(text).toContain("network.yaml:1:12: hostname: byte 0xE4 is not UTF-8: the file was saved in another encoding (Latin-1, Windows-1252, ...); save it as UTF-8");
+    expect(text).toContain("To save a file as UTF-8 in Notepad: File > Save as, Encoding: UTF-8.");
   });
 
   it("refuses a gateway.yaml whose data folder is not this gateway's, at the line that says it", () => {
