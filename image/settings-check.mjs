@@ -140,11 +140,13 @@ export class SettingsCheck {
   }
 
   /**
-   * A change of address that nobody confirms goes back by itself. Made with `fieldgate network try`
-   * through the debug shell; the page's HTTP API (POST /api/config/network, then no confirm) is
-   * the hook for the same check once it exists: only `propose` changes.
+   * A change of address that nobody confirms goes back by itself. Proposed the way the page's API
+   * will propose it: a request left by the gateway's user (src/settings/network-requests.ts),
+   * carried out by root's fieldgate-network-request.path; the revert is systemd's timer. The hook
+   * for the API's own check: `propose` becomes a POST /api/config/network (with a login), the
+   * rest stays.
    */
-  async unconfirmedChangeReverts(sh, propose = (yaml, seconds) => proposeByCommand(sh, yaml, seconds)) {
+  async unconfirmedChangeReverts(sh, propose = (yaml, seconds) => proposeByRequest(sh, yaml, seconds)) {
     const seconds = 20;
     const t0 = Date.now();
     const said = await propose(networkYaml(OTHER), seconds);
@@ -193,10 +195,21 @@ async function readGood(session, tag) {
   return dv;
 }
 
-/** The debug shell's way: the file written on the gateway, then `fieldgate network try`. */
-async function proposeByCommand(sh, yaml, seconds) {
-  const b64 = Buffer.from(yaml).toString("base64");
-  const out = await sh.run(`echo ${b64} | base64 -d > /run/fieldgate-test-network.yaml && fieldgate network try --config /run/fieldgate-test-network.yaml --timeout ${seconds} 2>&1; echo rc=$?`, 60_000);
-  if (!/rc=0$/.test(out)) check(false, `fieldgate network try: ${out}`);
-  return `fieldgate network try --timeout ${seconds}`;
+/**
+ * As the gateway's user (which may write nothing but /var/lib/fieldgate): request.json, written
+ * under another name and renamed, then root's answer in response.json.
+ */
+async function proposeByRequest(sh, yaml, seconds) {
+  const dir = "/var/lib/fieldgate/network-request";
+  const id = `image-test-${Date.now()}`;
+  const b64 = Buffer.from(JSON.stringify({ id, action: "try", by: "the image test, as user fieldgate", text: yaml, timeoutSeconds: seconds })).toString("base64");
+  await sh.run(`echo ${b64} | base64 -d | runuser -u fieldgate -- sh -c 'cat > ${dir}/.request.json && mv ${dir}/.request.json ${dir}/request.json'`);
+  let answer = "";
+  for (let i = 0; i < 60 && !answer.includes(id); i++) {
+    await sleep(1000);
+    answer = await sh.run(`cat ${dir}/response.json 2>/dev/null`);
+  }
+  const ok = answer.includes(id) && /"ok":true/.test(answer);
+  check(ok, `the gateway's user asked for the change (${dir}/request.json), root carried it out: ${answer.slice(0, 200) || "no answer in 60 s"}`);
+  return "asked for by the gateway's user, carried out by fieldgate-network-request.path";
 }

@@ -43,9 +43,9 @@ export class Drive {
     return this;
   }
 
-  /** A file's bytes as text (mtype -t would turn CRLF into LF: the bytes are read as they are). */
+  /** A UTF-8 file's text, its line ends as they are (mcopy without -t converts nothing). */
   read(path) {
-    return execFileSync("mcopy", ["-n", "-i", this.fat, `::${path}`, "-"], { encoding: "latin1" });
+    return execFileSync("mcopy", ["-n", "-i", this.fat, `::${path}`, "-"], { encoding: "utf8" });
   }
 
   /** Names in a folder, without . and .. */

@@ -9,4 +9,6 @@
 // bundle it runs the compiled modules themselves (src/worker-file.ts chooses, as for workers).
 import { builtFile } from "./worker-file.js";
 
-await import(builtFile("main").href);
+// `settings` and `network` run at every boot before the gateway: their own entry (src/settings/main.ts).
+const own = process.argv[2] === "settings" || process.argv[2] === "network";
+await import(builtFile(own ? "settings/main" : "main").href);

@@ -45,13 +45,12 @@ async function main(argv: string[]): Promise<number> {
     console.log(await usage());
     return 0;
   }
-  // `cert`, `update`, `import`, `export`, `settings` and `network` take positionals: they parse their own arguments.
+  // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
+  // (`settings` and `network` never come here: src/cli.ts runs src/settings/main.ts for them.)
   if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
   if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest);
   if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest);
-  if (command === "settings") return (await import("./settings/cli.js")).settingsCommand(rest);
-  if (command === "network") return (await import("./settings/cli.js")).networkCommand(rest);
   const { values } = parseArgs({
     args: rest,
     options: {

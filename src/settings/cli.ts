@@ -6,7 +6,6 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { formatIssue } from "../config/errors.js";
 import { networkSchema } from "../config/network-config.js";
 import { validateFile } from "../config/load.js";
-import { importSettings, readStatus } from "./import.js";
 import { applianceTargets, folderTargets, systemdReloader, writeNetwork, type NetworkTargets } from "./network-apply.js";
 import { renderNetwork } from "./network-render.js";
 import { REQUEST_DIR, serveNetworkRequest } from "./network-requests.js";
@@ -64,6 +63,9 @@ export async function settingsCommand(argv: string[], out: Out = console.log, er
     (values.help ? out : err)(`usage:\n${SETTINGS_USAGE}`);
     return values.help ? 0 : 2;
   }
+  // The import's modules (every schema, the device map's unit table) only for this command:
+  // `network apply` runs at every boot.
+  const { importSettings, readStatus } = await import("./import.js");
   const statusFile = str("status") ?? STATUS_FILE;
   if (what === "status") {
     const s = readStatus({ statusFile });

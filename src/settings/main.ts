@@ -1,0 +1,17 @@
+// `fieldgate settings ...` and `fieldgate network ...`, which every boot runs before the network
+// and the gateway start (systemd/fieldgate-settings): an entry of their own that src/cli.ts
+// loads instead of src/main.ts, so that they load the config and settings modules, not the
+// gateway's (its server, devices, history), whose loading a small board or an emulated one
+// would add to every boot.
+import { networkCommand, settingsCommand } from "./cli.js";
+
+const [command, ...rest] = process.argv.slice(2);
+(command === "settings" ? settingsCommand(rest) : networkCommand(rest)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`fieldgate ${command}:`, err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  },
+);
