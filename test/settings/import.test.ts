@@ -156,6 +156,21 @@ describe("fieldgate settings import", () => {
     expect(read(join(paths.configDir, "gateway.yaml"))).toBe(appliance);
   });
 
+  it("applies a gateway.yaml and the devices.yaml it names together; a gateway.yaml naming a broken map on the gateway is refused", () => {
+    const newGateway = GATEWAY.replace("applicationName: fieldgate", "applicationName: line3");
+    writeFileSync(join(drive, "gateway.yaml"), newGateway);
+    writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES);
+    expect(importSettings(paths)).toMatchObject({ result: "applied", files: ["gateway.yaml", "devices.yaml"] });
+    expect(read(join(paths.configDir, "gateway.yaml"))).toBe(newGateway);
+    expect(read(join(paths.configDir, "gateway.yaml.previous"))).toBe(GATEWAY);
+    // A gateway.yaml that names another map, broken, already on the gateway.
+    writeFileSync(join(paths.configDir, "other.yaml"), "devices:\n  - name: x\n    driver: modbus-tpc\n    tags: [{ name: t, address: holding:1 }]\n");
+    writeFileSync(join(drive, "gateway.yaml"), GATEWAY.replace("devices: ./devices.yaml", "devices: ./other.yaml"));
+    const r = importSettings(paths);
+    expect(r).toMatchObject({ result: "refused", issues: [expect.objectContaining({ file: join(paths.configDir, "other.yaml"), line: 3, message: expect.stringMatching(/^\(the device map gateway\.yaml names\) expected one of/) })] });
+    expect(read(join(paths.configDir, "gateway.yaml"))).toBe(newGateway);
+  });
+
   it("refuses a devices.yaml that the gateway.yaml would not use", () => {
     writeFileSync(join(drive, "gateway.yaml"), GATEWAY.replace(/^devices: .*$/m, "# devices: ./devices.yaml"));
     writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES);
