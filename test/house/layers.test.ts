@@ -31,6 +31,7 @@ const LAYERS = [
   "drivers",
   "history",
   "update",
+  "settings",
   "address-space",
   "subscriptions",
   "events",
