@@ -7,7 +7,12 @@
 // gateway's ~160 modules one by one took 179-208 ms of its start on one core, the bundle
 // 82-92 ms, and left ~4 MB more memory behind (bench/RESULTS.md, issue 14). Without a fresh
 // bundle it runs the compiled modules themselves (src/worker-file.ts chooses, as for workers).
+import { holdSignals } from "./signals.js";
 import { builtFile } from "./worker-file.js";
+
+// Before anything else is loaded: a SIGHUP or SIGTERM from here on is kept for main.ts to act on
+// (src/signals.ts), not the end of a half-started process.
+holdSignals();
 
 // `settings` and `network` run at every boot before the gateway: their own entry (src/settings/main.ts).
 const own = process.argv[2] === "settings" || process.argv[2] === "network";

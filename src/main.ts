@@ -3,16 +3,13 @@
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { validateNetworkFile } from "./config/network-config.js";
-import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
-import { diagnosticsRequested, installDiagnosticsReport } from "./server/diagnostics-report.js";
-import { FieldgateServer } from "./server/server.js";
+import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
+import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./sessions/users.js";
-import { SystemdNotifier } from "./server/systemd-notify.js";
-import { Logger } from "./log.js";
-import type { WebServer } from "./web/web-server.js";
+import { releaseSignals } from "./signals.js";
 
-// The operators' tools (cert, update, import, export) and the status page are imported when
-// they are used: a gateway that runs without them does not load their modules (the update
+// The operators' tools (cert, update, import, export) and the status page (server/gateway-run.ts)
+// are imported when they are used: a gateway that runs without them does not load their modules (the update
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
 // memory at rest (bench/RESULTS.md, issue 14).
 async function usage(): Promise<string> {
@@ -41,6 +38,8 @@ ${NETWORK_USAGE}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Only the gateway keeps the signals src/cli.ts holds; a tool ends on them as usual.
+  if (command !== "run") releaseSignals();
   if (command === "help" || command === "--help" || command === "-h") {
     console.log(await usage());
     return 0;
@@ -76,132 +75,13 @@ async function main(argv: string[]): Promise<number> {
         values.network,
       );
     case "run":
-      return run(configFile, values.port);
+      return runGateway(configFile, values.port);
     case "password":
       return password();
     default:
       console.error(`unknown command "${command}"\n${await usage()}`);
       return 2;
   }
-}
-
-async function run(configFile: string, portOverride: string | undefined): Promise<number> {
-  let config;
-  try {
-    config = loadGatewayConfig(configFile);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
-  if (portOverride !== undefined) {
-    const port = Number(portOverride);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      console.error(`--port: expected an integer between 0 and 65535, got "${portOverride}"`);
-      return 2;
-    }
-    config = { ...config, server: { ...config.server, port } };
-  }
-  const log = new Logger({ level: config.log.level });
-  // Opt-in (bench): heap and GC pause totals on SIGUSR2 and at exit.
-  if (diagnosticsRequested()) installDiagnosticsReport();
-  let server: FieldgateServer;
-  try {
-    // Loads the device map: a bad one is refused before anything starts.
-    server = new FieldgateServer(config, log, { configFile });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      log.error(err.message);
-      return 1;
-    }
-    throw err;
-  }
-  try {
-    await server.start();
-  } catch (err) {
-    if (!isAddressInUse(err)) throw err;
-    log.error(addressInUse("opc.tcp", config.server.host, config.server.port, `server.port in ${configFile}, or run with --port N (0: any free port)`));
-    await server.stop();
-    return 1;
-  }
-  log.info(`listening on ${server.endpointUrl}`);
-  let web: WebServer | undefined;
-  if (config.web.enabled) {
-    try {
-      web = await (await import("./web/web-server.js")).startStatusPage(server, log);
-      log.info(`status page on ${web.url}${web.auth.loginRequired ? "" : " (this box only: no users configured, no login)"}`);
-    } catch (err) {
-      const message = isAddressInUse(err)
-        ? addressInUse("status page", config.web.host ?? (server.users.acceptsPasswords ? "0.0.0.0" : "127.0.0.1"), config.web.port, `web.port in ${configFile} (0: any free port), or web.enabled: false`)
-        : `status page did not start: ${err instanceof Error ? err.message : String(err)}`;
-      log.error(message);
-      await server.stop();
-      return 1;
-    }
-  }
-  // Under systemd (Type=notify): READY=1 now, then watchdog pings; nothing when run by hand.
-  const notifier = SystemdNotifier.fromEnv({ log: (m) => log.warn(m) });
-  notifier?.ready(`listening on ${server.endpointUrl}`);
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) return;
-      stopping = true;
-      log.info(`${signal}, closing channels and sessions`);
-      notifier?.stopping();
-      Promise.all([web?.close(), server.stop()]).then(
-        () => resolve(0),
-        (err: unknown) => {
-          log.error(`error while stopping: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-          resolve(1);
-        },
-      );
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    // `systemctl reload` (ExecReload) sends SIGHUP; Node's default would end the process.
-    // gateway.yaml (its users) and the device map are read again; a refused file is logged and
-    // what was loaded last stays in use.
-    let reloading: Promise<unknown> = Promise.resolve();
-    process.on("SIGHUP", () => {
-      reloading = reloading.then(async () => {
-        notifier?.reloading();
-        log.info("SIGHUP: reloading the gateway config and the device map");
-        const issues = validateConfigFile(configFile);
-        if (issues.length > 0) {
-          for (const issue of issues) log.error(`reload refused: ${formatIssue(issue)}`);
-          log.error(`reload refused: ${issues.length} issue(s) in ${configFile}; the users loaded last stay in use`);
-        } else {
-          try {
-            let next = loadGatewayConfig(configFile);
-            // --port is not in the file: keep it, or every reload would report a changed server section.
-            if (portOverride !== undefined) next = { ...next, server: { ...next.server, port: config.server.port } };
-            server.reloadConfig(next);
-            web?.auth.usersChanged();
-          } catch (err) {
-            log.error(`reload of the gateway config failed: ${err instanceof Error ? err.message : String(err)}`);
-          }
-        }
-        try {
-          await server.reloadDevices();
-        } catch (err) {
-          log.error(`reload failed: ${err instanceof Error ? err.message : String(err)}`);
-        }
-        notifier?.ready(`listening on ${server.endpointUrl}`);
-      });
-    });
-  });
-}
-
-function isAddressInUse(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE";
-}
-
-/** EADDRINUSE in words: who holds the port is a look away, and the way out is named. */
-function addressInUse(what: string, host: string, port: number, choose: string): string {
-  return `${what}: port ${port} on ${host} is already in use by another program (another fieldgate?); \`ss -ltnp 'sport = :${port}'\` shows which. Choose another port with ${choose}`;
 }
 
 /** `fieldgate validate`: the gateway config and the device map it names, or a device map or network.yaml alone. */

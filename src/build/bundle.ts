@@ -4,7 +4,7 @@
 // own (native addons, node-opcua-crypto, yaml, mqtt); what src/main.ts imports only when used
 // (the operators' tools, the status page, the Sparkplug edge node) becomes chunks of its own, so
 // it is still loaded only when used. The worker threads (the history's, the device map's
-// validation on a reload) get bundles of their own, DIST/bundle/<folder>/<worker>.js, each one
+// validation on a reload, a database's check) get bundles of their own, DIST/bundle/<folder>/<worker>.js, each one
 // self-contained file (no chunks shared with the gateway's: a worker would load code it never
 // runs), started by path (src/worker-file.ts). A worker is an isolate of its own that loads its modules again: its 17-21
 // modules one by one left 1.3 MB more resident than one file (a worker with the write worker's
@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import type * as Esbuild from "esbuild";
 
 /** The worker files, under src/, as src/worker-file.ts names them. */
-const WORKERS = ["history/write-worker", "history/read-worker", "config/validate-worker"] as const;
+const WORKERS = ["history/write-worker", "history/read-worker", "config/validate-worker", "storage/check-worker"] as const;
 
 async function main(argv: string[]): Promise<number> {
   const dist = resolve(argv[0] ?? "dist");

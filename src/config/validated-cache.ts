@@ -6,14 +6,22 @@
 // text, the source of the modules that validate (this folder and the UNECE unit table), so an
 // upgrade or any change to a schema or a check invalidates it, and the file's folder when the
 // schema has paths (they resolve against it). Only valid files are cached; a file with issues is
-// validated every time, and its messages are the validator's as before. A cache that cannot be
-// read, parsed or written is ignored: the file is validated as usual. One cache file per use
+// validated every time, and its messages are the validator's as before. One cache file per use
 // (the gateway has one device map), replaced when the map changes. The text is read as the
 // loaders read it (config-text.ts: UTF-8 or refused); a cache file is read by JSON.parse, whose
 // parser keeps no recursion on the call stack, and what it holds nests only as deep as its
 // schema (the validator wrote it), so no nesting bound is needed here beyond the loaders'.
+//
+// The value is trusted as it is read: it is used without validating. So the file carries a
+// CRC-32 of the value's text, and a file that does not match it (cut short, pages overwritten
+// on an SD card; a bit flipped inside a string would still be JSON, and an address in it would
+// be polled) is damaged: moved aside when the caller takes reports (storage/damaged.ts, the
+// gateway's start), else ignored; the map is validated from its YAML and kept again. A cache
+// that cannot be read or written for another reason (none yet, a read-only data partition) is
+// ignored the same way.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
@@ -22,10 +30,36 @@ import { validateYaml } from "./load.js";
 import { packageRoot } from "../package-info.js";
 import type { ValidationResult } from "./validate.js";
 import type { Infer, Schema, SchemaSpec } from "./schema.js";
+import { moveAside, type DamagedFile, type DamagedFileInfo } from "../storage/damaged.js";
 
-interface CacheFile {
-  readonly key: string;
-  readonly value: unknown;
+/** The file: `{"key":"<64 hex>","sum":"<8 hex>","value":<value>}`, `sum` the CRC-32 of <value>'s bytes. */
+const HEAD = /^\{"key":"([0-9a-f]{64})","sum":"([0-9a-f]{8})","value":/;
+
+/** The cache as a damaged file: nothing in it is lost (it is made again from the YAML). */
+const CACHE_FILE: DamagedFileInfo = {
+  kind: "device-map-cache",
+  what: "validated device map cache",
+  advice: "nothing to do: the device map was validated from its file and is cached again; {moved} can be deleted",
+};
+
+function sumOf(bytes: string | Uint8Array): string {
+  return crc32(bytes).toString(16).padStart(8, "0");
+}
+
+/**
+ * The cache file's key and value; a string saying why when the file is damaged; undefined when
+ * it is none of ours (a layout of an older build: replaced, not reported).
+ */
+function readCache(bytes: Buffer): { key: string; value: unknown } | string | undefined {
+  const head = HEAD.exec(bytes.subarray(0, 128).toString("latin1"));
+  if (head === null) return bytes.subarray(0, 8).toString("latin1") === '{"key":"' ? undefined : "not a cache file";
+  const text = bytes.subarray(head[0].length, bytes.length - 1);
+  if (bytes[bytes.length - 1] !== 0x7d || sumOf(text) !== head[2]) return "its checksum does not match: cut short or overwritten";
+  try {
+    return { key: head[1]!, value: JSON.parse(text.toString("utf8")) as unknown };
+  } catch (err) {
+    return `not JSON (${err instanceof Error ? err.message : String(err)})`;
+  }
 }
 
 let fingerprint: string | null | undefined;
@@ -81,10 +115,11 @@ export function cacheKey(schema: Schema, text: string, file: string): string | n
   return createHash("sha256").update(code).update("\0").update(folder).update("\0").update(text).digest("hex");
 }
 
-/** The key of the result kept in `cacheFile`, if there is one. */
+/** The key of the result kept in `cacheFile`, if there is one (and it is whole). */
 export function cachedKey(cacheFile: string): string | undefined {
   try {
-    return (JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile).key;
+    const c = readCache(readFileSync(cacheFile));
+    return typeof c === "object" ? c.key : undefined;
   } catch {
     return undefined;
   }
@@ -97,6 +132,8 @@ export function cachedKey(cacheFile: string): string | undefined {
  */
 export interface CacheOptions {
   readonly defer?: (write: () => void) => void;
+  /** Given, a damaged cache file is moved aside and reported here (else it is only ignored). */
+  readonly onDamaged?: (d: DamagedFile) => void;
 }
 
 /**
@@ -113,11 +150,21 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
   if (!read.ok) return { ok: false, issues: [read.issue] };
   const text = read.text;
   let key: string | null | undefined;
-  let cached: CacheFile | undefined;
+  let cached: { key: string; value: unknown } | undefined;
+  let bytes: Buffer | undefined;
   try {
-    cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CacheFile;
+    bytes = readFileSync(cacheFile);
   } catch {
-    // No cache yet, or one left unreadable: validate.
+    // No cache yet, or one that cannot be read: validate.
+  }
+  const found = bytes === undefined ? undefined : readCache(bytes);
+  if (typeof found === "object") cached = found;
+  else if (typeof found === "string" && options.onDamaged !== undefined) {
+    try {
+      options.onDamaged(moveAside(cacheFile, CACHE_FILE, found));
+    } catch {
+      // It could not be moved (a read-only partition): ignored all the same, and replaced if it can be.
+    }
   }
   if (cached !== undefined) {
     key = cacheKey(schema, text, file);
@@ -131,6 +178,12 @@ export function validateFileCached<S extends Schema>(schema: S, file: string, ca
     else write();
   }
   return result;
+}
+
+/** The text of a cache file keeping `value` under `key`: the layout HEAD reads, key and sum first. */
+export function cacheText(key: string, value: unknown): string {
+  const text = JSON.stringify(value);
+  return `{"key":"${key}","sum":"${sumOf(text)}","value":${text}}`;
 }
 
 /**
@@ -147,7 +200,7 @@ function keep(cacheFile: string, key: string | null, value: unknown): void {
   try {
     mkdirSync(dirname(cacheFile), { recursive: true });
     const tmp = unfinishedCacheFile(cacheFile);
-    writeFileSync(tmp, JSON.stringify({ key, value } satisfies CacheFile));
+    writeFileSync(tmp, cacheText(key, value));
     // Whole or not at all: a crash mid-write leaves the old cache or none.
     renameSync(tmp, cacheFile);
   } catch {

@@ -18,7 +18,8 @@ import type { Driver } from "./driver.js";
 import type { DriverRegistry, RegisteredDriver } from "./registry.js";
 import { compileTag } from "./tag-codec.js";
 import { sameConfig } from "./same-config.js";
-import { deviceChanges, wholeDevice, type DeviceChanges } from "./map-changes.js";
+import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
+export type { ApplyReport } from "./map-changes.js";
 
 export { sameConfig } from "./same-config.js";
 
@@ -60,15 +61,6 @@ export interface DeviceRuntimeOptions {
   readonly onStateChange?: StateChangeListener;
 }
 
-/** What an apply changed, by device name. */
-export interface ApplyReport {
-  readonly added: string[];
-  readonly removed: string[];
-  readonly changed: string[];
-  readonly unchanged: string[];
-  /** What changed in each device removed, changed or added, in that order (map-changes.ts). */
-  readonly details: DeviceChanges[];
-}
 
 interface Running {
   /** With `options`: equal (sameConfig) means nothing to do on reload. */

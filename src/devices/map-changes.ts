@@ -3,9 +3,18 @@
 // the first few names) and the settings that differ. "device map: changed simulator; 0
 // unchanged" left the person who edited the map to guess whether their edit was the one taken.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
-import type { ApplyReport } from "./device-runtime.js";
 import { sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { sameConfig } from "./same-config.js";
+
+/** What an apply changed, by device name. */
+export interface ApplyReport {
+  readonly added: string[];
+  readonly removed: string[];
+  readonly changed: string[];
+  readonly unchanged: string[];
+  /** What changed in each device removed, changed or added, in that order . */
+  readonly details: DeviceChanges[];
+}
 
 /** Names shown of each kind of change before "and N more". */
 export const FIRST_NAMES = 5;

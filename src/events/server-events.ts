@@ -1,7 +1,8 @@
 // The events the server raises about itself (Part 5 §6.4): SystemStatusChangeEvent when it
 // starts and stops (§6.4.31), GeneralModelChangeEvent when a device-map reload adds, removes or
 // replaces nodes (Part 3 §9.32, Part 5 §6.4.33), and the AuditEvents of the Auditing facet
-// (Part 5 §6.4.3 - §6.4.27; audit.ts builds them). Each source asks whether anyone listens
+// (Part 5 §6.4.3 - §6.4.27; audit.ts builds them), and DeviceFailureEventType when a file on the
+// gateway's storage is found damaged and moved aside (§6.4.29). Each source asks whether anyone listens
 // before it builds an event: without event monitored items the server spends nothing here.
 import type { ModelChange } from "../address-space/device-namespace.js";
 import { BuiltinType, VariantArrayType, numericNodeId, type NodeId } from "../ua/builtins.js";
@@ -15,6 +16,10 @@ import { AuditEvents } from "./audit.js";
 import { EventBus } from "./event-bus.js";
 import { EventItems } from "./event-items.js";
 import { scalar, UaEvent } from "./event.js";
+import { describeDamaged, type DamagedFile } from "../storage/damaged.js";
+
+/** Part 5 §6.4.2: 601-800 is medium-high; what was in the file is not readable by the gateway any more. */
+const SEVERITY_DAMAGED = 700;
 
 export const SERVER_OBJECT: NodeId = Object.freeze(numericNodeId(ObjectIds.Server));
 const SERVER_ONLY: readonly NodeId[] = Object.freeze([SERVER_OBJECT]);
@@ -79,6 +84,19 @@ export class ServerEvents {
     const e = new UaEvent(ObjectTypeIds.SystemStatusChangeEventType, { sourceNode: SERVER_OBJECT, sourceName: "Server", message, severity: 500 });
     e.set("SystemState", scalar(BuiltinType.Int32, state));
     this.raise(e);
+  }
+
+  /**
+   * Part 5 §6.4.29 DeviceFailureEventType, a SystemEvent (Part 3 §9.3: raised by the Server for
+   * something that occurs within it or the system it represents) for a failure in a device of the
+   * underlying system, here the storage the gateway keeps its files on: a damaged file was
+   * moved aside and a new one started (storage/damaged.ts). The Server object is the source: the
+   * files are the gateway's own, not a device's of the map. The type is declared abstract in the
+   * NodeSet, as SystemStatusChangeEventType above is; no concrete subtype says "storage".
+   */
+  damagedFile(d: DamagedFile): void {
+    if (!this.wants()) return;
+    this.raise(new UaEvent(ObjectTypeIds.DeviceFailureEventType, { sourceNode: SERVER_OBJECT, sourceName: "Server", message: describeDamaged(d), severity: SEVERITY_DAMAGED, time: d.at }));
   }
 
   /**

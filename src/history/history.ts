@@ -1,7 +1,7 @@
 // The history of a gateway: the database built from the `history:` config, its writer and its
 // reader, each with a worker thread of its own (src/worker-link.ts), and what the HistoryRead service
 // needs of them (HistoryBackend).
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BuiltinType, numericNodeId, scalar, type DataValue, type NodeId } from "../ua/builtins.js";
 import { ExceptionDeviationFormat } from "../ua/generated/enums.js";
@@ -11,8 +11,12 @@ import { DEFAULT_AGGREGATE_CONFIGURATION } from "./aggregates.js";
 import type { HistoryConfig } from "../config/history-config.js";
 import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
 import { HistoryReadThread } from "./read-thread.js";
-import { HistoryStore, type Series } from "./store.js";
+import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
 import { HistoryWriteThread } from "./write-thread.js";
+import { UaStatusError } from "../ua/errors.js";
+import { StatusCodes } from "../ua/generated/status-codes.js";
+import type { DamagedFile } from "../storage/damaged.js";
+import { openOrMoveAside } from "../storage/sqlite-check.js";
 
 /** What services/history.ts reads history through. */
 export interface HistoryBackend {
@@ -56,25 +60,45 @@ export class GatewayHistory implements HistoryDescription {
   readonly exceptionDeviation: number;
   readonly maxAge: number;
 
+  /**
+   * Why there is no history (the database could not be opened for a reason that is not damage:
+   * no permission, a newer schema); undefined while it is kept. The live values do not need it.
+   */
+  readonly unavailable: string | undefined;
   private local: HistoryStore | undefined;
   private lastWarning = -Infinity;
   private suppressed = 0;
+  private readonly onDamaged: ((d: DamagedFile) => void) | undefined;
 
   /**
    * `warn` receives write errors, at most one message a minute (a full disk fails every flush),
-   * and the clock notices. `clockSynchronized`: see SampleQueueOptions (absent: the clock is
-   * trusted).
+   * dropped samples (as often) and the clock notices; `options.info` the return of writing after
+   * failures. `clockSynchronized`: see SampleQueueOptions (absent: the clock is trusted).
+   * `onDamaged`: a damaged database was moved aside and a new one started (storage/damaged.ts).
    */
-  constructor(config: HistoryConfig, dataDir: string, warn?: (message: string) => void, options: { readonly clockSynchronized?: () => boolean } = {}) {
+  constructor(
+    config: HistoryConfig,
+    dataDir: string,
+    warn?: (message: string) => void,
+    options: { readonly clockSynchronized?: () => boolean; readonly info?: (message: string) => void; readonly onDamaged?: (d: DamagedFile) => void } = {},
+  ) {
     const file = config.database ?? join(dataDir, "history.db");
     this.file = file;
-    mkdirSync(dirname(file), { recursive: true });
+    this.onDamaged = options.onDamaged;
     const storeOptions = { maxSize: config.retention.maxSize, cacheSize: config.cacheSize };
-    // Created (or opened and checked) here, so that a database that cannot be opened stops the
-    // start with its error; the workers open it again.
-    const check = new HistoryStore(file, storeOptions);
-    const empty = check.seriesCount === 0;
-    check.close();
+    // Its series counted here, read-only (a damaged file is never written before the writer's
+    // check judges it): a database without any starts no writer thread until a series comes.
+    // A file SQLite refuses is moved aside at once; one that opens is checked through by the
+    // writer (write-worker.ts), off the event loop. Any other failure leaves the gateway
+    // without history, not without its live values.
+    let empty = true;
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      empty = openOrMoveAside(file, HISTORY_FILE, () => seriesIn(file, storeOptions), (d) => this.damaged(d)) === 0;
+    } catch (err) {
+      this.unavailable = `history database ${file} could not be opened (${err instanceof Error ? err.message : String(err)}); no history is kept until it can be`;
+      warn?.(`history: ${this.unavailable}`);
+    }
     const onError = warn && ((err: unknown) => this.warn(warn, err));
     this.writer = new HistoryWriteThread({
       file,
@@ -88,8 +112,12 @@ export class GatewayHistory implements HistoryDescription {
       clockSynchronized: options.clockSynchronized,
       clockSyncWait: config.clockSyncWait,
       log: warn,
+      info: options.info,
       untilFirstSeries: empty,
+      onDamaged: (d) => this.damaged(d),
     });
+    // Without a database nothing is queued (closed: records are ignored, not counted as dropped).
+    if (this.unavailable !== undefined) void this.writer.close();
     this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), onError });
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;
@@ -111,7 +139,17 @@ export class GatewayHistory implements HistoryDescription {
   }
 
   read(job: HistoryReadJob, abandoned?: () => boolean, hold?: boolean): Promise<readonly NodeReadResult[]> {
+    if (this.unavailable !== undefined) return Promise.reject(new UaStatusError(StatusCodes.BadResourceUnavailable, this.unavailable));
     return this.reader.read(job, abandoned, hold);
+  }
+
+  /** A damaged database went aside: no connection of this process may stay on the moved file. */
+  private damaged(d: DamagedFile): void {
+    this.local?.close();
+    this.local = undefined;
+    // The reader is made in the constructor after the first open: not there yet on that one.
+    this.reader?.reopen();
+    this.onDamaged?.(d);
   }
 
   releaseBodies(results: readonly NodeReadResult[]): void {
@@ -123,6 +161,7 @@ export class GatewayHistory implements HistoryDescription {
    * (and wait for the writer to move what it staged), so the services never use it.
    */
   get store(): HistoryStore {
+    // A damaged file the writer moves aside closes it (damaged()): the next use opens the new one.
     this.local ??= new HistoryStore(this.file, { readonly: true, beforeRead: () => this.writer.prepareReadSync() });
     return this.local;
   }
@@ -133,7 +172,7 @@ export class GatewayHistory implements HistoryDescription {
   }
 
   start(): void {
-    this.writer.start();
+    if (this.unavailable === undefined) this.writer.start();
   }
 
   /** Ends the reader (what waits is refused), then writes what is queued and ends the writer. */
@@ -143,6 +182,14 @@ export class GatewayHistory implements HistoryDescription {
     await this.reader.stop();
     await this.writer.close();
   }
+}
+
+/** The series of the database at `file`, on a read-only connection; a new file is created (empty). */
+function seriesIn(file: string, options: { maxSize: number; cacheSize?: number }): number {
+  const store = existsSync(file) ? new HistoryStore(file, { readonly: true }) : new HistoryStore(file, options);
+  const n = store.seriesCount;
+  store.close();
+  return n;
 }
 
 /** [VariableId, type, value] of the history capabilities of a server with this history. */

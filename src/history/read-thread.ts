@@ -184,6 +184,18 @@ export class HistoryReadThread {
     this.retiring.add(ended);
   }
 
+  /**
+   * The database file was replaced (a damaged one moved aside): the worker's connection is on
+   * the old file. It ends after the job it runs; the next job starts a worker on the new one.
+   */
+  reopen(): void {
+    const link = this.link;
+    if (link === undefined) return;
+    this.link = undefined;
+    const ended = endLink(link).finally(() => this.retiring.delete(ended));
+    this.retiring.add(ended);
+  }
+
   private worker(): WorkerLink<ReadRequest, ReadReply> {
     if (this.link?.alive) return this.link;
     this.bodies = new SharedArrayBuffer(BODIES);

@@ -32,9 +32,13 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { nodeIdToString } from "../ua/node-id.js";
 import { isNumericType, ValueForm, type SampleRing } from "./sample-ring.js";
 import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
+import { sqliteFileInfo } from "../storage/sqlite-check.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
+
+/** The history database as a damaged file (storage/damaged.ts): moved aside whole, with its WAL. */
+export const HISTORY_FILE = sqliteFileInfo("history", "history database");
 
 /** Bounds that stand for "no bound" in range queries (past any JS Date). */
 export const TIME_MIN = -8.64e15;
@@ -121,7 +125,6 @@ export function schemaStamp(userVersion: number): { version: number; readableFro
 function checkSchema(db: Db, path: string): void {
   const { version, readableFrom } = schemaStamp(db.pragma("user_version", { simple: true }) as number);
   if (version > HISTORY_SCHEMA_VERSION && readableFrom > HISTORY_SCHEMA_VERSION) {
-    db.close();
     throw new Error(
       `history database ${path} has schema ${version}, readable by builds of schema ${readableFrom} or later; this build reads schema ${HISTORY_SCHEMA_VERSION}: ` +
         "run the version that wrote it, or move the file away to start a new history",
@@ -181,47 +184,54 @@ export class HistoryStore {
     this.beforeRead = options.beforeRead;
     const db = this.readonly ? new Database(path, { readonly: true, fileMustExist: true }) : new Database(path);
     this.db = db;
-    if (!this.readonly) {
-      // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets a shrunk size
-      // limit give pages back to the file system in bounded steps (incremental_vacuum).
-      db.pragma("auto_vacuum = INCREMENTAL");
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
+    try {
+      if (!this.readonly) {
+        // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets a shrunk size
+        // limit give pages back to the file system in bounded steps (incremental_vacuum).
+        db.pragma("auto_vacuum = INCREMENTAL");
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = NORMAL");
+      }
+      this.pageSize = db.pragma("page_size", { simple: true }) as number;
+      this.fixedCache = options.cacheSize;
+      const maxSize = options.maxSize ?? 0;
+      // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
+      // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
+      this.walBudget = maxSize > 0 ? Math.min(4 << 20, Math.max(64 << 10, Math.floor(maxSize / 8))) : 4 << 20;
+      this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
+      if (!this.readonly) {
+        db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
+        db.pragma(`journal_size_limit = ${this.walBudget}`);
+        this.applyPageLimit();
+      }
+      // A reader refuses a database it cannot read as the writer does; only the writer stamps it.
+      checkSchema(db, path);
+      if (!this.readonly) {
+        db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
+        db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
+      }
+      this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
+      this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
+      this.findSeries = db.prepare("SELECT id, type FROM series WHERE node = ?").raw(true);
+      this.stageInsert = db.prepare("INSERT INTO staging(series, ts, v, st) VALUES (?, ?, ?, ?)");
+      // Safe integers: an Int64 value must come back exact; the others are turned into numbers.
+      this.stageSelect = db.prepare("SELECT seq, series, ts, v, st FROM staging ORDER BY seq LIMIT ?").raw(true).safeIntegers(true);
+      this.stageDelete = db.prepare("DELETE FROM staging WHERE seq <= ?");
+      this.staged = this.readonly ? 0 : (db.prepare("SELECT count(*) FROM staging").raw(true).get() as number[])[0];
+      for (const row of db.prepare("SELECT id, node, type FROM series").all() as { id: number; node: string; type: number }[]) {
+        const s = new Series(row.id, row.node, this);
+        s.type = row.type;
+        this.byKey.set(row.node, s);
+        this.byId.set(row.id, s);
+      }
+      this.sizeCache();
+      if (!this.readonly) stampSchema(db);
+    } catch (err) {
+      // A damaged file fails here, at its first read: the connection must not outlive the
+      // refusal (the file may be moved aside next, storage/sqlite-check.ts).
+      db.close();
+      throw err;
     }
-    this.pageSize = db.pragma("page_size", { simple: true }) as number;
-    this.fixedCache = options.cacheSize;
-    const maxSize = options.maxSize ?? 0;
-    // The WAL grows to the autocheckpoint threshold plus one flush, then restarts from the top;
-    // journal_size_limit truncates it back after a checkpoint. Two WAL budgets are kept free.
-    this.walBudget = maxSize > 0 ? Math.min(4 << 20, Math.max(64 << 10, Math.floor(maxSize / 8))) : 4 << 20;
-    this.fileBudget = maxSize > 0 ? Math.max(maxSize - 2 * this.walBudget, 16 * this.pageSize) : 0;
-    if (!this.readonly) {
-      db.pragma(`wal_autocheckpoint = ${Math.max(16, Math.floor(this.walBudget / this.pageSize))}`);
-      db.pragma(`journal_size_limit = ${this.walBudget}`);
-      this.applyPageLimit();
-    }
-    // A reader refuses a database it cannot read as the writer does; only the writer stamps it.
-    checkSchema(db, path);
-    if (!this.readonly) {
-      db.exec("CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE, type INTEGER NOT NULL DEFAULT 0)");
-      db.exec("CREATE TABLE IF NOT EXISTS staging(seq INTEGER PRIMARY KEY, series INTEGER NOT NULL, ts INTEGER NOT NULL, v INTEGER, st INTEGER)");
-    }
-    this.setType = db.prepare("UPDATE series SET type = ? WHERE id = ?");
-    this.addSeries = db.prepare("INSERT INTO series(node) VALUES (?)");
-    this.findSeries = db.prepare("SELECT id, type FROM series WHERE node = ?").raw(true);
-    this.stageInsert = db.prepare("INSERT INTO staging(series, ts, v, st) VALUES (?, ?, ?, ?)");
-    // Safe integers: an Int64 value must come back exact; the others are turned into numbers.
-    this.stageSelect = db.prepare("SELECT seq, series, ts, v, st FROM staging ORDER BY seq LIMIT ?").raw(true).safeIntegers(true);
-    this.stageDelete = db.prepare("DELETE FROM staging WHERE seq <= ?");
-    this.staged = this.readonly ? 0 : (db.prepare("SELECT count(*) FROM staging").raw(true).get() as number[])[0];
-    for (const row of db.prepare("SELECT id, node, type FROM series").all() as { id: number; node: string; type: number }[]) {
-      const s = new Series(row.id, row.node, this);
-      s.type = row.type;
-      this.byKey.set(row.node, s);
-      this.byId.set(row.id, s);
-    }
-    this.sizeCache();
-    if (!this.readonly) stampSchema(db);
   }
 
   /** Four pages per series (leaf, interiors, a spare), between 8 and 64 MiB, unless fixed. */

@@ -23,6 +23,8 @@ import type { HistoryStoreOptions } from "./store.js";
 import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-link.js";
 import { builtFile } from "../worker-file.js";
 import type { HistoryWriterOptions } from "./writer.js";
+import type { DamagedFile } from "../storage/damaged.js";
+import { WriteNotices } from "./write-notices.js";
 
 export interface WriteWorkerData {
   readonly file: string;
@@ -30,9 +32,12 @@ export interface WriteWorkerData {
   readonly maintenance: MaintenanceOptions;
   readonly ring: SharedArrayBuffer;
   readonly capacity: number;
+  /** Check the database (quick_check) before opening it: the first worker of a process. */
+  readonly check: boolean;
 }
 
 export type WriteRequest =
+  | { readonly op: "open" }
   | { readonly op: "declare"; readonly index: number; readonly key: string }
   | {
       readonly op: "tick";
@@ -55,6 +60,8 @@ export interface WriteReply extends Reply {
   readonly faults?: FaultInfo[];
   readonly retained?: number;
   readonly staged?: number;
+  /** Files the worker moved aside since its last answer. */
+  readonly damaged?: DamagedFile[];
 }
 
 export interface WriteThreadOptions extends HistoryWriterOptions {
@@ -70,7 +77,20 @@ export interface WriteThreadOptions extends HistoryWriterOptions {
    * gateway whose map keeps no history.
    */
   readonly untilFirstSeries?: boolean;
+  /** A damaged database was moved aside (and a new one started) by the worker. */
+  readonly onDamaged?: (d: DamagedFile) => void;
+  /**
+   * ms close() waits for the first worker's check of the database (default STOP_CHECK_WAIT)
+   * before it ends the worker and gives up what is queued: the check of a large file on an SD
+   * card may take longer than a stop may.
+   */
+  readonly stopCheckWait?: number;
+  /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
+  readonly info?: (message: string) => void;
 }
+
+/** Default WriteThreadOptions.stopCheckWait. */
+export const STOP_CHECK_WAIT = 5000;
 
 export class HistoryWriteThread implements HistorySink {
   readonly stats: HistoryWriterStats;
@@ -87,6 +107,14 @@ export class HistoryWriteThread implements HistorySink {
   private dueAt = Infinity;
   private started = false;
   private closed = false;
+  /** A worker has opened the database: the ones started after it do not check it again. */
+  private checked = false;
+  /** Resolves when the worker answers its "open" (the check done, or failed). */
+  private opening: Promise<void> = Promise.resolve();
+  private openDone: (() => void) | undefined;
+  /** close() ended the worker during its check: what it answers now is not news. */
+  private abandoned = false;
+  private readonly notices: WriteNotices;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
     const w = this.encoder.reset();
@@ -100,6 +128,7 @@ export class HistoryWriteThread implements HistorySink {
     this.ringMemory = new SharedArrayBuffer(SampleRing.bytes(SampleQueue.capacity(options)));
     this.queue = new SampleQueue(options, this.ringMemory, this.encode);
     this.stats = this.queue.stats;
+    this.notices = new WriteNotices(this.stats, { warn: options.log, info: options.info, queueSize: this.queue.ring.capacity });
   }
 
   /** Worker threads running (0 or 1). */
@@ -127,12 +156,12 @@ export class HistoryWriteThread implements HistorySink {
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
     const { series, isNew } = this.queue.declare(nodeId, options);
-    if (isNew && this.link?.alive) this.link.send({ op: "declare", index: series.index, key: series.key }, this.declared);
+    if (isNew && this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
   }
 
   private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
     // The worker keeps the declaration and creates the series before its next batch.
-    if (err) this.options.onError?.(err);
+    if (err && !this.abandoned) this.options.onError?.(err);
   };
 
   record(nodeId: NodeId, value: DataValue): void {
@@ -170,14 +199,15 @@ export class HistoryWriteThread implements HistorySink {
   /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */
   prepareRead(): Promise<void> {
     if (this.closed || !this.needsCompaction()) return Promise.resolve();
-    return this.worker()
-      .call({ op: "compact" })
-      .then((r) => this.noteStaged(r));
+    return new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!)))).then((r) => this.noteStaged(r));
   }
 
   /** prepareRead() without the event loop (the read-only store of tools and tests). */
   prepareReadSync(): void {
-    if (!this.closed && this.needsCompaction()) this.noteStaged(this.worker().callSync({ op: "compact" }));
+    if (this.closed || !this.needsCompaction()) return;
+    const r = this.worker().callSync({ op: "compact" });
+    this.noteDamaged(r);
+    this.noteStaged(r);
   }
 
   private needsCompaction(): boolean {
@@ -194,6 +224,17 @@ export class HistoryWriteThread implements HistorySink {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.link?.alive && !this.checked && !(await this.openedWithin(this.options.stopCheckWait ?? STOP_CHECK_WAIT))) {
+      // The check only reads (storage/sqlite-check.ts): ending it leaves the file as it was.
+      const left = this.queue.count;
+      this.abandoned = true;
+      this.stats.dropped += left;
+      this.queue.remove(left);
+      await this.link.terminate();
+      this.link = undefined;
+      this.options.log?.(`history: stopped while the database was being checked; ${left} queued sample(s) not written (counted as dropped)`);
+      return;
+    }
     while (this.ticking) await this.tickDone();
     this.queue.dropHeld();
     if (this.link === undefined && this.queue.count === 0) return;
@@ -205,7 +246,7 @@ export class HistoryWriteThread implements HistorySink {
       if (this.stats.flushed === flushedBefore) break;
     }
     try {
-      await link.call({ op: "close" });
+      this.noteDamaged(await link.call({ op: "close" }));
       await link.ended();
     } catch (err) {
       this.options.onError?.(err);
@@ -231,6 +272,7 @@ export class HistoryWriteThread implements HistorySink {
       maintenance: { flushCount: o.flushCount, maxAge: o.maxAge, compactInterval: o.compactInterval, compactCount: o.compactCount, retentionBudget: o.retentionBudget },
       ring: this.ringMemory,
       capacity: this.queue.ring.capacity,
+      check: !this.checked,
     };
     const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, {
       name: "history write worker",
@@ -239,8 +281,41 @@ export class HistoryWriteThread implements HistorySink {
     });
     this.link = link;
     this.staged = -1;
-    for (const s of this.queue.series) link.send({ op: "declare", index: s.index, key: s.key }, this.declared);
+    // First: the worker checks and opens the database before anything else reaches it.
+    this.opening = new Promise((resolve) => (this.openDone = resolve));
+    this.send(link, { op: "open" }, this.opened);
+    for (const s of this.queue.series) this.send(link, { op: "declare", index: s.index, key: s.key }, this.declared);
     return link;
+  }
+
+  private readonly opened = (_r: WriteReply | undefined, err: Error | undefined): void => {
+    this.openDone?.();
+    if (this.abandoned) return;
+    if (err) this.options.onError?.(err);
+    else this.checked = true;
+  };
+
+  /** Whether the worker answered its "open" within `ms`. */
+  private async openedWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+    const answered = await Promise.race([this.opening.then(() => true as const), late]);
+    clearTimeout(timer);
+    return answered && this.checked;
+  }
+
+  /** link.send, with the files the worker moved aside taken from its answer first. */
+  private send(link: WorkerLink<WriteRequest, WriteReply>, request: WriteRequest, onReply: (r: WriteReply | undefined, err: Error | undefined) => void): number {
+    return link.send(request, (r, err) => {
+      this.noteDamaged(r);
+      onReply(r, err);
+    });
+  }
+
+  private noteDamaged(r: WriteReply | undefined): void {
+    if (r?.damaged === undefined) return;
+    // The reader's connection may be on the moved file: it is told before anyone reads again.
+    for (const d of r.damaged) this.options.onDamaged?.(d);
   }
 
   private arm(delay: number): void {
@@ -266,6 +341,7 @@ export class HistoryWriteThread implements HistorySink {
     } catch (err) {
       this.options.onError?.(err);
     }
+    this.notices.tick(this.now());
     if (this.waiting()) {
       this.arm(this.options.flushInterval);
       return;
@@ -294,7 +370,7 @@ export class HistoryWriteThread implements HistorySink {
       }
     }
     const request: WriteRequest = { op: "tick", from: q.head, count: n, slots, values, now: this.now(), holdAge: q.holding };
-    this.lastTick = this.worker().send(request, (r, err) => this.ticked(n, r, err));
+    this.lastTick = this.send(this.worker(), request, (r, err) => this.ticked(n, r, err));
     return this.lastTick;
   }
 
@@ -304,7 +380,7 @@ export class HistoryWriteThread implements HistorySink {
     this.ticking = false;
     if (err || r === undefined) {
       // The worker died: the batch is still in the ring, for the next worker.
-      if (n > 0) this.failed(err ?? new Error("history worker gave no answer"));
+      if (n > 0 && !this.abandoned) this.failed(err ?? new Error("history worker gave no answer"));
     } else {
       if (r.flushFault) this.failed(faultError(r.flushFault));
       else if (n > 0) {
@@ -312,6 +388,7 @@ export class HistoryWriteThread implements HistorySink {
         this.stats.flushed += n;
         this.stats.flushes++;
         this.stats.failing = false;
+        this.notices.written(this.now(), q.count);
       }
       for (const f of r.faults ?? []) this.options.onError?.(faultError(f));
       this.stats.retained += r.retained ?? 0;
@@ -329,6 +406,7 @@ export class HistoryWriteThread implements HistorySink {
   private failed(err: Error): void {
     this.stats.failedFlushes++;
     this.stats.failing = true;
+    this.notices.failed(this.now());
     this.options.onError?.(err);
   }
 }

@@ -3,72 +3,144 @@
 // (shared memory), commits it in one transaction, then runs a step of compaction and retention,
 // and answers with what it did. It never holds samples itself: until it answers that a batch is
 // committed, the batch stays in the ring, so a worker that fails or dies loses nothing.
+//
+// The database is opened by the first request (the main thread sends "open" first). The first
+// worker of a process checks it before (PRAGMA quick_check, storage/sqlite-check.ts): here, off
+// the event loop, because the check reads the whole file; and before the first write, so that
+// no sample goes into a damaged file. Samples polled meanwhile wait in the ring; HistoryReads
+// wait too (their prepare step is a request to this worker). A damaged database, found then or
+// by a later statement (SQLITE_CORRUPT), is moved aside and a new one started; the reports go
+// to the main thread with the next answer.
 import { parentPort, workerData } from "node:worker_threads";
+import { moveAside, type DamagedFile } from "../storage/damaged.js";
+import { checkOrMoveAside, isDamage, openOrMoveAside } from "../storage/sqlite-check.js";
 import { StoreMaintenance } from "./maintenance.js";
 import { SampleRing } from "./sample-ring.js";
-import { HistoryStore, type Series } from "./store.js";
+import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
 import { serveLink } from "../worker-serve.js";
 import { faultInfo, type FaultInfo, type LinkData } from "../worker-link.js";
-import type { WriteRequest, WriteWorkerData } from "./write-thread.js";
+import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-thread.js";
 
 const data = workerData as WriteWorkerData & LinkData;
-const store = new HistoryStore(data.file, data.store);
-const maintenance = new StoreMaintenance(store, data.maintenance, Date.now());
 const ring = new SampleRing(data.capacity, data.ring);
 /** Declared series by the main thread's index; a key without its series failed to be created. */
 const keys: string[] = [];
 const series: (Series | undefined)[] = [];
+/** Files moved aside, not yet reported. */
+const damaged: DamagedFile[] = [];
+const note = (d: DamagedFile): void => void damaged.push(d);
+let store: HistoryStore | undefined;
+let maintenance: StoreMaintenance | undefined;
+let checked = !data.check;
 
-/** Creates the series whose declaration failed (a full disk): a batch needs all of them. */
-function ensureDeclared(): void {
-  for (let i = 0; i < keys.length; i++) if (series[i] === undefined && keys[i] !== undefined) series[i] = store.ensureSeriesKey(keys[i]);
+/** The open store: opened (checked first, the first time) when it is not. */
+function open(): { store: HistoryStore; maintenance: StoreMaintenance } {
+  if (store === undefined || maintenance === undefined) {
+    if (!checked) {
+      checked = true;
+      checkOrMoveAside(data.file, HISTORY_FILE, note);
+    }
+    store = openOrMoveAside(data.file, HISTORY_FILE, () => new HistoryStore(data.file, data.store), note);
+    maintenance = new StoreMaintenance(store, data.maintenance, Date.now());
+  }
+  return { store, maintenance };
 }
 
-serveLink<WriteRequest & { readonly seq: number }>(parentPort!, data, (req) => {
+/**
+ * A statement found the database damaged: it goes aside, and the next request opens a new one
+ * (the failed batch is still in the ring and goes there). What was staged in it goes with it.
+ */
+function damagedNow(err: unknown): void {
+  const s = store;
+  store = undefined;
+  maintenance = undefined;
+  series.fill(undefined);
+  try {
+    s?.close();
+  } catch {
+    // A damaged file may fail its close too; the file goes aside all the same.
+  }
+  // A rename that fails (a read-only file system) leaves the statement's error to answer.
+  note(moveAside(data.file, HISTORY_FILE, err instanceof Error ? err.message : String(err)));
+}
+
+/** Creates the series whose declaration failed (a full disk): a batch needs all of them. */
+function ensureDeclared(s: HistoryStore): void {
+  for (let i = 0; i < keys.length; i++) if (series[i] === undefined && keys[i] !== undefined) series[i] = s.ensureSeriesKey(keys[i]);
+}
+
+function handle(req: WriteRequest): { reply: Omit<WriteReply, "seq">; last?: boolean } {
   switch (req.op) {
+    case "open": {
+      const { store: s } = open();
+      ensureDeclared(s);
+      return { reply: { staged: s.staged } };
+    }
     case "declare":
       keys[req.index] = req.key;
-      series[req.index] = store.ensureSeriesKey(req.key);
+      series[req.index] = open().store.ensureSeriesKey(req.key);
       return { reply: {} };
     case "tick": {
+      const { store: s, maintenance: m } = open();
       let flushFault: FaultInfo | undefined;
       if (req.count > 0) {
         try {
           if (req.slots) for (let k = 0; k < req.slots.length; k++) ring.other.set(req.slots[k], req.values![k]);
-          ensureDeclared();
-          store.writeBatch(ring, series, req.from, req.count);
+          ensureDeclared(s);
+          s.writeBatch(ring, series, req.from, req.count);
         } catch (err) {
           flushFault = faultInfo(err);
           // The size cap (max_page_count) was hit before retention caught up: trim first.
-          if (flushFault.code === "SQLITE_FULL") maintenance.full();
+          if (flushFault.code === "SQLITE_FULL") m.full();
+          if (isDamage(err)) damagedNow(err);
         }
         ring.other.clear();
       }
+      if (store === undefined) return { reply: { flushed: 0, flushFault, faults: [], retained: 0, staged: 0 } };
       // Each step on its own: a full disk failing one must not keep the others (which make
       // room) from running.
       const faults: FaultInfo[] = [];
       try {
-        maintenance.compactStep(req.now);
+        m.compactStep(req.now);
       } catch (err) {
         faults.push(faultInfo(err));
+        if (isDamage(err)) damagedNow(err);
       }
       let retained = 0;
-      try {
-        retained = maintenance.retain(req.now, req.holdAge);
-      } catch (err) {
-        faults.push(faultInfo(err));
+      if (store !== undefined) {
+        try {
+          retained = m.retain(req.now, req.holdAge);
+        } catch (err) {
+          faults.push(faultInfo(err));
+          if (isDamage(err)) damagedNow(err);
+        }
       }
-      return { reply: { flushed: flushFault ? 0 : req.count, flushFault, faults, retained, staged: store.staged } };
+      return { reply: { flushed: flushFault ? 0 : req.count, flushFault, faults, retained, staged: store?.staged ?? 0 } };
     }
-    case "compact":
-      store.compact();
-      return { reply: { staged: store.staged } };
-    case "close":
+    case "compact": {
+      const s = open().store;
       try {
-        store.compact();
-      } finally {
-        store.close();
+        s.compact();
+      } catch (err) {
+        if (isDamage(err)) damagedNow(err);
+        throw err;
+      }
+      return { reply: { staged: s.staged } };
+    }
+    case "close":
+      if (store !== undefined) {
+        try {
+          store.compact();
+        } finally {
+          store.close();
+        }
       }
       return { reply: { staged: 0 }, last: true };
   }
+}
+
+// A request that fails answers with its fault; reports made meanwhile go with the next answer.
+serveLink<WriteRequest & { readonly seq: number }>(parentPort!, data, (req) => {
+  const out = handle(req);
+  return damaged.length > 0 ? { ...out, reply: { ...out.reply, damaged: damaged.splice(0) } } : out;
 });

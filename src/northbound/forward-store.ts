@@ -21,9 +21,21 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { sqliteFileInfo } from "../storage/sqlite-check.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
+
+/**
+ * The store as a damaged file (storage/damaged.ts): moved aside whole with its WAL. What it held
+ * is counted from ids (rows are the range [first, last], see the schema above): the last id given
+ * out (sqlite_sequence, AUTOINCREMENT's own table) and the first one waiting, two lookups that a
+ * damaged file may still answer when a count of its rows would not.
+ */
+export const NORTHBOUND_FILE = sqliteFileInfo("northbound", "store-and-forward database", {
+  sql: "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'buffer') - min(id) + 1, 0) FROM buffer",
+  unit: "stored change(s) not yet replayed",
+});
 
 /** The kind of a stored value (bits 10.. of q). */
 export const enum StoredKind {
@@ -104,28 +116,35 @@ export class ForwardStore {
     this.now = options.now ?? Date.now;
     mkdirSync(dirname(file), { recursive: true });
     const db = (this.db = new Database(file));
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    // The WAL is cut back after each checkpoint: it must not grow past maxSize on its own.
-    db.pragma("journal_size_limit = 4194304");
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS metric(id INTEGER PRIMARY KEY, device TEXT NOT NULL, tag TEXT NOT NULL, UNIQUE(device, tag));
-      CREATE TABLE IF NOT EXISTS buffer(id INTEGER PRIMARY KEY AUTOINCREMENT, m INTEGER NOT NULL, t INTEGER NOT NULL, v, q INTEGER NOT NULL);
-    `);
-    this.insert = db.prepare("INSERT INTO buffer(m, t, v, q) VALUES (?, ?, ?, ?)");
-    this.insertMetric = db.prepare("INSERT INTO metric(device, tag) VALUES (?, ?)");
-    this.deleteThrough = db.prepare("DELETE FROM buffer WHERE id <= ?");
-    this.readFrom = db.prepare("SELECT id, m, t, v, q FROM buffer WHERE id >= ? ORDER BY id LIMIT ?").raw(true).safeIntegers(false);
-    this.bounds = db.prepare("SELECT min(id), max(id) FROM buffer").raw(true);
-    this.oldest = db.prepare("SELECT t FROM buffer WHERE id = ?").raw(true);
-    for (const row of db.prepare("SELECT id, device, tag FROM metric").raw(true).all() as [number, string, string][]) {
-      this.metricIds.set(keyOf(row[1], row[2]), row[0]);
-      this.metricNames[row[0]] = [row[1], row[2]];
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      // The WAL is cut back after each checkpoint: it must not grow past maxSize on its own.
+      db.pragma("journal_size_limit = 4194304");
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS metric(id INTEGER PRIMARY KEY, device TEXT NOT NULL, tag TEXT NOT NULL, UNIQUE(device, tag));
+        CREATE TABLE IF NOT EXISTS buffer(id INTEGER PRIMARY KEY AUTOINCREMENT, m INTEGER NOT NULL, t INTEGER NOT NULL, v, q INTEGER NOT NULL);
+      `);
+      this.insert = db.prepare("INSERT INTO buffer(m, t, v, q) VALUES (?, ?, ?, ?)");
+      this.insertMetric = db.prepare("INSERT INTO metric(device, tag) VALUES (?, ?)");
+      this.deleteThrough = db.prepare("DELETE FROM buffer WHERE id <= ?");
+      this.readFrom = db.prepare("SELECT id, m, t, v, q FROM buffer WHERE id >= ? ORDER BY id LIMIT ?").raw(true).safeIntegers(false);
+      this.bounds = db.prepare("SELECT min(id), max(id) FROM buffer").raw(true);
+      this.oldest = db.prepare("SELECT t FROM buffer WHERE id = ?").raw(true);
+      for (const row of db.prepare("SELECT id, device, tag FROM metric").raw(true).all() as [number, string, string][]) {
+        this.metricIds.set(keyOf(row[1], row[2]), row[0]);
+        this.metricNames[row[0]] = [row[1], row[2]];
+      }
+      const [lo, hi] = this.bounds.get() as [number | null, number | null];
+      this.first = lo ?? 0;
+      this.last = hi ?? 0;
+    } catch (err) {
+      // A damaged file fails here: the connection must not outlive the refusal (the file may be
+      // moved aside next, storage/sqlite-check.ts).
+      db.close();
+      throw err;
     }
-    const [lo, hi] = this.bounds.get() as [number | null, number | null];
-    this.first = lo ?? 0;
-    this.last = hi ?? 0;
     this.commitSlice = db.transaction((from: number, to: number) => {
       const ins = this.insert;
       for (let i = from; i < to; i++) {

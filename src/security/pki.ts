@@ -17,6 +17,7 @@ import { hashOf, parseCrl, type CrlFields } from "./der.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { certificateFromFile, createOwnCertificate, describeCertificate, thumbprintHex, type CertificateInfo } from "./certificates.js";
 import { splitLeaf, type PolicyPki } from "./policies.js";
+import { moveAside, type DamagedFile, type DamagedFileInfo } from "../storage/damaged.js";
 
 export interface PkiOptions {
   /** The pki folder (usually <dataDir>/pki). */
@@ -36,7 +37,20 @@ export interface PkiOptions {
   trustCommand?: string;
   /** Told of every refused certificate (the server's audit events, Part 5 §6.4.18). */
   onRefused?: (chain: Buffer, status: number) => void;
+  /**
+   * Given, an own certificate or key that cannot be used (damaged, or not a pair) is moved aside
+   * and a new pair made, reported here; without it open() refuses them (the CLI's tools).
+   */
+  onDamaged?: (d: DamagedFile) => void;
 }
+
+/** The gateway's own certificate and key as damaged files (storage/damaged.ts). */
+const OWN_CERTIFICATE: DamagedFileInfo = {
+  kind: "certificate",
+  what: "gateway certificate",
+  advice: "nothing to recover; clients that trusted the old certificate must trust the new one (fieldgate cert show prints it); then delete {moved}",
+};
+const OWN_KEY: DamagedFileInfo = { kind: "certificate", what: "gateway private key", advice: "delete {moved} once the new certificate is trusted" };
 
 export type CertificatePurpose = "application" | "user";
 
@@ -245,10 +259,17 @@ export class Pki implements PolicyPki {
       await Pki.regenerate(o);
       o.log?.(`created the gateway certificate ${certFile}`);
     }
-    const der = certificateFromFile(readFileSync(certFile));
-    if (der === undefined) throw new Error(`${certFile}: not a certificate`);
-    const key = createPrivateKey(readFileSync(keyFile));
-    return new Pki(o, der, key);
+    let own = readOwn(certFile, keyFile);
+    if (typeof own === "string" && o.onDamaged !== undefined) {
+      // The secure endpoints need a pair: a new one, as on a first start, rather than none.
+      o.onDamaged(moveAside(certFile, OWN_CERTIFICATE, own));
+      if (existsSync(keyFile)) o.onDamaged(moveAside(keyFile, OWN_KEY, own));
+      await Pki.regenerate(o);
+      o.log?.(`created the gateway certificate ${certFile}`);
+      own = readOwn(certFile, keyFile);
+    }
+    if (typeof own === "string") throw new Error(`${certFile}: ${own}`);
+    return new Pki(o, own.der, own.key);
   }
 
   /** Makes a new own certificate and key (first start, or `fieldgate cert regenerate`). */
@@ -577,6 +598,25 @@ export function ownCertificateFile(root: string): string {
 
 export function ownKeyFile(root: string): string {
   return join(root, "own", "private", "private_key.pem");
+}
+
+/**
+ * The own certificate and key, or why they cannot be used (a file cut short or overwritten, a
+ * key of another certificate). An unreadable file (no permission) throws: that is not damage.
+ */
+function readOwn(certFile: string, keyFile: string): { der: Buffer; key: KeyObject } | string {
+  const certBytes = readFileSync(certFile);
+  const keyBytes = readFileSync(keyFile);
+  const der = certificateFromFile(certBytes);
+  if (der === undefined) return "not a certificate";
+  try {
+    const x509 = new X509Certificate(der);
+    const key = createPrivateKey(keyBytes);
+    if (!x509.checkPrivateKey(key)) return "the private key is not the certificate's";
+    return { der, key };
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
 }
 
 function ensureLayout(root: string): void {

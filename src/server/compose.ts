@@ -49,6 +49,7 @@ import { DeviceAlarms } from "../alarms/device-alarms.js";
 import { Northbound } from "../northbound/northbound.js";
 import { leveled, type ServerLog } from "../log.js";
 import { deviceStateLogger } from "./device-log.js";
+import { DamagedFiles } from "../storage/damaged.js";
 
 /** The parts of a gateway, as the server object shows them: what services see of it (ServerCore), and the rest. */
 export interface GatewayParts extends Omit<ServerCore, "history" | "pki" | "endpoints"> {
@@ -81,6 +82,8 @@ export interface GatewayParts extends Omit<ServerCore, "history" | "pki" | "endp
   readonly handshakes: HandshakeLimiter;
   /** Gives back the heap pages a burst left (the pool's trim tells it when one is over). */
   readonly heapReturn: HeapReturn;
+  /** Files found damaged and moved aside (storage/damaged.ts): logged, on the page, in /metrics, an event. */
+  readonly damagedFiles: DamagedFiles;
 }
 
 /** What the server's lifecycle alone uses of what was made. */
@@ -113,6 +116,8 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   const slices = new SliceGate(scheduler, systemClock);
   const values = new ValueCache();
   const heapReturn = new HeapReturn({ log });
+  // First: the device map's cache, the history and the northbound report what they move aside.
+  const damagedFiles = new DamagedFiles(leveled(log));
   const lockout = config.security.lockout;
   const users = new UserDirectory(userEntries(config.users), {
     lockout: { maxFailuresPerUser: lockout.maxFailuresPerUser, maxFailuresPerAddress: lockout.maxFailuresPerAddress, duration: lockout.duration },
@@ -164,12 +169,14 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // first start listens that much sooner, and start() has a worker keep it (validate-off-loop.ts).
   let cacheToKeep = false;
   const deviceMap =
-    config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (cacheToKeep = true) });
+    config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (cacheToKeep = true), onDamaged: damagedFiles.note });
   const benchMap = benchCounters > 0 ? benchDeviceMap(benchCounters, l.minSamplingInterval) : undefined;
   // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
   // that may be wrong; run by hand or by tests the host's clock is trusted.
   const history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
     clockSynchronized: process.env.NOTIFY_SOCKET ? clockSynchronized : undefined,
+    info: (m) => log.info(m),
+    onDamaged: damagedFiles.note,
   });
   publishHistoryCapabilities(ns0, history);
   const devices = new DeviceNamespace(registry, { values, history: history.writer, onModelChange: (change) => events.noteModelChange(change) });
@@ -186,6 +193,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   const subscriptions = new SubscriptionEngine({ registry, scheduler, clock: systemClock, limits: l, slices });
   const events = new ServerEvents({ registry, subscriptions, serverUri: config.server.applicationUri });
   registerServerMethods(methods, registry, subscriptions, events.items);
+  damagedFiles.onReport = (d) => events.damagedFile(d);
   const alarms = new Alarms(events, subscriptions, registry);
   alarms.registerMethods(methods);
   const deviceAlarms = new DeviceAlarms(alarms, bench ?? devices);
@@ -199,7 +207,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // After every other namespace: the indices clients already know stay where they were.
   sessionNodes = new SessionNodes(registry, sessions, serverDiagnostics);
   const system = new SystemObject(devices.ns, { dataDir: config.dataDir, pollLateness: deviceRuntime.pollLateness, history: history.writer });
-  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log });
+  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log, onDamaged: damagedFiles.note });
 
   /** Part 5 §12.9 SessionTimeoutCount / SessionAbortCount, and the session's audit event (§6.4.7). */
   function sessionEnded(session: Session, reason: SessionCloseReason): void {
@@ -235,7 +243,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   const parts: GatewayParts = {
     config, limits: { ...l }, registry, sessions, application, allowAnonymous: sec.allowAnonymous, anonymousRole: sec.anonymousRole, users, ns0, history,
     scheduler, slices, values, subscriptions, methods, events, alarms, deviceAlarms, serverDiagnostics, sessionNodes, devices, bench, deviceRuntime,
-    system, diagnostics, northbound, offers, handshakes, heapReturn,
+    system, diagnostics, northbound, offers, handshakes, heapReturn, damagedFiles,
   };
   return { parts, transport, policies, deviceMap, benchMap, cacheToKeep };
 }

@@ -42,7 +42,8 @@ export class FieldgateServer implements ServerCore {
   private readonly transport: UaTcpServer;
   private readonly log: ServerLog;
   private readonly configFile: string | undefined;
-  private listening = false;
+  /** start() has begun: stop() undoes what it did, also when it failed half-way. */
+  private started = false;
   /** Whether a newly validated device map is still to be kept in the cache (start, by a worker). */
   private cacheToKeep: boolean;
   private cacheKeeping: OffLoopKeep | undefined;
@@ -106,6 +107,7 @@ export class FieldgateServer implements ServerCore {
       log: (m) => (m.startsWith("created ") ? this.log.info(m) : this.log.warn(m)),
       trustCommand: this.configFile === undefined ? undefined : `fieldgate cert trust --config ${resolve(this.configFile)}`,
       onRefused: (certificate, status) => this.events.audit.certificateRefused(certificate, status),
+      onDamaged: this.damagedFiles.note,
     });
     this.pki = pki;
     const modes = new Set(this.offers.filter((o) => o.securityMode !== MessageSecurityMode.None).map((o) => o.securityMode));
@@ -113,6 +115,7 @@ export class FieldgateServer implements ServerCore {
   }
 
   async start(): Promise<void> {
+    this.started = true;
     loopTrace.start();
     // Device map starts and reloads slice by this server's deadlines too.
     attachSliceGate(this.slices);
@@ -125,12 +128,13 @@ export class FieldgateServer implements ServerCore {
     const map = this.deviceMap ?? this.benchMap;
     if (map) this.logApply(await this.deviceRuntime.apply(map));
     this.events.flushModelChanges();
-    await this.northbound.apply(this.config.northbound);
+    // An optional part: it starts on its own (its store is checked first, on a worker) and a
+    // failure leaves the rest running (northbound.ts).
+    this.northbound.apply(this.config.northbound).catch((err: unknown) => this.log.warn(`northbound: ${err instanceof Error ? err.message : String(err)}`));
     // The history writer's worker thread last: on a gateway of one core its start-up (an isolate
     // of its own, SQLite) would otherwise share the core with the device map's start. Samples
     // polled before it runs wait in its queue, as they do between two flushes.
     this.history.start();
-    this.listening = true;
     this.events.systemStatus(ServerState.Running, "The server started.");
     if (this.cacheToKeep && this.config.devices !== undefined) {
       this.cacheToKeep = false;
@@ -216,8 +220,8 @@ export class FieldgateServer implements ServerCore {
 
   /** Closes sessions and channels; resolves when every socket is gone. */
   async stop(): Promise<void> {
-    if (!this.listening) return;
-    this.listening = false;
+    if (!this.started) return;
+    this.started = false;
     // A server stopped at once keeps no cache: its data folder may be going away (tests).
     const keeping = this.cacheKeeping;
     this.cacheKeeping = undefined;

@@ -3,8 +3,11 @@
 // loads instead of src/main.ts, so that they load the config and settings modules, not the
 // gateway's (its server, devices, history), whose loading a small board or an emulated one
 // would add to every boot.
+import { releaseSignals } from "../signals.js";
 import { networkCommand, settingsCommand } from "./cli.js";
 
+// A tool ends on SIGTERM as usual (the import's journal is for that); only the gateway keeps them.
+releaseSignals();
 const [command, ...rest] = process.argv.slice(2);
 (command === "settings" ? settingsCommand(rest) : networkCommand(rest)).then(
   (code) => {

@@ -10,6 +10,8 @@ import type { SessionManager } from "../sessions/session.js";
 import type { SubscriptionEngine } from "../subscriptions/engine.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
 import type { UpdateStats } from "./updates.js";
+import { DAMAGED_KINDS, type DamagedFiles } from "../storage/damaged.js";
+import type { Northbound } from "../northbound/northbound.js";
 
 /** What /metrics reads of the gateway, each part as narrow as what it reads. */
 export interface MetricsSource {
@@ -18,7 +20,9 @@ export interface MetricsSource {
   readonly subscriptions: Pick<SubscriptionEngine, "stats" | "subscriptionCount" | "monitoredItemCount">;
   readonly sessions: Pick<SessionManager, "sessions">;
   readonly channelCount: number;
-  readonly history: Pick<GatewayHistory, "writer" | "store">;
+  readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable">;
+  readonly damagedFiles: Pick<DamagedFiles, "count">;
+  readonly northbound: Pick<Northbound, "failure" | "configured">;
   readonly bufferPool: Pick<BufferPool, "inUse" | "maxInUse" | "capacity" | "bufferSize" | "misses">;
 }
 
@@ -155,6 +159,13 @@ export function renderMetrics(server: MetricsSource, version: string, web?: { cl
     fileBytes = NaN;
   }
   e.family("fieldgate_history_database_bytes", "gauge", "Size of the history database file (pages in use and free), bytes.").sample("fieldgate_history_database_bytes", fileBytes);
+
+  // Damaged files and the optional parts.
+  e.family("fieldgate_damaged_files_total", "counter", "Files found damaged and moved aside (to <name>.damaged-<time>, never deleted) since start, by kind; the log and the status page name them.");
+  for (const kind of DAMAGED_KINDS) e.sample("fieldgate_damaged_files_total", server.damagedFiles.count(kind), { kind });
+  e.family("fieldgate_part_up", "gauge", "1 while an optional part runs (history; northbound when configured), 0 when it could not start (the log says why).");
+  e.sample("fieldgate_part_up", h.unavailable === undefined ? 1 : 0, { part: "history" });
+  if (server.northbound.configured) e.sample("fieldgate_part_up", server.northbound.failure === undefined ? 1 : 0, { part: "northbound" });
 
   // Transport.
   const pool = server.bufferPool;

@@ -20,6 +20,10 @@ export const PAGE_HTML = `<!doctype html>
   <form id="logout" method="post" action="/logout" hidden><button type="submit">Log out</button></form>
 </header>
 <main>
+  <section id="attention-card" class="wide" hidden>
+    <h2>Needs attention</h2>
+    <ul id="attention"></ul>
+  </section>
   <section id="gateway" class="card">
     <h2>Gateway</h2>
     <dl id="gw"></dl>
@@ -97,6 +101,7 @@ body.login{display:flex;justify-content:center;align-items:center;min-height:100
 body.login form{display:flex;flex-direction:column;gap:.8em;width:22em}body.login input{width:100%;padding:.4em;margin-top:.2em}
 body.login button{padding:.5em;background:var(--accent);color:#fff;border:0;border-radius:4px;cursor:pointer}
 .bad{color:var(--bad)}.hint{color:var(--muted);font-size:.85em}
+#attention-card{border-color:var(--bad)}#attention{margin:0;padding-left:1.2em;color:var(--bad)}#attention li{margin:.2em 0}
 @media (max-width:800px){main{grid-template-columns:1fr}}
 `;
 
@@ -135,6 +140,13 @@ export const APP_JS = `"use strict";
       ["Disk (data)", g.diskTotal === null ? "—" : bytes(g.diskAvailable) + " free of " + bytes(g.diskTotal)],
       ["Clock", g.clock], ["Poll lateness p99", g.pollLatenessP99 === null ? "—" : num(g.pollLatenessP99, 1) + " ms"], ["Connections", String(g.channels)]
     ]);
+  }
+  function attention(list) {
+    var ul = $("attention");
+    $("attention-card").hidden = list.length === 0;
+    if (ul.children.length === list.length && list.every(function (t, i) { return ul.children[i].textContent === t; })) return;
+    ul.textContent = "";
+    list.forEach(function (t) { ul.appendChild(el("li", "", t)); });
   }
   function historyCard(h) {
     dl($("history"), [
@@ -215,7 +227,7 @@ export const APP_JS = `"use strict";
   function onMessage(ev) {
     var m = JSON.parse(ev.data);
     var live = $("live"); live.classList.remove("off"); set(live, "live " + clock(m.t));
-    if (m.gateway) gateway(m.gateway);
+    if (m.gateway) { gateway(m.gateway); attention(m.gateway.attention || []); }
     if (m.history) historyCard(m.history);
     if (m.devices) devices(m.devices);
     if (m.sessions) sessions(m.sessions, m.subscriptions || []);

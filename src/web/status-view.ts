@@ -20,6 +20,8 @@ import { MessageSecurityMode } from "../ua/generated/enums.js";
 import { policyByUri } from "../security/policies.js";
 import type { CertificateInfo } from "../security/certificates.js";
 import type { Pki } from "../security/pki.js";
+import { describeDamaged, type DamagedFiles } from "../storage/damaged.js";
+import type { Northbound } from "../northbound/northbound.js";
 
 export interface GatewayView {
   readonly name: string;
@@ -37,6 +39,8 @@ export interface GatewayView {
   readonly clock: string;
   readonly pollLatenessP99: number | null;
   readonly channels: number;
+  /** What needs a person: files found damaged and moved aside, optional parts not running. */
+  readonly attention: readonly string[];
 }
 
 export interface DeviceView {
@@ -152,7 +156,9 @@ export interface ViewSource {
   readonly deviceRuntime: Pick<DeviceRuntime, "pollers">;
   readonly sessions: Pick<SessionManager, "sessions">;
   readonly subscriptions: Pick<SubscriptionEngine, "subscriptions">;
-  readonly history: Pick<GatewayHistory, "writer" | "store">;
+  readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable" | "file">;
+  readonly damagedFiles: Pick<DamagedFiles, "list">;
+  readonly northbound: Pick<Northbound, "failure">;
 }
 
 export class StatusViews {
@@ -195,7 +201,16 @@ export class StatusViews {
       clock: this.clockState(),
       pollLatenessP99: sys("PollLatenessP99"),
       channels: s.channelCount,
+      attention: this.attention(),
     };
+  }
+
+  private attention(): string[] {
+    const s = this.server;
+    const out = s.damagedFiles.list.map((d) => `${new Date(d.at).toISOString()}: ${describeDamaged(d)}`);
+    if (s.history.unavailable !== undefined) out.push(`No history is kept: ${s.history.unavailable}`);
+    if (s.northbound.failure !== undefined) out.push(`The Sparkplug edge node is not running: ${s.northbound.failure}`);
+    return out;
   }
 
   devices(): DeviceView[] {
@@ -292,7 +307,7 @@ export class StatusViews {
     const writeRate = this.writeRate;
     if (now - this.oldestAt > 60_000 && !this.oldestRunning) void this.refreshOldest(now);
     return {
-      file: h.store.path,
+      file: h.file,
       fileBytes,
       series,
       oldest: this.oldest,

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deviceMapCacheFile, validateDeviceMap } from "../../src/config/device-map.js";
 import { keepDeviceMapOffLoop, validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
+import { cacheText } from "../../src/config/validated-cache.js";
 
 const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/config/validate-worker.js");
 const built = existsSync(WORKER);
@@ -100,7 +101,7 @@ describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
     const kept = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: { devices: { name: string }[] } };
     expect(kept.value).toEqual((validateDeviceMap(file) as { value: unknown }).value);
     kept.value.devices[0]!.name = "from-the-cache";
-    writeFileSync(cacheFile, JSON.stringify(kept));
+    writeFileSync(cacheFile, cacheText(kept.key, kept.value));
     const again = await validateDeviceMapOffLoop(file, cacheDir);
     expect(again.ok && again.value.devices[0]!.name).toBe("from-the-cache");
     expect(readdirSync(cacheDir)).toEqual(["device-map.json"]);

@@ -1,7 +1,7 @@
 // The cache of validated device maps (src/config/validated-cache.ts): used only for the same
 // text of the same file and code, rewritten when the file changes, never for a file with issues
-// (whose messages stay the validator's), ignored when unreadable or unwritable, and giving back
-// exactly the value validation gives.
+// (whose messages stay the validator's), ignored when unreadable or unwritable, moved aside when
+// damaged, and giving back exactly the value validation gives.
 import { ValueCache } from "../../src/values/value-cache.js";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,9 @@ import { FakeClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { driversWith, FakeDriver } from "../devices/fake-driver.js";
-import { validateFileCached } from "../../src/config/validated-cache.js";
+import { cacheText, validateFileCached } from "../../src/config/validated-cache.js";
+import type { DamagedFile } from "../../src/storage/damaged.js";
+import { randomBytes } from "node:crypto";
 
 const MAP = `buses:
   line1: { port: /dev/ttyUSB0, baudRate: 19200, parity: none }
@@ -82,7 +84,7 @@ describe("the validated-map cache", () => {
     const stored = JSON.parse(readFileSync(join(cache, name!), "utf8")) as { key: string; value: { devices: { name: string }[] } };
     expect(loadDeviceMap(file, cache)).toStrictEqual(first);
     stored.value.devices[0]!.name = "from-the-cache";
-    writeFileSync(join(cache, name!), JSON.stringify(stored));
+    writeFileSync(join(cache, name!), cacheText(stored.key, stored.value));
     expect(loadDeviceMap(file, cache).devices[0]!.name).toBe("from-the-cache");
     // A changed file is validated again and cached anew.
     writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
@@ -105,14 +107,14 @@ describe("the validated-map cache", () => {
     const stored = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as { key: string; value: { devices: { name: string }[] } };
     expect(stored.value).toStrictEqual(JSON.parse(JSON.stringify(first)));
     stored.value.devices[0]!.name = "from-the-cache";
-    writeFileSync(join(cache, "device-map.json"), JSON.stringify(stored));
+    writeFileSync(join(cache, "device-map.json"), cacheText(stored.key, stored.value));
     // Read back, nothing to write; a changed file is validated again, its write put off again.
     expect(loadDeviceMap(file, cache, defer).devices[0]!.name).toBe("from-the-cache");
     expect(writes).toHaveLength(1);
     writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
     expect(loadDeviceMap(file, cache, defer).devices[0]!.rate).toBe(750);
     expect(writes).toHaveLength(2);
-    expect(JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8"))).toStrictEqual(stored);
+    expect(JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8"))).toMatchObject({ key: stored.key, value: stored.value });
     writes[1]!();
     const rewritten = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as typeof stored;
     expect(rewritten.key).not.toBe(stored.key);
@@ -149,6 +151,53 @@ describe("the validated-map cache", () => {
     expect(validateDeviceMap(missing, cache)).toEqual(validateFile(deviceMapSchema, missing));
   });
 
+  it("moves a damaged cache aside and validates the YAML: a flipped character that is still JSON, a file cut short, random bytes", () => {
+    const { file, cache } = setup();
+    const fresh = validateFile(deviceMapSchema, file);
+    const cacheFile = join(cache, "device-map.json");
+    const reports: DamagedFile[] = [];
+    const onDamaged = (d: DamagedFile) => void reports.push(d);
+    const damages: [string, (b: Buffer) => Buffer][] = [
+      // 10.0.0.5 read back as 10.0.0.6: JSON still, the checksum tells.
+      ["flip", (b) => Buffer.from(b.toString("utf8").replace('"10.0.0.5"', '"10.0.0.6"'))],
+      ["cut", (b) => b.subarray(0, b.length >> 1)],
+      ["random", (b) => randomBytes(b.length)],
+    ];
+    for (const [what, damage] of damages) {
+      loadDeviceMap(file, cache);
+      const damaged = damage(readFileSync(cacheFile));
+      writeFileSync(cacheFile, damaged);
+      const n = reports.length;
+      const result = validateDeviceMap(file, cache, { onDamaged });
+      expect(result, what).toStrictEqual(fresh);
+      expect(reports.length, what).toBe(n + 1);
+      const d = reports.at(-1)!;
+      expect(d.kind).toBe("device-map-cache");
+      expect(d.file).toBe(cacheFile);
+      expect(readFileSync(d.movedTo).equals(damaged), what).toBe(true);
+      // Kept again, whole: the next load is the cache's, and nothing more is reported.
+      expect(validateDeviceMap(file, cache, { onDamaged })).toStrictEqual(fresh);
+      expect(reports.length, what).toBe(n + 1);
+    }
+    expect(new Set(reports.map((d) => d.movedTo)).size).toBe(3);
+    expect(reports[0]!.reason).toContain("checksum");
+  });
+
+  it("ignores, without reporting it, a cache it does not read: the layout of an older build, or no onDamaged to report to", () => {
+    const { file, cache } = setup();
+    const fresh = validateFile(deviceMapSchema, file);
+    const cacheFile = join(cache, "device-map.json");
+    loadDeviceMap(file, cache);
+    const whole = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: unknown };
+    const reports: DamagedFile[] = [];
+    writeFileSync(cacheFile, JSON.stringify({ key: whole.key, value: whole.value }));
+    expect(validateDeviceMap(file, cache, { onDamaged: (d) => void reports.push(d) })).toStrictEqual(fresh);
+    expect(reports).toEqual([]);
+    writeFileSync(cacheFile, "garbage");
+    expect(validateDeviceMap(file, cache)).toStrictEqual(fresh);
+    expect(cacheFiles(cache)).toEqual(["device-map.json"]);
+  });
+
   it("serves the same map text at another path (a device map has no paths), but not a file whose paths resolve elsewhere", () => {
     const { file, cache } = setup();
     const first = loadDeviceMap(file, cache);
@@ -157,7 +206,7 @@ describe("the validated-map cache", () => {
     writeFileSync(moved, MAP);
     const stored = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as { key: string; value: { devices: { name: string }[] } };
     stored.value.devices[0]!.name = "from-the-cache";
-    writeFileSync(join(cache, "device-map.json"), JSON.stringify(stored));
+    writeFileSync(join(cache, "device-map.json"), cacheText(stored.key, stored.value));
     expect(loadDeviceMap(moved, cache).devices[0]!.name).toBe("from-the-cache");
     expect(first.devices[0]!.name).toBe("boiler");
     // gateway.yaml has paths (dataDir, devices): the same text in another folder means other paths.

@@ -6,29 +6,19 @@
 // space returns they are written and HistoryWriting is true again. After stop the database
 // passes PRAGMA integrity_check and holds every sample the writer reported stored.
 // The child runs the compiled code in dist/ (`npm test` builds it first).
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DIST, privateTmpfsMissing, spawnOnTmpfs } from "./private-tmpfs.js";
 import { IdType } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { ReadResponse } from "../../src/ua/generated/types.js";
 import { ServiceClient } from "../server/service-client.js";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "dist");
-
-function canUnshare(): string {
-  if (process.getuid?.() !== 0) return "needs root for a private tmpfs (unshare -m)";
-  const r = spawnSync("unshare", ["-m", "--propagation", "private", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs $d && umount $d && rmdir $d"], { stdio: "ignore" });
-  if (r.status !== 0) return "unshare -m or mount -t tmpfs is not permitted here";
-  if (spawnSync("test", ["-f", join(DIST, "src", "server", "server.js")]).status !== 0) return "needs the build in dist/ (npm test builds it)";
-  return "";
-}
-const missing = canUnshare();
+const missing = privateTmpfsMissing();
 
 interface Sample {
   writing: boolean | null;
@@ -150,10 +140,7 @@ beforeAll(async () => {
     config,
     "server:\n  host: 127.0.0.1\n  port: 0\n  testNamespace: false\ndataDir: ./data\ndevices: ./devices.yaml\nsecurity:\n  securityPolicies: [None]\nhistory:\n  flushInterval: 100ms\n  queueSize: 100000\n",
   );
-  child = spawn("unshare", ["-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs -o size=4m tmpfs "$0" && exec "$1" --input-type=module -e "$2"', data, process.execPath, childSource(config)], {
-    cwd: ROOT,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  child = spawnOnTmpfs(data, childSource(config), ["pipe", "pipe", "pipe"]);
   createInterface({ input: child.stdout! }).on("line", (l) => {
     try {
       lines.push(JSON.parse(l) as Record<string, unknown>);

@@ -10,7 +10,8 @@ import { cyclesWithinFolders, fileEdges, folderGraph, sourceNodes, upwardImports
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * Bottom first: each may import those before it. Leaf modules of src/ any layer uses; the codec;
+ * Bottom first: each may import those before it. Leaf modules of src/ any layer uses (with
+ * storage, the damaged-file handling of every part that keeps a file); the codec;
  * config; the data path from the clock to the address space and what is built on it
  * (subscriptions, events, alarms); the OPC UA stack from transport to services; the ends users
  * meet (northbound, web); the composition root, and the entry points.
@@ -22,6 +23,8 @@ const LAYERS = [
   "worker-file",
   "worker-link",
   "worker-serve",
+  "signals",
+  "storage",
   "ua",
   "config",
   "log",

@@ -17,6 +17,7 @@ import { FieldgateServer } from "../../src/server/server.js";
 import { HAVE_PYMODBUS, PYMODBUS_MISSING, startPymodbus, type PythonPeer } from "../drivers/peers.js";
 import { makeCert } from "../security/certs.js";
 import { secureClient } from "../security/client.js";
+import { ServiceClient } from "./service-client.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-logs-"));
@@ -209,19 +210,35 @@ describe("a port in use", () => {
     }
   }, 30_000);
 
-  it("and for the status page, web.port", async () => {
+  it("and for the status page, web.port: logged, and the gateway runs on without its page", async () => {
     const taken = await occupy();
     const port = (taken.address() as net.AddressInfo).port;
     const root = mkdtempSync(join(dir, "webport-"));
     const config = join(root, "gateway.yaml");
     writeFileSync(config, `server:\n  host: 127.0.0.1\n  port: 0\ndataDir: ./data\nsecurity:\n  securityPolicies: [None]\nweb:\n  enabled: true\n  tls: false\n  port: ${port}\n`);
+    const child = spawn(process.execPath, [cli, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     try {
-      const r = await runCli(config);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`status page: port ${port} on 127.0.0.1 is already in use by another program`);
-      expect(r.stderr).toContain(`Choose another port with web.port in ${config} (0: any free port), or web.enabled: false`);
+      for (let i = 0; i < 400 && !/The gateway runs without its status page/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toContain(`status page: port ${port} on 127.0.0.1 is already in use by another program`);
+      expect(out).toContain(`Choose another port with web.port in ${config} (0: any free port), or web.enabled: false`);
+      expect(child.exitCode).toBeNull();
+      // OPC UA is served all the same.
+      const m = /listening on opc\.tcp:\/\/[^:]+:(\d+)/.exec(out);
+      expect(m).not.toBeNull();
+      const c = await ServiceClient.open(Number(m![1]));
+      try {
+        expect("sessionId" in (await c.createSession())).toBe(true);
+      } finally {
+        c.close();
+      }
     } finally {
+      child.kill("SIGTERM");
       taken.close();
     }
+    expect(await exited).toBe(0);
   }, 30_000);
 });

@@ -9,6 +9,7 @@ import { loadGatewayConfig } from "../../src/config/load.js";
 import { validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { FieldgateServer } from "../../src/server/server.js";
 import { Logger } from "../../src/log.js";
+import { cacheText } from "../../src/config/validated-cache.js";
 
 let dir: string | undefined;
 
@@ -37,7 +38,7 @@ describe("the device map's cache on a first start", () => {
       const kept = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: { devices: { name: string }[] } };
       expect(kept.value.devices.map((d) => d.name)).toEqual(["plc"]);
       kept.value.devices[0]!.name = "from-the-cache";
-      writeFileSync(cacheFile, JSON.stringify(kept));
+      writeFileSync(cacheFile, cacheText(kept.key, kept.value));
       const again = await validateDeviceMapOffLoop(join(dir!, "devices.yaml"), join(cacheFile, ".."));
       expect(again.ok && again.value.devices[0]!.name).toBe("from-the-cache");
     } finally {

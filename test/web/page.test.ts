@@ -1,9 +1,9 @@
 // The status page in a real browser (issue 15, "How it is shown"): Debian's chromium driven by
 // puppeteer-core, headless. Log in; see a device go from ok to failing when its pymodbus peer
 // is stopped and back when it restarts, without a reload; trust a rejected certificate from
-// the page and see a node-opcua-client connect. Screenshots go to the test's temporary folder
+// the page and see a node-opcua-client connect; see a damaged file under Needs attention. Screenshots go to the test's temporary folder
 // (kept; its path is printed).
-import { createHash, X509Certificate } from "node:crypto";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { HAVE_PYMODBUS, PYMODBUS_MISSING, startPymodbus, type PythonPeer } from 
 import { makeCert } from "../security/certs.js";
 import { secureClient } from "../security/client.js";
 import { PASSWORDS, startWebGateway, type WebGateway } from "./helpers.js";
+import { loadGatewayConfig } from "../../src/config/load.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -170,4 +171,20 @@ describe.skipIf(skip)(`the status page in chromium${why}`, () => {
     await page.click("#reload");
     await page.waitForFunction(() => /^device map reloaded: 2 unchanged$/.test(document.getElementById("toast")?.textContent ?? ""), { timeout: 10_000 });
   }, 20_000);
+
+  it("shows a damaged file under Needs attention: where it went and what to do", async () => {
+    expect(await page.$eval("#attention-card", (e) => (e as HTMLElement).hidden)).toBe(true);
+    // A northbound section brought by a reload, whose store is random bytes (a broker nobody listens at).
+    const store = join(g.server.config.dataDir, "northbound.db");
+    writeFileSync(store, randomBytes(32 * 1024));
+    const section = join(work, "northbound.yaml");
+    writeFileSync(section, "northbound:\n  sparkplug:\n    broker: mqtt://127.0.0.1:1\n    groupId: plant1\n    edgeNodeId: page\n");
+    g.server.reloadConfig({ ...g.server.config, northbound: loadGatewayConfig(section).northbound });
+    await page.waitForFunction(() => !(document.getElementById("attention-card") as HTMLElement).hidden, { timeout: 15_000 });
+    const text = await page.$eval("#attention", (e) => e.textContent ?? "");
+    const moved = g.server.damagedFiles.list.at(-1)!.movedTo;
+    expect(text).toContain(`store-and-forward database ${store} is damaged (file is not a database): moved aside to ${moved}`);
+    expect(text).toContain(`sqlite3 ${moved} .recover`);
+    await page.screenshot({ path: join(shots, "needs-attention.png") });
+  }, 30_000);
 });
