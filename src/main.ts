@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { validateNetworkFile } from "./config/network-config.js";
+import { builtinDrivers } from "../drivers/builtin.js";
 import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
 import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./sessions/users.js";
@@ -45,11 +46,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
-  // (`settings` and `network` never come here: src/cli.ts runs src/settings/main.ts for them.)
+  // (`settings` and `network` never come here: src/cli.ts runs src/settings-main.ts for them.)
   if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
-  if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest);
-  if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest);
+  if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest, builtinDrivers());
+  if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest, builtinDrivers());
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -95,7 +96,7 @@ function validate(configFile: string | undefined, devicesFile: string | undefine
     if (own.length === 0 && devicesFile === undefined) devicesFile = loadGatewayConfig(configFile).devices;
   }
   if (devicesFile !== undefined) {
-    issues.push(...validateDeviceMapFile(devicesFile));
+    issues.push(...validateDeviceMapFile(devicesFile, builtinDrivers()));
     checked.push(devicesFile);
   }
   if (networkFile !== undefined) {

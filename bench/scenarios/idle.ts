@@ -14,6 +14,7 @@ import { cpuTimeMicros, memoryOf } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import { deviceMapSchema } from "../../src/config/device-map.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
 import { cacheKey, cachedKey } from "../../src/config/validated-cache.js";
 import { benchDataDir, deviceMapYaml } from "../targets/fieldgate-config.js";
 
@@ -138,7 +139,7 @@ export const idleScenario: Scenario<IdleScenarioOptions> = {
 function prepareCache(cold: boolean, tags: number, historyTags: number): string {
   const dir = join(benchDataDir(), "cache");
   if (cold) rmSync(dir, { recursive: true, force: true });
-  const key = cacheKey(deviceMapSchema, deviceMapYaml(tags, "1s", historyTags), "devices.yaml");
+  const key = cacheKey(deviceMapSchema(builtinDrivers()), deviceMapYaml(tags, "1s", historyTags), "devices.yaml");
   return key !== null && cachedKey(join(dir, "device-map.json")) === key
     ? "a restart: the device map was read from <dataDir>/cache, validated by an earlier start"
     : "a first start: the device map was parsed and validated (none of it in <dataDir>/cache)";

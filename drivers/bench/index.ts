@@ -1,5 +1,6 @@
 // The bench driver: an in-process device for the bench namespace (src/testing/bench-namespace.ts)
-// and load clients of other stacks. Its input registers hold UInt64 counters, four registers
+// and load clients of other stacks, addressed as a Modbus device is (modbus/protocol.ts) without
+// Modbus's request limits. Its input registers hold UInt64 counters, four registers
 // each (counter k at input:4(k-1), big-endian words), and every read of a counter's registers
 // adds one to it first: a counter counts its own polls, so a client subscribed to it at the
 // poll rate sees in its values how many samples the gateway really took. Holding registers are
@@ -13,6 +14,8 @@ import type { BlockRequest, Driver, DriverHealth } from "../../src/devices/drive
 import { DriverError } from "../../src/devices/driver.js";
 import type { DriverDefinition } from "../../src/devices/registry.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+import { modbusProtocol } from "../modbus/definition.js";
+import type { ModbusDevice } from "../modbus/protocol.js";
 
 /** The driver's name in a device map (the bench namespace's; devices.yaml cannot name it). */
 export const BENCH_DRIVER = "bench";
@@ -77,7 +80,7 @@ export class BenchDriver implements Driver {
     return regs;
   }
 
-  async write(_unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void> {
+  async write(_station: unknown, area: string, start: number, values: Uint16Array | Uint8Array): Promise<void> {
     this.requests++;
     if (area !== "holding" || start + values.length > this.holding.length) {
       this.errors++;
@@ -108,7 +111,7 @@ export function benchDriver(): DriverDefinition<BenchDriverOptions> {
     linkOptions: (devices) => {
       let counters = 0;
       let holding = 0;
-      for (const d of devices) {
+      for (const d of devices as readonly ModbusDevice[]) {
         for (const t of d.tags) {
           const a = t.address;
           if (a.area === "input") counters = Math.max(counters, Math.ceil((a.offset + COUNTER_REGISTERS) / COUNTER_REGISTERS));
@@ -119,6 +122,8 @@ export function benchDriver(): DriverDefinition<BenchDriverOptions> {
     },
     open: (options) => new BenchDriver(options),
     // An array in memory: a poll group reads all its tags in one block.
-    limits: { maxRegisters: Number.MAX_SAFE_INTEGER, maxBits: Number.MAX_SAFE_INTEGER },
+    protocol: modbusProtocol({ maxRegisters: Number.MAX_SAFE_INTEGER, maxBits: Number.MAX_SAFE_INTEGER }),
+    describeLink: () => "in-process",
+    internal: true,
   };
 }

@@ -1,6 +1,6 @@
-// The Modbus drivers as the device runtime sees them (src/devices/registry.ts): which devices
-// of the map share one link, the link's options from their settings, and Modbus's request
-// limits (Modbus Application Protocol V1.1b3 §6.1-6.4: 125 registers, 2000 bits per read).
+// The Modbus drivers as the device runtime sees them (src/devices/registry.ts): Modbus itself
+// (protocol.ts: addresses, keys, limits), which devices of the map share one link, and the
+// link's options from their settings.
 //
 // Devices behind one endpoint share one link and so one serialized queue: every unit id on a
 // serial bus, every device behind one host:port (a TCP-to-RTU gateway). The shared link serves
@@ -9,11 +9,26 @@
 // whose device says forceSingleRegisterWrite.
 import type { DeviceConfig, DeviceMap } from "../../src/config/device-map.js";
 import type { Driver } from "../../src/devices/driver.js";
-import type { DriverDefinition } from "../../src/devices/registry.js";
+import type { DriverDefinition, DriverProtocol } from "../../src/devices/registry.js";
 import { openModbusLink } from "./index.js";
+import { MODBUS_KEPWARE } from "./kepware.js";
 import type { ModbusLinkKind, ModbusLinkOptions } from "./options.js";
+import { formatAddress, MODBUS_LIMITS, MODBUS_SYNTAX, modbusReadLimits, modbusTag, type ModbusDevice, type ModbusLimits, type ModbusTag } from "./protocol.js";
 
-export const MODBUS_LIMITS = { maxRegisters: 125, maxBits: 2000 } as const;
+/** Modbus with the request limits `limits` (default the protocol's; an in-process device has none). */
+export function modbusProtocol(limits: ModbusLimits = MODBUS_LIMITS): DriverProtocol {
+  return {
+    syntax: MODBUS_SYNTAX,
+    tag: modbusTag,
+    station: (d) => (d as ModbusDevice).unitId,
+    readLimits: (d) => modbusReadLimits(d, limits),
+    formatAddress: (t) => formatAddress((t as ModbusTag).address),
+    kepware: MODBUS_KEPWARE,
+  };
+}
+
+/** The protocol of every driver that speaks Modbus to a device. */
+export const MODBUS_PROTOCOL = modbusProtocol();
 
 /** How a definition opens a link: the real one, or a test's. */
 export type ModbusOpener = (options: ModbusLinkOptions) => Driver;
@@ -25,7 +40,7 @@ export function mergeLinkSettings(devices: readonly DeviceConfig[]): Pick<Modbus
   let reconnectDelay = Infinity;
   let maxReconnectDelay = Infinity;
   const single: number[] = [];
-  for (const d of devices) {
+  for (const d of devices as readonly ModbusDevice[]) {
     timeout = Math.max(timeout, d.timeout);
     if (d.interRequestDelay !== undefined) delay = Math.max(delay ?? 0, d.interRequestDelay);
     reconnectDelay = Math.min(reconnectDelay, d.retryBackoff);
@@ -43,18 +58,24 @@ export function mergeLinkSettings(devices: readonly DeviceConfig[]): Pick<Modbus
 
 function tcpDriver(kind: Exclude<ModbusLinkKind, "rtu">, open: ModbusOpener): DriverDefinition<ModbusLinkOptions> {
   return {
-    linkKey: (d) => `${d.host}:${d.port ?? 502}`,
-    linkOptions: (devices) => ({ kind, host: devices[0]!.host, port: devices[0]!.port ?? 502, ...mergeLinkSettings(devices) }),
+    protocol: MODBUS_PROTOCOL,
+    linkKey: (d) => `${(d as ModbusDevice).host}:${(d as ModbusDevice).port ?? 502}`,
+    linkOptions: (devices) => {
+      const first = devices[0] as ModbusDevice;
+      return { kind, host: first.host, port: first.port ?? 502, ...mergeLinkSettings(devices) };
+    },
     open,
-    limits: MODBUS_LIMITS,
+    describeLink: (d) => `${(d as ModbusDevice).host ?? ""}:${(d as ModbusDevice).port ?? 502} unit ${(d as ModbusDevice).unitId}`,
   };
 }
 
 function rtuDriver(open: ModbusOpener): DriverDefinition<ModbusLinkOptions> {
   return {
-    linkKey: (d, map) => map.buses[d.bus!]!.port,
+    protocol: MODBUS_PROTOCOL,
+    linkKey: (d, map) => map.buses[(d as ModbusDevice).bus!]!.port,
+    describeLink: (d) => `bus ${(d as ModbusDevice).bus ?? ""} unit ${(d as ModbusDevice).unitId}`,
     linkOptions: (devices, map: DeviceMap) => {
-      const bus = map.buses[devices[0]!.bus!]!;
+      const bus = map.buses[(devices[0] as ModbusDevice).bus!]!;
       return {
         kind: "rtu",
         path: bus.port,
@@ -68,15 +89,14 @@ function rtuDriver(open: ModbusOpener): DriverDefinition<ModbusLinkOptions> {
       };
     },
     open,
-    limits: MODBUS_LIMITS,
   };
 }
 
-/** The three Modbus drivers of the device map, opened by `open` (default: the real link). */
+/** The three Modbus drivers of the device map, opened by `open` (default: the real link), in the order messages list them. */
 export function modbusDrivers(open: ModbusOpener = openModbusLink): Record<"modbus-tcp" | "modbus-rtu" | "modbus-rtu-over-tcp", DriverDefinition<ModbusLinkOptions>> {
   return {
     "modbus-tcp": tcpDriver("tcp", open),
-    "modbus-rtu-over-tcp": tcpDriver("rtu-over-tcp", open),
     "modbus-rtu": rtuDriver(open),
+    "modbus-rtu-over-tcp": tcpDriver("rtu-over-tcp", open),
   };
 }

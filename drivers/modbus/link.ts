@@ -43,7 +43,7 @@ function onPacingTimer(link: ModbusLink): void {
   link.pump();
 }
 
-export class ModbusLink implements Driver, ConnectionOwner {
+export class ModbusLink implements Driver<number>, ConnectionOwner {
   readonly options: ResolvedLinkOptions;
   private readonly conn: LinkConnection;
 
@@ -86,8 +86,8 @@ export class ModbusLink implements Driver, ConnectionOwner {
     return this.conn.connect();
   }
 
-  readBlock(request: BlockRequest): Promise<Uint16Array | Uint8Array> {
-    const { unitId, area, start, count } = request;
+  readBlock(request: BlockRequest<number>): Promise<Uint16Array | Uint8Array> {
+    const { station: unitId, area, start, count } = request;
     let fc: number;
     let max: number;
     switch (area) {
@@ -102,7 +102,7 @@ export class ModbusLink implements Driver, ConnectionOwner {
     return this.enqueue(fc, unitId, start, count, null, 1) as Promise<Uint16Array | Uint8Array>;
   }
 
-  write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void> {
+  write(unitId: number, area: string, start: number, values: Uint16Array | Uint8Array): Promise<void> {
     const count = values.length;
     let fc: number;
     let steps = 1;

@@ -2,11 +2,12 @@
 // polled through the real Modbus TCP link, so that the simulator's values take the path a
 // plant's do. Devices that give the same `port` share one slave and one link; the slave starts
 // with the link's first connect and stops when the link closes (no device uses it any more).
-import type { BlockRequest, Driver, DriverHealth } from "../../src/devices/driver.js";
+import type { BlockData, BlockRequest, Driver, DriverHealth } from "../../src/devices/driver.js";
 import { DriverError } from "../../src/devices/driver.js";
 import type { DriverDefinition, DriverEnvironment } from "../../src/devices/registry.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { MODBUS_LIMITS, mergeLinkSettings, type ModbusOpener } from "../modbus/definition.js";
+import { MODBUS_PROTOCOL, mergeLinkSettings, type ModbusOpener } from "../modbus/definition.js";
+import type { ModbusDevice } from "../modbus/protocol.js";
 import { openModbusLink } from "../modbus/index.js";
 import type { ModbusLinkOptions } from "../modbus/options.js";
 import { startSimulator } from "./index.js";
@@ -49,12 +50,12 @@ export class SimulatorLink implements Driver {
     await (await this.ready()).connect();
   }
 
-  async readBlock(request: BlockRequest): Promise<Uint16Array | Uint8Array> {
+  async readBlock(request: BlockRequest): Promise<BlockData> {
     return (await this.ready()).readBlock(request);
   }
 
-  async write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void> {
-    return (await this.ready()).write(unitId, area, start, values);
+  async write(station: unknown, area: string, start: number, values: Uint16Array | Uint8Array): Promise<void> {
+    return (await this.ready()).write(station, area, start, values);
   }
 
   get connected(): boolean {
@@ -106,9 +107,10 @@ export class SimulatorLink implements Driver {
  */
 export function simulatorDriver(start: SimulatorStarter = startSimulator, open: ModbusOpener = openModbusLink): DriverDefinition<SimulatorLinkOptions> {
   return {
-    linkKey: (d) => String(d.port ?? 0),
-    linkOptions: (devices) => ({ port: devices[0]!.port ?? 0, link: mergeLinkSettings(devices) }),
+    protocol: MODBUS_PROTOCOL,
+    linkKey: (d) => String((d as ModbusDevice).port ?? 0),
+    linkOptions: (devices) => ({ port: (devices[0] as ModbusDevice).port ?? 0, link: mergeLinkSettings(devices) }),
     open: (options, env) => new SimulatorLink(options, env, start, open),
-    limits: MODBUS_LIMITS,
+    describeLink: (d) => `built-in, unit ${(d as ModbusDevice).unitId}`,
   };
 }

@@ -25,12 +25,13 @@ import { DataTypeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../ua
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
 import { UNECE_NAMESPACE_URI } from "../ua/generated/units.js";
-import { isScaled, tagNodeIdText, tagType, type DeviceConfig, type TagConfig } from "../config/device-map.js";
+import { isScaled, tagNodeIdText, type DeviceConfig, type TagConfig } from "../config/device-map.js";
 import { HistoryFeed } from "../history/feed.js";
 import type { HistorySink } from "../history/sink.js";
 import type { DevicePoller, TagWriter } from "../devices/device-poller.js";
 import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { PolledTag } from "../devices/poll-group.js";
+import type { DriverProtocol } from "../devices/registry.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
@@ -66,7 +67,7 @@ const DIAGNOSTICS = [
   ["LastError", BuiltinType.String, "The last failure, empty when there was none."],
   ["Requests", BuiltinType.UInt64, "Requests sent to the device."],
   ["Errors", BuiltinType.UInt64, "Requests that failed."],
-  ["MismatchedReplies", BuiltinType.UInt64, "Replies on the device's link, while its request waited, that answered another request: another transaction id, unit id or function code."],
+  ["MismatchedReplies", BuiltinType.UInt64, "Replies on the device's link, while its request waited, that answered another request: another transaction, device or function."],
   ["RoundTripTime", BuiltinType.Double, "Milliseconds from request to answer of the last answered read, queueing on a shared link included."],
   ["ConsecutiveFailures", BuiltinType.UInt32, "Poll cycles failed in a row."],
   ["RequestsPerCycle", BuiltinType.UInt32, "Read requests one poll of every group makes after coalescing."],
@@ -88,6 +89,8 @@ interface DeviceNodes {
   readonly namespaceIndex: number;
   /** The device's settings the tag variables show (writeRoles, rate); the last synced. */
   config: DeviceConfig;
+  /** Its driver's: makes its tags' codecs, says where they are. */
+  protocol: DriverProtocol;
   /** writeRoles as MemoryVariable.writeRoleMask bits. */
   writeRoleMask: number;
   readonly tags: TagVariable[];
@@ -143,7 +146,7 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     readonly device: DeviceNodes,
     slot: number,
   ) {
-    super(config, device.config, slot);
+    super(config, device.protocol.tag(config, device.config), slot);
   }
 
   get nodeId(): NodeId {
@@ -202,7 +205,7 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
     return { text: this.config.name };
   }
   get description(): LocalizedText {
-    return { text: this.config.description ?? describeTag(this.config) };
+    return { text: this.config.description ?? describeTag(this.config, this.device.protocol) };
   }
   get references(): NodeReference[] {
     return STORED_REFERENCES.get(this) ?? this.ownReferences();
@@ -352,9 +355,9 @@ export class DeviceNamespace implements RuntimeNodes {
    * `perSlice` tags (TAGS_PER_SLICE unless said) is synced in slices, a turn of the event loop
    * between them (a promise).
    */
-  syncDevice(config: DeviceConfig, slots: readonly number[], perSlice = TAGS_PER_SLICE): void | Promise<void> {
+  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice = TAGS_PER_SLICE): void | Promise<void> {
     const big = config.tags.length > perSlice || (this.devices.get(config.name)?.tags.length ?? 0) > perSlice;
-    return runSteps(this.syncSteps(config, slots, perSlice), !big, `nodes of ${config.name} (a slice)`);
+    return runSteps(this.syncSteps(config, protocol, slots, perSlice), !big, `nodes of ${config.name} (a slice)`);
   }
 
   /**
@@ -363,13 +366,13 @@ export class DeviceNamespace implements RuntimeNodes {
    * compiled by TurboFan whole, on the loop (runtime-flags.ts), which on a reload of 10 x 1,000
    * tags was one task of 33 ms (--trace-opt).
    */
-  private *syncSteps(config: DeviceConfig, slots: readonly number[], perSlice: number): Generator<void, void, void> {
+  private *syncSteps(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice: number): Generator<void, void, void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     const n = config.tags.length;
     let nodes = this.devices.get(config.name);
     if (!nodes) {
-      nodes = this.addDeviceNodes(config);
+      nodes = this.addDeviceNodes(config, protocol);
       added.push(nodes.object);
       for (let start = 0; start < n; start += perSlice) {
         if (start > 0) yield;
@@ -385,6 +388,7 @@ export class DeviceNamespace implements RuntimeNodes {
     const old = new Map<string, TagVariable>();
     for (const v of nodes.tags) old.set(v.config.name, v);
     nodes.config = config;
+    nodes.protocol = protocol;
     nodes.writeRoleMask = roleMask(config.writeRoles);
     // First which nodes stay, which are replaced and which go. Nodes that go are removed first
     // (in one pass per slice: see MemoryNamespace.removeNodes); a replaced node is removed and
@@ -394,7 +398,7 @@ export class DeviceNamespace implements RuntimeNodes {
     const plan: SyncPlan<TagVariable> = { old, sameRoles: roleMask(before.writeRoles) === nodes.writeRoleMask, kept: new Array(n), replaced: new Array(n) };
     for (let start = 0; start < n; start += perSlice) {
       if (start > 0) yield;
-      classifyTags(plan, config, start, Math.min(n, start + perSlice));
+      classifyTags(plan, config, protocol, start, Math.min(n, start + perSlice));
     }
     const gone = [...old.values()];
     for (let i = 0; i < gone.length; i += perSlice) {
@@ -425,7 +429,7 @@ export class DeviceNamespace implements RuntimeNodes {
       const existing = plan.kept[i];
       if (existing) {
         // The tag's address or scaling may have moved: the node shows the new config.
-        existing.retarget(t, config, slots[i]!);
+        existing.retarget(t, nodes.protocol.tag(t, config), slots[i]!);
         nodes.tags.push(existing);
         continue;
       }
@@ -504,7 +508,7 @@ export class DeviceNamespace implements RuntimeNodes {
     this.ns.setValue(v, { value: scalar(type, value), sourceTimestamp: Date.now() });
   }
 
-  private addDeviceNodes(config: DeviceConfig): DeviceNodes {
+  private addDeviceNodes(config: DeviceConfig, protocol: DriverProtocol): DeviceNodes {
     const ns = this.ns;
     const object = ns.addObject({
       nodeId: config.name,
@@ -532,7 +536,7 @@ export class DeviceNamespace implements RuntimeNodes {
         value: WAITING,
       });
     }
-    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
+    const nodes: DeviceNodes = { object, namespaceIndex: ns.namespaceIndex, config, protocol, writeRoleMask: roleMask(config.writeRoles), tags: [], diagnostics, writer: undefined, shownAt: -Infinity, values: this.values };
     this.devices.set(config.name, nodes);
     return nodes;
   }
@@ -599,9 +603,7 @@ export class DeviceNamespace implements RuntimeNodes {
   }
 }
 
-/** The Description of a tag without one: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
-function describeTag(t: TagConfig): string {
-  const a = t.address;
-  const where = `${a.area}:${a.offset}${a.bit === undefined ? "" : `.${a.bit}`}`;
-  return `${tagType(t)} at ${where}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
+/** The Description of a tag without one, in its driver's words: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
+function describeTag(t: TagConfig, protocol: DriverProtocol): string {
+  return `${protocol.syntax.valueType(t).name} at ${protocol.formatAddress(t)}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
 }

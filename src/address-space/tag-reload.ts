@@ -2,7 +2,7 @@
 // attributes would show the same stays, with its NodeId, handles and monitored items; the
 // others are replaced (removed and added again) or go.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
-import { compileTag } from "../devices/tag-codec.js";
+import type { DriverProtocol } from "../devices/registry.js";
 
 /** What of a tag's node decides whether it is kept: its data type and its tag's config. */
 export interface KeptNode {
@@ -22,13 +22,13 @@ export interface SyncPlan<V extends KeptNode> {
 }
 
 /** Tags [from, to) of the new config matched to the old nodes: kept as they are, or replaced. */
-export function classifyTags<V extends KeptNode>(plan: SyncPlan<V>, config: DeviceConfig, from: number, to: number): void {
+export function classifyTags<V extends KeptNode>(plan: SyncPlan<V>, config: DeviceConfig, protocol: DriverProtocol, from: number, to: number): void {
   for (let i = from; i < to; i++) {
     const t = config.tags[i]!;
     const existing = plan.old.get(t.name);
     if (!existing) continue;
     plan.old.delete(t.name);
-    if (plan.sameRoles && sameNode(existing, t, config)) plan.kept[i] = existing;
+    if (plan.sameRoles && sameNode(existing, t, config, protocol)) plan.kept[i] = existing;
     else plan.replaced[i] = existing;
   }
 }
@@ -36,12 +36,12 @@ export function classifyTags<V extends KeptNode>(plan: SyncPlan<V>, config: Devi
 /**
  * Whether a reload keeps a tag's node, its device's writeRoles unchanged: the attributes it shows
  * stay the same (data type, unit, range, access, history, description, rate). The address, byte
- * order and scale factors are not among them: a tag moved to another register keeps its node.
+ * order and scale factors are not among them: a tag moved to another address keeps its node.
  */
-function sameNode(v: KeptNode, t: TagConfig, device: DeviceConfig): boolean {
+function sameNode(v: KeptNode, t: TagConfig, device: DeviceConfig, protocol: DriverProtocol): boolean {
   const o = v.config;
   return (
-    v.builtinType === compileTag(t, device.byteOrder).builtinType &&
+    v.builtinType === protocol.tag(t, device).codec.builtinType &&
     o.unit?.code === t.unit?.code &&
     o.range?.[0] === t.range?.[0] &&
     o.range?.[1] === t.range?.[1] &&

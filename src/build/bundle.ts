@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import type * as Esbuild from "esbuild";
 
 /** The worker files, under src/, as src/worker-file.ts names them. */
-const WORKERS = ["history/write-worker", "history/read-worker", "config/validate-worker", "storage/check-worker"] as const;
+const WORKERS = ["history/write-worker", "history/read-worker", "server/validate-worker", "storage/check-worker"] as const;
 
 async function main(argv: string[]): Promise<number> {
   const dist = resolve(argv[0] ?? "dist");
@@ -29,11 +29,11 @@ async function main(argv: string[]): Promise<number> {
   const result = await esbuild.build({
     // server.js as an entry of its own, sharing its chunks with main.js: a preload that wraps
     // FieldgateServer's prototype (the bench's history case) reaches the class the CLI runs.
-    // settings/main: the boot's `fieldgate settings|network` (src/cli.ts), without the gateway.
+    // settings-main: the boot's `fieldgate settings|network` (src/cli.ts), without the gateway.
     entryPoints: {
       main: join(dist, "src", "main.js"),
       server: join(dist, "src", "server", "server.js"),
-      "settings/main": join(dist, "src", "settings", "main.js"),
+      "settings-main": join(dist, "src", "settings-main.js"),
     },
     outdir,
     bundle: true,

@@ -1,5 +1,5 @@
 // The line every tag of a generated or exported device map is written on,
-// `- { name: t1, address: "holding:1", type: uint16 }`, read by native code: a run of such
+// `- { name: t1, address: "a:1", type: uint16 }`, read by native code: a run of such
 // sequence entries is checked by one regular expression, up to RUN_LINES lines at a time
 // (lines it leaves, with a comment say, one mapping at a time), rewritten into one JSON text
 // and given to JSON.parse. On a first start the parser's own JavaScript runs cold (in the

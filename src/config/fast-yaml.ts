@@ -1,5 +1,5 @@
 // A parser for the plain subset of YAML that config files and device maps are written in:
-// block mappings and sequences, one-line flow collections (`{ name: t1, address: "holding:1" }`,
+// block mappings and sequences, one-line flow collections (`{ name: t1, address: "a:1" }`,
 // `[0, 100]`), plain and quoted one-line scalars, comments. It builds the ConfigNode tree
 // directly, one record per node, so a 10,000-tag map parses in milliseconds where composing
 // the yaml library's Document takes about a second and ~50 MB of garbage on a small board.

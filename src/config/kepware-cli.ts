@@ -5,10 +5,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Document, isMap, isSeq } from "yaml";
-import { BYTE_ORDERS, DRIVERS, deviceMapSchema, loadDeviceMap, type ByteOrder } from "./device-map.js";
+import { deviceMapSchema, loadDeviceMap } from "./device-map.js";
 import { ConfigError, formatIssue, loadGatewayConfig, validateYaml } from "./load.js";
 import { formatDuration } from "./schema.js";
-import { decodeText, exportKepwareCsv, importKepwareCsv } from "./kepware.js";
+import { decodeText, exportKepwareCsv, importKepwareCsv, type KepwareDrivers } from "./kepware.js";
 
 export const IMPORT_USAGE = `  fieldgate import kepware TAGS.csv --device NAME [--host H] [--port N] [--unit-id N]
                  [--driver D] [--byte-order ABCD|CDAB|BADC|DCBA] [--out FILE]
@@ -19,8 +19,11 @@ export const EXPORT_USAGE = `  fieldgate export csv [--config FILE | --devices F
 
 type Out = (s: string) => void;
 
-/** Runs `fieldgate import ...`; returns the exit code (0 all rows converted, 1 some not, 2 usage or nothing converted). */
-export async function importCommand(argv: string[], out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
+/**
+ * Runs `fieldgate import ...` with the gateway's `drivers` (the device's driver converts its
+ * addresses); returns the exit code (0 all rows converted, 1 some not, 2 usage or nothing converted).
+ */
+export async function importCommand(argv: string[], drivers: KepwareDrivers, out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -51,14 +54,17 @@ export async function importCommand(argv: string[], out: Out = (s) => process.st
     err(`fieldgate import: expected \`import kepware TAGS.csv --device NAME\`\nusage:\n${IMPORT_USAGE}`);
     return 2;
   }
-  const driver = v.driver ?? "modbus-tcp";
-  if (!(DRIVERS as readonly string[]).includes(driver)) {
-    err(`fieldgate import: --driver: expected one of ${DRIVERS.join(", ")}, got "${driver}"`);
+  // The drivers Kepware has a form for; the first (the gateway's first protocol over TCP) by default.
+  const kepware = drivers.names.filter((n) => drivers.kepwareOf(n) !== undefined);
+  const driver = v.driver ?? kepware[0] ?? "";
+  const addressing = kepware.includes(driver) ? drivers.kepwareOf(driver) : undefined;
+  if (addressing === undefined) {
+    err(`fieldgate import: --driver: expected one of ${kepware.join(", ")}, got "${driver}"`);
     return 2;
   }
-  const byteOrder = v["byte-order"]?.toUpperCase();
-  if (byteOrder !== undefined && !(BYTE_ORDERS as readonly string[]).includes(byteOrder)) {
-    err(`fieldgate import: --byte-order: expected one of ${BYTE_ORDERS.join(", ")}, got "${v["byte-order"]}"`);
+  const entry = addressing.importDevice(driver, { host: v.host, port: v.port, station: v["unit-id"], byteOrder: v["byte-order"] });
+  if (typeof entry === "string") {
+    err(`fieldgate import: ${entry}`);
     return 2;
   }
   let bytes: Buffer;
@@ -68,34 +74,26 @@ export async function importCommand(argv: string[], out: Out = (s) => process.st
     err(`fieldgate import: ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (e as Error).message}`);
     return 2;
   }
-  const result = importKepwareCsv(decodeText(bytes));
+  const result = importKepwareCsv(decodeText(bytes), addressing);
   for (const n of result.notes) err(`${file}:${n.line}: ${n.tag ? `${n.tag}: ` : ""}${n.converted ? "" : "not converted: "}${n.message}`);
   const skipped = result.notes.filter((n) => !n.converted).length;
   if (result.tags.length === 0) {
     err(`fieldgate import: no tag converted from ${file} (${result.rows} rows)`);
     return 2;
   }
-  const device: Record<string, unknown> = { name: v.device, driver };
-  if (driver === "modbus-tcp" || driver === "modbus-rtu-over-tcp") device.host = v.host ?? "127.0.0.1";
-  if (driver === "modbus-rtu") device.bus = "rs485-1";
-  if (v.port !== undefined) device.port = Number(v.port);
-  if (v["unit-id"] !== undefined) device.unitId = Number(v["unit-id"]);
-  if (byteOrder !== undefined) device.byteOrder = byteOrder as ByteOrder;
+  const device: Record<string, unknown> = { name: v.device, driver, ...entry.keys };
   if (result.rate !== undefined) device.rate = formatDuration(result.rate);
   const tags: Record<string, unknown>[] = result.tags.map((t) => (t.rate === undefined ? { ...t } : { ...t, rate: formatDuration(t.rate) }));
-  const doc = new Document(driver === "modbus-rtu" ? { buses: { "rs485-1": { port: "/dev/ttyUSB0" } }, devices: [{ ...device, tags }] } : { devices: [{ ...device, tags }] });
+  const doc = new Document({ ...entry.sections, devices: [{ ...device, tags }] });
   const seq = doc.getIn(["devices", 0, "tags"]);
   if (isSeq(seq)) for (const item of seq.items) if (isMap(item)) item.flow = true;
   const header = [
     `# Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
-    "# Kepware's CSV holds the tags only: check the device's address, port, unit id and, for 32- and 64-bit",
-    "# values, byteOrder (Kepware's Data Encoding settings; ABCD is Modbus's own order), then",
-    "#     fieldgate validate --devices THIS_FILE",
-    driver === "modbus-rtu" ? "# The serial bus (rs485-1 on /dev/ttyUSB0, 9600 8E1) is a placeholder: set its port and line settings." : "",
-  ].filter((l) => l !== "");
+    ...entry.advice.map((line) => `# ${line}`),
+  ];
   const text = `${header.join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
   // What was written must load: the import is only as good as the map it makes.
-  const check = validateYaml(deviceMapSchema, text, v.out ?? "import.yaml");
+  const check = validateYaml(deviceMapSchema(drivers), text, v.out ?? "import.yaml");
   if (!check.ok) {
     for (const i of check.issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
     return 2;
@@ -106,8 +104,8 @@ export async function importCommand(argv: string[], out: Out = (s) => process.st
   return skipped > 0 ? 1 : 0;
 }
 
-/** Runs `fieldgate export csv ...`. */
-export async function exportCommand(argv: string[], out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
+/** Runs `fieldgate export csv ...` with the gateway's `drivers` (the device's driver writes its addresses). */
+export async function exportCommand(argv: string[], drivers: KepwareDrivers, out: Out = (s) => process.stdout.write(s), err: Out = (s) => process.stderr.write(`${s}\n`)): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -142,7 +140,7 @@ export async function exportCommand(argv: string[], out: Out = (s) => process.st
       err("fieldgate export: the gateway config names no device map (devices:); give one with --devices FILE");
       return 2;
     }
-    map = loadDeviceMap(devicesFile);
+    map = loadDeviceMap(devicesFile, drivers);
   } catch (e) {
     if (e instanceof ConfigError) {
       err(e.message);
@@ -160,13 +158,18 @@ export async function exportCommand(argv: string[], out: Out = (s) => process.st
     );
     return 2;
   }
-  const csv = exportKepwareCsv(device, v.semicolon ? ";" : ",");
+  const addressing = drivers.kepwareOf(device.driver);
+  if (addressing === undefined) {
+    err(`fieldgate export: device "${device.name}" is of driver ${device.driver}, whose tags Kepware has no form for`);
+    return 2;
+  }
+  const csv = exportKepwareCsv(device, addressing, v.semicolon ? ";" : ",");
   if (v.out !== undefined) writeFileSync(v.out, csv);
   else out(csv);
   const lost = device.tags.filter((t) => t.history || (t.range !== undefined && t.scale === 1 && t.offset === 0)).length;
   err(
     `fieldgate export: ${device.tags.length} tags of ${device.name}${v.out ? ` to ${v.out}` : ""}` +
-      (device.byteOrder !== "ABCD" ? `; its byteOrder ${device.byteOrder} is a device setting in Kepware (Data Encoding), not in the CSV` : "") +
+      addressing.exportNotes(device).map((n) => `; ${n}`).join("") +
       (lost > 0 ? `; ${lost} tag(s) with history or an unscaled range: Kepware's CSV has no column for those` : ""),
   );
   return 0;

@@ -5,15 +5,60 @@
 // Description, Negate Value), the list separator of the machine's locale (a comma, or a
 // semicolon where the decimal mark is a comma), and the name, address and description quoted.
 //
-// Modbus addresses in Kepware are Modicon numbers, 1-based: 000001 coils, 100001 discrete
-// inputs, 300001 input registers, 400001 holding registers (5 digits, 40001, too); a bit of a
-// register is 400001.0 to 400001.15; a string is 400001.20H (20 bytes, high byte first) or
-// 400001.20L (low byte first). Data types: Boolean, Word, Short, DWord, Long, Float, Double,
-// LLong, QWord, String and Default (the address's own type) convert; BCD, LBCD, Char, Byte,
-// Date and arrays have no equivalent here, and such rows are listed, not converted.
-// Word order of 32- and 64-bit values is a device property in Kepware (Data Encoding), not in
-// the CSV: the import takes it as an option.
-import { formatAddress, parseAddress, parseUnit, unitByAlias, tagType, type ByteOrder, type DataType, type DeviceConfig, type ModbusAddress, type TagConfig } from "./device-map.js";
+// Kepware has a driver per protocol, each with its own address forms and data types: the
+// Address and Data Type columns are read and written by the device's driver (KepwareAddressing,
+// which a driver's protocol gives where Kepware has a driver for it); the rest (names, access,
+// scan rates, linear scaling, units, descriptions) is Kepware's own and converted here.
+import { parseUnit, unitByAlias, type DeviceConfig, type MapDrivers, type TagConfig, type ValueType } from "./device-map.js";
+
+/** Where a converted row's tag is and how it reads, as its driver's keys (KepwareAddressing.importPlace). */
+export interface KepwarePlace {
+  /** The tag's keys that say it (address, type, ...), in the order the map writes them. */
+  readonly keys: Readonly<Record<string, unknown>>;
+  /** Its value type: only numbers take scaling and units. */
+  readonly type: ValueType;
+  /** Why the place cannot be written, when it cannot: Client Access R/W is then left out, with this as its note. */
+  readonly readOnly?: string;
+}
+
+/** The options of `fieldgate import kepware` that say where the device is, as given. */
+export interface KepwareDeviceOptions {
+  readonly host?: string;
+  readonly port?: string;
+  /** The device's address on its link (--unit-id). */
+  readonly station?: string;
+  readonly byteOrder?: string;
+}
+
+/** The device entry an import writes, beside its tags. */
+export interface KepwareDevice {
+  /** The device's keys of its driver, from the command's options. */
+  readonly keys: Readonly<Record<string, unknown>>;
+  /** Sections of the map the device needs (a placeholder serial bus). */
+  readonly sections: Readonly<Record<string, unknown>>;
+  /** What the person should check before using the map, one line each (written as comments). */
+  readonly advice: readonly string[];
+}
+
+/** How one protocol's tags are written in Kepware's CSV: its Kepware driver's addresses and data types. */
+export interface KepwareAddressing {
+  /**
+   * A row's Address and Data Type (as written, trimmed; "" for none) as the tag's keys, or why
+   * the row cannot be converted. `note` says what a converted row lost.
+   */
+  importPlace(address: string, dataType: string, note: (message: string) => void): KepwarePlace | string;
+  /** A tag's Address and Data Type columns. */
+  exportPlace(tag: TagConfig, device: DeviceConfig): { readonly address: string; readonly dataType: string };
+  /** The device an import makes for `driver` from the command's options, or what is wrong with one ("--byte-order: ..."). */
+  importDevice(driver: string, options: KepwareDeviceOptions): KepwareDevice | string;
+  /** What the CSV of `device` cannot carry, each said after an export. */
+  exportNotes(device: DeviceConfig): string[];
+}
+
+/** The drivers as the Kepware commands need them: the driver registry is one. */
+export interface KepwareDrivers extends MapDrivers {
+  kepwareOf(name: string): KepwareAddressing | undefined;
+}
 
 export const KEPWARE_COLUMNS = [
   "Tag Name",
@@ -35,13 +80,10 @@ export const KEPWARE_COLUMNS = [
   "Negate Value",
 ] as const;
 
-/** A tag as the import writes it into the device map (the keys of devices.yaml, defaults left out). */
+/** A tag as the import writes it into the device map (the keys of devices.yaml, defaults left out; its driver's keys between name and scale). */
 export interface ImportedTag {
   name: string;
-  address: string;
-  type?: DataType;
-  length?: number;
-  byteOrder?: ByteOrder;
+  [driverKey: string]: unknown;
   scale?: number;
   offset?: number;
   unit?: string;
@@ -154,28 +196,6 @@ function csvField(value: string, delimiter: string, quote: boolean): string {
 
 // ---- import ---------------------------------------------------------------------------------
 
-const TYPE_OF: Readonly<Record<string, DataType | "default">> = {
-  boolean: "bool",
-  word: "uint16",
-  short: "int16",
-  dword: "uint32",
-  long: "int32",
-  float: "float32",
-  double: "float64",
-  llong: "int64",
-  qword: "uint64",
-  string: "string",
-  default: "default",
-};
-
-const NO_EQUIVALENT: Readonly<Record<string, string>> = {
-  bcd: "BCD registers have no data type here (fieldgate reads binary integers)",
-  lbcd: "LBCD registers have no data type here (fieldgate reads binary integers)",
-  char: "Char is one byte of a register: read the register as Word (or Short) and scale it",
-  byte: "Byte is one byte of a register: read the register as Word and scale it",
-  date: "Date has no data type here",
-};
-
 /** A number of a CSV field; with a ";" separator a "," is the decimal mark. */
 function numberField(text: string, delimiter: string): number | undefined {
   const t = (delimiter === ";" ? text.replace(",", ".") : text).trim();
@@ -191,8 +211,11 @@ function truthy(text: string): boolean {
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
-/** Converts one device's Kepware tag CSV; the notes name every row not converted, and what was left out of the others. */
-export function importKepwareCsv(text: string): ImportResult {
+/**
+ * Converts one device's Kepware tag CSV, its addresses by `addressing` (the device's driver's);
+ * the notes name every row not converted, and what was left out of the others.
+ */
+export function importKepwareCsv(text: string, addressing: KepwareAddressing): ImportResult {
   const firstLine = text.slice(0, text.search(/\r?\n|$/));
   const delimiter = detectDelimiter(firstLine);
   const records = parseCsv(text, delimiter);
@@ -232,7 +255,7 @@ export function importKepwareCsv(text: string): ImportResult {
       fail(`a second tag named "${name}" (first on line ${first})`);
       continue;
     }
-    const tag = convertRow(get, delimiter, fail, note);
+    const tag = convertRow(get, delimiter, addressing, fail, note);
     if (tag === undefined) continue;
     tag.name = name;
     names.set(name, r.line);
@@ -247,72 +270,22 @@ export function importKepwareCsv(text: string): ImportResult {
   return { tags, notes, rows, delimiter, rate };
 }
 
-interface KepwareAddress {
-  readonly address: ModbusAddress;
-  /** A string's length in bytes and byte order (400001.20H). */
-  readonly stringBytes?: number;
-  readonly lowByteFirst?: boolean;
-}
-
-/** 400001, 40001, 400001.3 and 400001.20H; undefined with `why` set otherwise. */
-function kepwareAddress(text: string, isString: boolean): KepwareAddress | string {
-  const t = text.trim().toUpperCase();
-  if (t.includes("[")) return `"${text}" is an array; arrays have no equivalent here (one tag per value)`;
-  if (t.startsWith("H")) return `"${text}" is a hexadecimal address; write it in decimal (400001 ...)`;
-  const m = /^(\d{5,6})(?:\.(\d{1,3})([HL])?)?$/.exec(t);
-  if (m === null) return `"${text}" is not a Modbus address in Kepware's decimal form (400001, 400001.3, 400001.20H)`;
-  const base = parseAddress(m[1]!);
-  if (!base.ok) return `"${text}": ${base.message || "not a Modbus address"}`;
-  if (isString) {
-    if (m[2] === undefined) return `"${text}": a string address gives its length in bytes (400001.20H)`;
-    const bytes = Number(m[2]);
-    if (bytes < 1 || bytes > 250) return `"${text}": a string of ${bytes} bytes; 1 to 250 fit in one read`;
-    return { address: base.value, stringBytes: bytes, lowByteFirst: m[3] === "L" };
-  }
-  if (m[3] !== undefined) return `"${text}" is a string address, but the data type is not String`;
-  if (m[2] === undefined) return { address: base.value };
-  const bit = Number(m[2]);
-  if (bit > 15) return `"${text}": a register has bits 0 to 15`;
-  if (base.value.area === "coil" || base.value.area === "discrete") return `"${text}": only registers have bits`;
-  return { address: { ...base.value, bit } };
-}
-
 function convertRow(
   get: (name: string) => string,
   delimiter: string,
+  addressing: KepwareAddressing,
   fail: (m: string) => undefined,
   note: (m: string) => void,
 ): ImportedTag | undefined {
-  const kepType = get("Data Type");
-  const key = kepType.toLowerCase();
-  if (/array/.test(key)) return fail(`data type ${kepType}: arrays have no equivalent here (one tag per value)`);
-  const noEq = NO_EQUIVALENT[key];
-  if (noEq !== undefined) return fail(`data type ${kepType}: ${noEq}`);
-  const mapped = TYPE_OF[key === "" ? "default" : key];
-  if (mapped === undefined) return fail(`data type "${kepType}" is not one of Kepware's (Boolean, Word, Short, DWord, Long, Float, Double, LLong, QWord, String, ...)`);
-  const addr = kepwareAddress(get("Address"), mapped === "string");
-  if (typeof addr === "string") return fail(addr);
-  const a = addr.address;
-  const bits = a.area === "coil" || a.area === "discrete";
-  let type: DataType;
-  if (mapped === "default") type = a.bit !== undefined ? "bit" : bits ? "bool" : "uint16";
-  else if (mapped === "bool" && a.bit !== undefined) type = "bit";
-  else type = mapped;
-  if (bits && type !== "bool") return fail(`data type ${kepType} at ${get("Address")}: a ${a.area === "coil" ? "coil" : "discrete input"} holds one bit (Boolean)`);
-  if (!bits && mapped === "bool" && a.bit === undefined) return fail(`Boolean at ${get("Address")}: name the bit of the register (${get("Address")}.0 to .15)`);
-  if (a.bit !== undefined && type !== "bit") return fail(`data type ${kepType} at ${get("Address")}: a bit address needs Boolean`);
-  const tag: ImportedTag = { name: "", address: formatAddress(a) };
-  if (type !== tagType({ type: undefined, address: a })) tag.type = type;
-  if (addr.stringBytes !== undefined) {
-    tag.length = Math.ceil(addr.stringBytes / 2);
-    if (addr.lowByteFirst) tag.byteOrder = "BADC";
-    if (addr.stringBytes % 2 === 1) note(`a string of ${addr.stringBytes} bytes is read as ${tag.length} registers (${tag.length * 2} bytes)`);
-  }
+  const place = addressing.importPlace(get("Address"), get("Data Type"), note);
+  if (typeof place === "string") return fail(place);
+  const type = place.type.name;
+  const tag: ImportedTag = { name: "", ...place.keys };
 
   const access = get("Client Access").toUpperCase().replace(/\s/g, "");
   if (access === "R/W" || access === "RW" || access === "READ/WRITE") {
-    if (a.area === "coil" || a.area === "holding") tag.access = "readwrite";
-    else note(`Client Access R/W on ${a.area === "input" ? "an input register" : "a discrete input"}: Modbus cannot write it, imported read-only`);
+    if (place.readOnly === undefined) tag.access = "readwrite";
+    else note(place.readOnly);
   } else if (access !== "" && access !== "RO" && access !== "R" && access !== "READONLY" && access !== "READ ONLY") {
     note(`Client Access "${get("Client Access")}" is neither RO nor R/W: imported read-only`);
   }
@@ -324,7 +297,7 @@ function convertRow(
   }
 
   const scaling = get("Scaling").toLowerCase();
-  const numeric = type !== "bool" && type !== "bit" && type !== "string";
+  const numeric = place.type.numeric;
   if (scaling === "linear" || scaling === "1") {
     if (!numeric) return fail(`Linear scaling of a ${type} tag`);
     const [rl, rh, sl, sh] = ["Raw Low", "Raw High", "Scaled Low", "Scaled High"].map((c) => numberField(get(c), delimiter));
@@ -379,39 +352,12 @@ function roundSignificant(n: number): number {
 
 // ---- export ---------------------------------------------------------------------------------
 
-const KEPWARE_TYPE: Readonly<Record<DataType, string>> = {
-  bool: "Boolean",
-  bit: "Boolean",
-  int16: "Short",
-  uint16: "Word",
-  int32: "Long",
-  uint32: "DWord",
-  int64: "LLong",
-  uint64: "QWord",
-  float32: "Float",
-  float64: "Double",
-  string: "String",
-};
-
-const MODICON_PREFIX = { coil: "0", discrete: "1", input: "3", holding: "4" } as const;
-
-/** A tag's address in Kepware's decimal form (6 digits, 1-based). */
-export function kepwareAddressOf(t: TagConfig, deviceByteOrder: ByteOrder): string {
-  const a = t.address;
-  const base = `${MODICON_PREFIX[a.area]}${String(a.offset + 1).padStart(5, "0")}`;
-  if (tagType(t) === "string") {
-    const order = t.byteOrder ?? deviceByteOrder;
-    return `${base}.${(t.length ?? 1) * 2}${order === "BADC" || order === "DCBA" ? "L" : "H"}`;
-  }
-  return a.bit === undefined ? base : `${base}.${a.bit}`;
-}
-
-/** One device's tags as Kepware's tag CSV (comma separated, CRLF, as Kepware writes it). */
-export function exportKepwareCsv(device: DeviceConfig, delimiter: "," | ";" = ","): string {
+/** One device's tags as Kepware's tag CSV (comma separated, CRLF, as Kepware writes it), its addresses by `addressing`. */
+export function exportKepwareCsv(device: DeviceConfig, addressing: KepwareAddressing, delimiter: "," | ";" = ","): string {
   const num = (n: number): string => (delimiter === ";" ? String(n).replace(".", ",") : String(n));
   const lines = [KEPWARE_COLUMNS.join(delimiter)];
   for (const t of device.tags) {
-    const type = tagType(t);
+    const place = addressing.exportPlace(t, device);
     const scaled = t.scale !== 1 || t.offset !== 0;
     // engineering = raw * scale + offset as Kepware's linear scaling between two points: the
     // ends of the tag's range when it has one, else raw 0 and 1. A negative scale goes out as
@@ -423,8 +369,8 @@ export function exportKepwareCsv(device: DeviceConfig, delimiter: "," | ";" = ",
     const [rl, rh] = t.range === undefined ? [0, 1] : [roundSignificant((sl - offset) / scale), roundSignificant((sh - offset) / scale)];
     const fields = [
       csvField(t.name, delimiter, true),
-      csvField(kepwareAddressOf(t, device.byteOrder), delimiter, true),
-      KEPWARE_TYPE[type],
+      csvField(place.address, delimiter, true),
+      place.dataType,
       "1",
       t.access === "readwrite" ? "R/W" : "RO",
       String(t.rate),

@@ -132,7 +132,7 @@ export interface OptionalSpec extends Common {
 
 export type ParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
 
-/** A scalar with its own syntax (a Modbus address "holding:100", ...). */
+/** A scalar with its own syntax (a tag's address in its driver's words, ...). */
 export interface CustomSpec extends Common {
   readonly kind: "custom";
   /** Used in messages: "expected <expected>, got ...". */
@@ -140,6 +140,22 @@ export interface CustomSpec extends Common {
   readonly jsonSchema: Readonly<Record<string, unknown>>;
   /** Gets the scalar's JS value (string, number, boolean or null). */
   readonly parse: (raw: unknown, ctx: SchemaContext) => ParseResult<unknown>;
+}
+
+/**
+ * A mapping whose keys depend on the value of one of them, `key` (a device's on its `driver`):
+ * each value of `key` names the object schema the mapping is checked against.
+ */
+export interface VariantSpec extends Common {
+  readonly kind: "variant";
+  readonly key: string;
+  /** The object schema of each value of `key`, in the order messages list the values. */
+  readonly variants: ReadonlyMap<string, ObjectSpec>;
+  /**
+   * The keys every variant has alike, `key` among them (an enum of the variants' names):
+   * checked, and the others let be, when the mapping names no variant.
+   */
+  readonly common: ObjectSpec;
 }
 
 export type SchemaSpec =
@@ -154,6 +170,7 @@ export type SchemaSpec =
   | ObjectSpec
   | RecordSpec
   | OptionalSpec
+  | VariantSpec
   | CustomSpec;
 
 export type Schema<T = unknown> = SchemaSpec & Typed<T>;
@@ -349,6 +366,18 @@ export function record<V extends Schema>(
 ): Schema<Readonly<Record<string, Infer<V>>>> {
   const { default: def, ...rest } = opts;
   return { kind: "record", values, ...rest, ...(def === undefined ? {} : { default: constant(def) }) };
+}
+
+/** A mapping checked by the object schema its `key`'s value names (VariantSpec); T is what every variant gives. */
+export function variant<T>(key: string, variants: ReadonlyMap<string, Schema>, common: Schema, opts: Described = {}): Schema<T> {
+  const objects = new Map<string, ObjectSpec>();
+  for (const [name, s] of variants) objects.set(name, asObject(s, name));
+  return { kind: "variant", key, variants: objects, common: asObject(common, key), ...(opts.description === undefined ? {} : { description: opts.description }) };
+}
+
+function asObject(s: Schema, what: string): ObjectSpec {
+  if (s.kind !== "object") throw new Error(`schema: the variant "${what}" is not an object schema`);
+  return s;
 }
 
 /** The key may be left out; the value is then `undefined` (and the key optional in the type). */

@@ -9,7 +9,6 @@
 // cache key's hash (~3 ms) and TurboFan compiling a slicer of it (33 ms, on the loop: see
 // runtime-flags.ts) stay off the loop that has begun to poll.
 import { rmSync } from "node:fs";
-import { builtFile } from "../worker-file.js";
 import { WorkerLink, type Reply } from "../worker-link.js";
 import { deviceMapCacheFile, type DeviceMap } from "./device-map.js";
 import { unfinishedCacheFile } from "./validated-cache.js";
@@ -20,15 +19,18 @@ import { MapAssembly, type ValidateRequest, type WorkerAnswer } from "./validate
 export const TAGS_PER_PIECE = 500;
 
 export interface OffLoopOptions {
+  /**
+   * The worker's file: one that serves serveDeviceMapValidation (validate-worker.ts) with the
+   * drivers the map may name (the gateway's: the built server/validate-worker).
+   */
+  readonly file: URL;
   readonly tagsPerPiece?: number;
-  /** The worker's file (tests); default the built config/validate-worker. */
-  readonly file?: URL;
 }
 
 type ValidateLink = WorkerLink<ValidateRequest, WorkerAnswer & Reply>;
 
 function startWorker(name: string, options: OffLoopOptions): ValidateLink {
-  return new WorkerLink(options.file ?? builtFile("config/validate-worker"), {}, { name });
+  return new WorkerLink(options.file, {}, { name });
 }
 
 function unexpected(answer: WorkerAnswer): Error {
@@ -39,7 +41,7 @@ function unexpected(answer: WorkerAnswer): Error {
  * validateDeviceMap(file, cacheDir), on a worker. Rejects only when the worker fails (it could
  * not start, or it ended before it answered): the caller may then validate on its own thread.
  */
-export async function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions = {}): Promise<ValidationResult<DeviceMap>> {
+export async function validateDeviceMapOffLoop(file: string, cacheDir: string | undefined, options: OffLoopOptions): Promise<ValidationResult<DeviceMap>> {
   const link = startWorker("device map validation worker", options);
   try {
     const first = await link.call({ op: "validate", file, cacheDir, tagsPerPiece: options.tagsPerPiece ?? TAGS_PER_PIECE });
@@ -72,7 +74,7 @@ export interface OffLoopKeep {
  * start: what a first start's own validation left for later (validated-cache.ts CacheOptions).
  * The key is made from the text the worker reads, so a map edited meanwhile is kept as it is now.
  */
-export function keepDeviceMapOffLoop(file: string, cacheDir: string, options: OffLoopOptions = {}): OffLoopKeep {
+export function keepDeviceMapOffLoop(file: string, cacheDir: string, options: OffLoopOptions): OffLoopKeep {
   let link: ValidateLink | undefined;
   let done: Promise<boolean>;
   try {

@@ -1,26 +1,31 @@
-// The worker of validate-off-loop.ts: validates one device map (validateDeviceMap, with its
-// cache), says whether it is valid, then hands the map over one piece per request of the main
-// thread, so that no message takes the event loop long to take in; or, asked only to keep the
-// cache (a first start's), says whether it was valid and nothing more.
+// The device map validation of a worker thread (validate-off-loop.ts): validates one device map
+// (validateDeviceMap, with its cache), says whether it is valid, then hands the map over one
+// piece per request of the main thread, so that no message takes the event loop long to take
+// in; or, asked only to keep the cache (a first start's), says whether it was valid and nothing
+// more. The worker's own file (the composition root's, src/server/validate-worker.ts) gives the
+// drivers a map may name.
 import { parentPort, workerData } from "node:worker_threads";
 import type { LinkData } from "../worker-link.js";
 import { serveLink } from "../worker-serve.js";
-import { validateDeviceMap } from "./device-map.js";
+import { validateDeviceMap, type MapDrivers } from "./device-map.js";
 import { piecesOf, type MapPiece, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
-let pieces: MapPiece[] = [];
-let next = 0;
-
-serveLink<ValidateRequest & { readonly seq: number }>(parentPort!, workerData as LinkData, (req) => {
-  if (req.op === "next") {
-    const piece = pieces[next++];
-    if (piece === undefined) throw new Error("no piece of the device map is left");
-    return { reply: { kind: "piece", piece } satisfies WorkerAnswer, last: next === pieces.length };
-  }
-  const result = validateDeviceMap(req.file, req.cacheDir);
-  if (req.op === "keep") return { reply: { kind: "kept", valid: result.ok } satisfies WorkerAnswer, last: true };
-  if (!result.ok) return { reply: { kind: "refused", issues: result.issues } satisfies WorkerAnswer, last: true };
-  const cut = piecesOf(result.value, req.tagsPerPiece);
-  pieces = cut.pieces;
-  return { reply: { kind: "valid", head: cut.head, pieces: pieces.length } satisfies WorkerAnswer, last: pieces.length === 0 };
-});
+/** Answers the main thread's requests on this worker, validating with `drivers`. */
+export function serveDeviceMapValidation(drivers: MapDrivers): void {
+  let pieces: MapPiece[] = [];
+  let next = 0;
+  serveLink<ValidateRequest & { readonly seq: number }>(parentPort!, workerData as LinkData, (req) => {
+    if (req.op === "next") {
+      const piece = pieces[next++];
+      if (piece === undefined) throw new Error("no piece of the device map is left");
+      return { reply: { kind: "piece", piece } satisfies WorkerAnswer, last: next === pieces.length };
+    }
+    const result = validateDeviceMap(req.file, drivers, req.cacheDir);
+    if (req.op === "keep") return { reply: { kind: "kept", valid: result.ok } satisfies WorkerAnswer, last: true };
+    if (!result.ok) return { reply: { kind: "refused", issues: result.issues } satisfies WorkerAnswer, last: true };
+    const cut = piecesOf(result.value, req.tagsPerPiece);
+    pieces = cut.pieces;
+    next = 0;
+    return { reply: { kind: "valid", head: cut.head, pieces: pieces.length } satisfies WorkerAnswer, last: pieces.length === 0 };
+  });
+}

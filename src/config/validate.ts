@@ -19,6 +19,7 @@ import {
   type Schema,
   type SchemaContext,
   type SchemaSpec,
+  type VariantSpec,
 } from "./schema.js";
 
 export interface DocumentSource extends SchemaContext {
@@ -135,6 +136,8 @@ class Validator implements Checker {
         return this.record(schema, node);
       case "array":
         return this.array(schema, node);
+      case "variant":
+        return this.variant(schema, node);
       default:
         break;
     }
@@ -228,7 +231,22 @@ class Validator implements Checker {
     return out;
   }
 
-  private object(schema: ObjectSpec, node: ConfigNode | undefined, anchor?: ConfigNode): Out {
+  /**
+   * A mapping checked by the variant its key names. Naming none (the key missing, or not one of
+   * the variants), the key's issue is reported with those of the keys all variants share; the
+   * others cannot be judged without knowing the variant.
+   */
+  private variant(schema: VariantSpec, node: ConfigNode): Out {
+    if (kindOf(node) !== NodeKind.Map) return this.refuse(schema, node);
+    const named = scalarAt((node as MapNode).items, schema.key);
+    const chosen = typeof named === "string" ? schema.variants.get(named) : undefined;
+    if (chosen !== undefined) return this.object(chosen, node);
+    this.object(schema.common, node, undefined, true);
+    return INVALID;
+  }
+
+  /** `open`: keys the schema does not know are let be (a variant's, when none is named). */
+  private object(schema: ObjectSpec, node: ConfigNode | undefined, anchor?: ConfigNode, open = false): Out {
     // A section whose keys are all commented out is an empty value: treat it as an empty mapping.
     const empty = node === undefined || isNull(node);
     if (!empty && kindOf(node) !== NodeKind.Map) return this.refuse(schema, node);
@@ -241,7 +259,7 @@ class Validator implements Checker {
     let ok = true;
     if (entries !== undefined && entries.size > 0) {
       for (const [name, at] of entries) {
-        if (Object.hasOwn(schema.shape, name)) continue;
+        if (Object.hasOwn(schema.shape, name) || open) continue;
         ok = false;
         const near = suggest(name, known);
         this.issue(items![at], [...this.path, name], `unknown key${near ? `; did you mean "${near}"?` : `; expected one of ${known.join(", ")}`}`);
@@ -361,6 +379,18 @@ function valueAt(items: readonly (ConfigNode | null)[], at: number): ConfigNode 
   return items[at + 1] ?? items[at] ?? undefined;
 }
 
+/** The scalar value of the key `name` of a mapping's items (through an alias); undefined without one. */
+function scalarAt(items: readonly (ConfigNode | null)[], name: string): unknown {
+  for (let i = 0; i < items.length; i += 2) {
+    const key = items[i]!;
+    if (key === null || kindOf(key) !== NodeKind.Scalar || String(scalarValue(key)) !== name) continue;
+    let v: ConfigNode | undefined = items[i + 1] ?? undefined;
+    if (v !== undefined && typeof v === "object" && v.kind === NodeKind.Alias) v = v.target;
+    return v !== undefined && kindOf(v) === NodeKind.Scalar ? scalarValue(v) : undefined;
+  }
+  return undefined;
+}
+
 /** The node at a relative path below `node`, or undefined if the file does not have it. */
 function locate(node: ConfigNode, rel: readonly PathSeg[]): ConfigNode | undefined {
   let cur: ConfigNode | undefined = node;
@@ -446,6 +476,7 @@ export function expected(schema: SchemaSpec): string {
       return keys.length <= 12 ? `a mapping (${keys.join(", ")})` : "a mapping";
     }
     case "record":
+    case "variant":
       return "a mapping";
     case "optional":
       return expected(schema.inner);

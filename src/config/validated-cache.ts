@@ -3,10 +3,11 @@
 // ~10 ms where parsing and validating the YAML takes ~100 ms on one core of a small board.
 //
 // A cached value is used only for the same text validated by the same code: the key hashes the
-// text, the source of the modules that validate (this folder and the UNECE unit table), so an
-// upgrade or any change to a schema or a check invalidates it, and the file's folder when the
-// schema has paths (they resolve against it). Only valid files are cached; a file with issues is
-// validated every time, and its messages are the validator's as before. One cache file per use
+// text, the source of the modules that validate (this folder, the UNECE unit table, drivers/)
+// and the names of the drivers a map may name, so an upgrade or any change to a schema or a
+// check invalidates it, and the file's folder when the schema has paths (they resolve against
+// it). Only valid files are cached; a file with issues is validated every time, and its messages
+// are the validator's as before. One cache file per use
 // (the gateway has one device map), replaced when the map changes. The text is read as the
 // loaders read it (config-text.ts: UTF-8 or refused); a cache file is read by JSON.parse, whose
 // parser keeps no recursion on the call stack, and what it holds nests only as deep as its
@@ -64,7 +65,11 @@ function readCache(bytes: Buffer): { key: string; value: unknown } | string | un
 
 let fingerprint: string | null | undefined;
 
-/** A hash of the source of the validating modules; null if it cannot be read (no cache then). */
+/**
+ * A hash of the source of the validating modules (this folder, the UNECE unit table, and the
+ * drivers' definitions, which give a device map its drivers' keys); null if it cannot be read
+ * (no cache then).
+ */
 function codeFingerprint(): string | null {
   if (fingerprint !== undefined) return fingerprint;
   try {
@@ -73,12 +78,14 @@ function codeFingerprint(): string | null {
     // From the sources (vitest) the folder of this file; compiled, the compiled modules'
     // folder, also when this runs from the gateway's bundle (dist/bundle, src/build/bundle.ts).
     const dir = ext === ".ts" ? dirname(here) : join(packageRoot(), "dist", "src", "config");
+    const drivers = join(dir, "..", "..", "drivers");
     const hash = createHash("sha256");
     const files = readdirSync(dir)
       .filter((f) => f.endsWith(ext))
       .sort()
       .map((f) => join(dir, f));
     files.push(join(dir, "..", "ua", "generated", `units${ext}`));
+    for (const f of readdirSync(drivers, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(ext)).sort()) files.push(join(drivers, f));
     for (const f of files) hash.update(f.slice(dir.length)).update(readFileSync(f));
     fingerprint = hash.digest("hex");
   } catch {
@@ -87,32 +94,34 @@ function codeFingerprint(): string | null {
   return fingerprint;
 }
 
-/** Whether a value of the schema can hold a path (resolved against the file's folder). */
-function hasPaths(schema: SchemaSpec, seen = new Set<SchemaSpec>()): boolean {
-  if (seen.has(schema)) return false;
+/** Every schema `schema` is made of, itself first, each once. */
+function* partsOf(schema: SchemaSpec, seen = new Set<SchemaSpec>()): Generator<SchemaSpec> {
+  if (seen.has(schema)) return;
   seen.add(schema);
-  switch (schema.kind) {
-    case "path":
-      return true;
-    case "object":
-      return Object.values(schema.shape).some((s) => hasPaths(s, seen));
-    case "record":
-      return hasPaths(schema.values, seen);
-    case "array":
-      return hasPaths(schema.items, seen);
-    case "optional":
-      return hasPaths(schema.inner, seen);
-    default:
-      return false;
-  }
+  yield schema;
+  const inner =
+    schema.kind === "object" ? Object.values(schema.shape)
+    : schema.kind === "variant" ? [...schema.variants.values()]
+    : schema.kind === "record" ? [schema.values]
+    : schema.kind === "array" ? [schema.items]
+    : schema.kind === "optional" ? [schema.inner]
+    : [];
+  for (const s of inner) yield* partsOf(s, seen);
 }
 
-/** The key a valid result of `text` as `file` is cached under; null when no cache can be kept. */
+/**
+ * The key a valid result of `text` as `file` is cached under; null when no cache can be kept.
+ * A map valid where a driver was registered is not valid where it is not: the names of the
+ * drivers are part of the key.
+ */
 export function cacheKey(schema: Schema, text: string, file: string): string | null {
   const code = codeFingerprint();
   if (code === null) return null;
-  const folder = hasPaths(schema) ? dirname(resolve(file)) : "";
-  return createHash("sha256").update(code).update("\0").update(folder).update("\0").update(text).digest("hex");
+  const parts = [...partsOf(schema)];
+  // A path resolves against the file's folder; a device map's drivers are its variants' names.
+  const folder = parts.some((s) => s.kind === "path") ? dirname(resolve(file)) : "";
+  const variants = parts.flatMap((s) => (s.kind === "variant" ? [...s.variants.keys()] : [])).join(",");
+  return createHash("sha256").update(code).update("\0").update(variants).update("\0").update(folder).update("\0").update(text).digest("hex");
 }
 
 /** The key of the result kept in `cacheFile`, if there is one (and it is whole). */

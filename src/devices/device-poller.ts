@@ -6,8 +6,8 @@
 // failed cycles it is "demoted" in its diagnostics. Every attempt is a probe: the first block
 // answered brings the device back.
 //
-// A device that answers every request of a cycle with a refusal of its own (a Modbus server
-// device failure, busy after retries: DriverError isDeviceFault) fails that cycle the same way,
+// A device that answers every request of a cycle with a refusal of its own (a device failure,
+// busy after the driver's retries: DriverError isDeviceFault) fails that cycle the same way,
 // its reason in lastError; a refusal of one block while others answer is those tags' alone.
 import type { DeviceConfig } from "../config/device-map.js";
 import type { StatusCode, Variant } from "../ua/builtins.js";
@@ -17,10 +17,9 @@ import type { Clock } from "../sampling/clock.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
-import { DriverError, isDeviceFault, type Driver } from "./driver.js";
+import { DriverError, isDeviceFault, type BlockData, type Driver } from "./driver.js";
 import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
-import type { DriverLimits } from "./registry.js";
-import { encodeValue, Kind } from "./tag-codec.js";
+import type { DriverProtocol } from "./registry.js";
 
 export type DeviceState = "waiting" | "ok" | "failing" | "demoted";
 
@@ -37,6 +36,9 @@ export interface TagWriter {
 
 export interface DevicePollerOptions {
   readonly config: DeviceConfig;
+  /** What the device's driver says of its tags, its address and its reads. */
+  readonly protocol: DriverProtocol;
+  /** The link the device is on. */
   readonly driver: Driver;
   readonly clock: Clock;
   readonly values: ValueCache;
@@ -47,8 +49,6 @@ export interface DevicePollerOptions {
    * variables), in the order of config.tags; kept as given, not copied.
    */
   readonly tags?: readonly PolledTag[];
-  /** The driver's protocol limits (the device's own settings may lower them). */
-  readonly driverLimits?: DriverLimits;
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
   /** Where the time each poll's delivery holds the loop goes. */
@@ -62,7 +62,9 @@ function messageOf(err: unknown): string {
 export class DevicePoller implements PollTarget, TagWriter {
   readonly name: string;
   readonly config: DeviceConfig;
-  readonly unitId: number;
+  readonly protocol: DriverProtocol;
+  /** The device's address on its link (DriverProtocol.station). */
+  readonly station: unknown;
   readonly driver: Driver;
   readonly clock: Clock;
   readonly values: ValueCache;
@@ -100,20 +102,16 @@ export class DevicePoller implements PollTarget, TagWriter {
     const c = options.config;
     this.name = c.name;
     this.config = c;
-    this.unitId = c.unitId;
+    this.protocol = options.protocol;
+    this.station = options.protocol.station(c);
     this.driver = options.driver;
     this.clock = options.clock;
     this.values = options.values;
     this.lateness = options.lateness;
     this.trace = options.trace;
-    const protocol = options.driverLimits;
-    this.limits = {
-      maxRegisters: Math.min(c.maxRegistersPerRead, protocol?.maxRegisters ?? Infinity),
-      maxBits: Math.min(c.maxBitsPerRead, protocol?.maxBits ?? Infinity),
-      maxGap: c.maxGap,
-    };
+    this.limits = options.protocol.readLimits(c);
     const slots = options.slots;
-    this.tags = options.tags ?? c.tags.map((t, i) => new PolledTag(t, c, slots[i]!));
+    this.tags = options.tags ?? c.tags.map((t, i) => new PolledTag(t, options.protocol.tag(t, c), slots[i]!));
     const byRate = new Map<number, PolledTag[]>();
     for (let i = 0; i < c.tags.length; i++) {
       const rate = c.tags[i]!.rate;
@@ -129,7 +127,7 @@ export class DevicePoller implements PollTarget, TagWriter {
 
   /** Replies on the device's link that were not the answer to its request (Driver.countersOf). */
   get mismatchedReplies(): number {
-    return this.driver.countersOf?.(this.unitId)?.mismatchedReplies ?? 0;
+    return this.driver.countersOf?.(this.station)?.mismatchedReplies ?? 0;
   }
 
   tag(name: string): PolledTag | undefined {
@@ -177,13 +175,13 @@ export class DevicePoller implements PollTarget, TagWriter {
   }
 
   /** One block read, counted and timed. */
-  async read(block: Block<PolledTag>): Promise<Uint16Array | Uint8Array> {
+  async read(block: Block<PolledTag>): Promise<BlockData> {
     await this.ensureConnected();
     const start = this.clock.now();
     this.requests++;
-    let data: Uint16Array | Uint8Array;
+    let data: BlockData;
     try {
-      data = await this.driver.readBlock({ unitId: this.unitId, area: block.area, start: block.start, count: block.count });
+      data = await this.driver.readBlock({ station: this.station, area: block.area, start: block.start, count: block.count });
     } catch (err) {
       this.countError(err);
       throw err;
@@ -233,7 +231,7 @@ export class DevicePoller implements PollTarget, TagWriter {
   }
 
   noteConfigError(tag: PolledTag): void {
-    this.lastError = `address ${tag.area}:${tag.start} of tag "${tag.name}" does not exist on the device: not polled until the map changes`;
+    this.lastError = `address ${this.protocol.formatAddress(tag.config)} of tag "${tag.name}" does not exist on the device: not polled until the map changes`;
     this.onChange?.(this, true);
   }
 
@@ -245,7 +243,7 @@ export class DevicePoller implements PollTarget, TagWriter {
    */
   write(tag: PolledTag, value: Variant): Promise<StatusCode> {
     if (!tag.writable) return Promise.resolve(StatusCodes.BadNotWritable);
-    const encoded = encodeValue(tag.codec, value);
+    const encoded = tag.codec.encode(value);
     if (!encoded.ok) return Promise.resolve(encoded.statusCode);
     const run = () => this.writeNow(tag, encoded.data);
     const result = this.writeTail.then(run, run);
@@ -255,15 +253,15 @@ export class DevicePoller implements PollTarget, TagWriter {
 
   private async writeNow(tag: PolledTag, data: Uint16Array | Uint8Array): Promise<StatusCode> {
     if (this.stopped) return StatusCodes.BadNodeIdUnknown;
-    const area = tag.area === "coil" ? "coil" : "holding";
+    const codec = tag.codec;
     try {
       await this.ensureConnected();
-      if (tag.codec.kind === Kind.Bit) {
-        const current = (await this.counted(() => this.driver.readBlock({ unitId: this.unitId, area: "holding", start: tag.start, count: 1 })))[0]!;
-        const mask = 1 << tag.codec.bit;
-        data = Uint16Array.of((current & ~mask) | (data[0]! & mask));
+      if (codec.partial) {
+        // Part of a unit (a bit of a word): the unit as it is now, with the write merged into it.
+        const current = await this.counted(() => this.driver.readBlock({ station: this.station, area: tag.area, start: tag.start, count: tag.width }));
+        data = codec.merge(current, data);
       }
-      await this.counted(() => this.driver.write(this.unitId, area, tag.start, data));
+      await this.counted(() => this.driver.write(this.station, tag.area, tag.start, data));
     } catch (err) {
       return err instanceof DriverError ? err.statusCode : StatusCodes.BadCommunicationError;
     }
@@ -274,7 +272,7 @@ export class DevicePoller implements PollTarget, TagWriter {
   /** Reads a written tag at once, so clients see the device's value without waiting a cycle. */
   private async readBack(tag: PolledTag): Promise<void> {
     try {
-      const data = await this.counted(() => this.driver.readBlock({ unitId: this.unitId, area: tag.area, start: tag.start, count: tag.width }));
+      const data = await this.counted(() => this.driver.readBlock({ station: this.station, area: tag.area, start: tag.start, count: tag.width }));
       if (this.stopped) return;
       deliverTag(this.values, tag, data, 0, this.clock.wallNow());
       this.values.endBatch(this.name);

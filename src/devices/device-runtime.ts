@@ -15,22 +15,21 @@ import { DevicePoller, type StateChangeListener } from "./device-poller.js";
 import { PolledTag, type TaskTimer } from "./poll-group.js";
 import { RELOAD_TAGS_PER_SLICE, sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
-import type { DriverRegistry, RegisteredDriver } from "./registry.js";
-import { compileTag } from "./tag-codec.js";
+import type { DriverProtocol, DriverRegistry, RegisteredDriver } from "./registry.js";
 import { sameConfig } from "./same-config.js";
 import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
-export type { ApplyReport } from "./map-changes.js";
 
 export { sameConfig } from "./same-config.js";
+export type { ApplyReport } from "./map-changes.js";
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes {
   /**
    * Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of
-   * config.tags. A device of many tags may be synced in slices (then a promise).
+   * config.tags, and `protocol` its driver's, which makes its tags' codecs. A device of more
+   * than `perSlice` tags is synced in slices (then a promise).
    */
-  /** A device of more than `perSlice` tags is synced in slices (a promise). */
-  syncDevice(config: DeviceConfig, slots: readonly number[], perSlice?: number): void | Promise<void>;
+  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice?: number): void | Promise<void>;
   /** Removes the device's nodes (in slices for a device of many tags: then a promise). */
   removeDevice(name: string): void | Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
@@ -121,6 +120,11 @@ export class DeviceRuntime {
   /** The driver a running device is polled through. */
   driverOf(name: string): Driver | undefined {
     return this.running.get(name)?.poller.driver;
+  }
+
+  /** A device's link in its driver's words (running or not), for the status page. */
+  describeLink(device: DeviceConfig): string {
+    return this.o.drivers.has(device.driver) ? this.o.drivers.get(device.driver).describeLink(device) : device.driver;
   }
 
   /**
@@ -231,25 +235,26 @@ export class DeviceRuntime {
   private startDevice(config: DeviceConfig, link: DeviceLink, perSlice: number): void | Promise<void> {
     const n = config.tags.length;
     const slots: number[] = new Array(n);
+    const protocol = link.driver.protocol;
     if (n <= perSlice) {
-      this.acquireSlots(config, slots, 0, n);
-      const synced = this.o.nodes.syncDevice(config, slots, perSlice);
-      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n)));
-      this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, slots, new Array(n), 0, n));
+      this.acquireSlots(config, protocol, slots, 0, n);
+      const synced = this.o.nodes.syncDevice(config, protocol, slots, perSlice);
+      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, protocol, slots, new Array(n), 0, n)));
+      this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, protocol, slots, new Array(n), 0, n));
       return;
     }
     return (async () => {
       for (let i = 0; i < n; i += perSlice) {
         if (i > 0) await sliceGate().next();
-        this.acquireSlots(config, slots, i, Math.min(n, i + perSlice));
+        this.acquireSlots(config, protocol, slots, i, Math.min(n, i + perSlice));
       }
-      await this.o.nodes.syncDevice(config, slots, perSlice);
+      await this.o.nodes.syncDevice(config, protocol, slots, perSlice);
       let made = this.nodeTags(config, slots);
       if (made === undefined) {
         const tags: PolledTag[] = new Array(n);
         for (let i = 0; i < n; i += perSlice) {
           await sliceGate().next();
-          this.makeTags(config, slots, tags, i, Math.min(n, i + perSlice));
+          this.makeTags(config, protocol, slots, tags, i, Math.min(n, i + perSlice));
         }
         made = tags;
       }
@@ -265,22 +270,22 @@ export class DeviceRuntime {
     return tags;
   }
 
-  private acquireSlots(config: DeviceConfig, slots: number[], from: number, to: number): void {
+  private acquireSlots(config: DeviceConfig, protocol: DriverProtocol, slots: number[], from: number, to: number): void {
     const values = this.o.values;
     for (let i = from; i < to; i++) {
       const t = config.tags[i]!;
-      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate });
+      slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: protocol.tag(t, config).codec.builtinType, rate: t.rate });
     }
   }
 
-  private makeTags(config: DeviceConfig, slots: readonly number[], tags: PolledTag[], from: number, to: number): PolledTag[] {
-    for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, config, slots[i]!);
+  private makeTags(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], tags: PolledTag[], from: number, to: number): PolledTag[] {
+    for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, protocol.tag(config.tags[i]!, config), slots[i]!);
     return tags;
   }
 
   private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
     const driver = this.acquireLink(link.key, link.driver, link.options);
-    const poller = new DevicePoller({ config, driver, clock: this.o.clock, values: this.o.values, slots, tags, driverLimits: link.driver.limits, lateness: this.pollLateness, trace: this.o.trace });
+    const poller = new DevicePoller({ config, protocol: link.driver.protocol, driver, clock: this.o.clock, values: this.o.values, slots, tags, lateness: this.pollLateness, trace: this.o.trace });
     poller.onStateChange = this.o.onStateChange;
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });

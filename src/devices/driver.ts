@@ -1,19 +1,29 @@
 // The one interface every device driver implements (DESIGN: Devices). Drivers live in drivers/
-// and import nothing from the server but this file, the driver registry's types and src/ua
-// types. Poll groups call them; they know nothing of OPC UA nodes, and nothing outside drivers/
-// knows a protocol's details: a driver says what went wrong as a DriverError's `kind`.
+// and import nothing from the server but this file, the driver registry's types, the tag codec's
+// and src/ua types. Poll groups call them; they know nothing of OPC UA nodes, and nothing outside
+// drivers/ knows a protocol's details: areas and stations are the driver's own names and values,
+// and a driver says what went wrong as a DriverError's `kind`.
 
-/** Data areas (Modbus's four; other fieldbus drivers map their objects onto the same four). */
-export type DataArea = "coil" | "discrete" | "input" | "holding";
-
-/** One contiguous block request: bits for coil/discrete, 16-bit registers for input/holding. */
-export interface BlockRequest {
-  /** The device's address on its link (Modbus unit id). */
-  readonly unitId: number;
-  readonly area: DataArea;
+/**
+ * One read request: `count` units of the device's data area `area` from `start`, as the
+ * driver's definition placed its tags (DriverProtocol.tag): a run of words or bits, or, for a
+ * driver of records, a whole answer (a telegram of records) as one block.
+ */
+export interface BlockRequest<Station = unknown> {
+  /** The device's address on its link, as the driver's definition gives it (DriverProtocol.station). */
+  readonly station: Station;
+  /** The data area, by the driver's name for it. */
+  readonly area: string;
   readonly start: number;
   readonly count: number;
 }
+
+/**
+ * What one read gives: 16-bit words (a Uint16Array), bits (a Uint8Array of 0/1), or a driver's
+ * own form of the answer (its decoded records): the tags' codecs, which its definition made,
+ * read it. Valid until the next turn of the event loop: a poll decodes it at once.
+ */
+export type BlockData = Uint16Array | Uint8Array | object;
 
 /**
  * What went wrong, in the words the poll groups act on:
@@ -103,20 +113,21 @@ export interface DeviceLinkCounters {
   readonly mismatchedReplies: number;
 }
 
-export interface Driver {
+/** The driver of one link: every device on it (stations) shares it. */
+export interface Driver<Station = unknown> {
   /** Whether the link is open now (no request needs to open it first). */
   readonly connected: boolean;
   /** Opens the link (TCP connection, serial port). Rejects with DriverError. Idempotent. */
   connect(): Promise<void>;
-  /** Reads one block: registers as a Uint16Array, bits as a Uint8Array of 0/1. */
-  readBlock(request: BlockRequest): Promise<Uint16Array | Uint8Array>;
+  /** Reads one block (BlockData). Rejects with DriverError. */
+  readBlock(request: BlockRequest<Station>): Promise<BlockData>;
   /**
-   * Writes registers (holding) or bits (coil) from `start`. The driver picks the requests
-   * (Modbus: FC5/FC6 for one, FC15/FC16 for more, FC6 one by one where the device needs it).
+   * Writes words or bits (as the tag's codec encoded them) to `area` from `start`; the driver
+   * picks the requests. Rejects with DriverError (`unsupported` where the area cannot be written).
    */
-  write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void>;
+  write(station: Station, area: string, start: number, values: Uint16Array | Uint8Array): Promise<void>;
   close(): Promise<void>;
   health(): DriverHealth;
-  /** The link's counters of the device at `unitId`; undefined before its first request (or a driver that keeps none). */
-  countersOf?(unitId: number): DeviceLinkCounters | undefined;
+  /** The link's counters of the device at `station`; undefined before its first request (or a driver that keeps none). */
+  countersOf?(station: Station): DeviceLinkCounters | undefined;
 }

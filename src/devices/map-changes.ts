@@ -39,6 +39,16 @@ export interface DeviceChanges {
   readonly tagsChanged: Names;
 }
 
+/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
+export interface ApplyReport {
+  readonly added: string[];
+  readonly removed: string[];
+  readonly changed: string[];
+  readonly unchanged: string[];
+  /** What changed in each device removed, changed or added, in that order. */
+  readonly details: DeviceChanges[];
+}
+
 const NONE: Names = Object.freeze({ count: 0, first: Object.freeze([]) as readonly string[] });
 
 class NameList {

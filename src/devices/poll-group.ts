@@ -9,40 +9,44 @@
 //   device silent, never read    BadNoCommunication
 //   device silent, read before   BadCommunicationError with the last value and its timestamp
 //   its address does not exist   BadConfigurationError, and it is no longer polled
+//   the answer holds none for it BadConfigurationError, last value kept (a record driver's
+//                                telegram without the tag's record), polled on
 //   refused otherwise            the driver's StatusCode (BadDeviceFailure, ...), last value kept
 //   every request of a cycle refused by the device itself (failed, busy): the device is failing
 //                                as if silent (backoff, demotion), every tag takes that StatusCode
 // Only changes of status are handed on while a device is down, so a dead device costs its
 // subscribers and the history nothing per cycle.
-import type { DeviceConfig, TagConfig } from "../config/device-map.js";
+import type { TagConfig } from "../config/device-map.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { StatusCode } from "../ua/builtins.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "./block-plan.js";
-import { DriverError, isDeviceFault, isLinkFailure, type DataArea } from "./driver.js";
+import { DriverError, isDeviceFault, isLinkFailure, type BlockData } from "./driver.js";
+import type { TagPlan } from "./registry.js";
 import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
 import { deliveryEnded, deliveryStarted, nextTurn } from "../sampling/slices.js";
-import { compileTag, decodeNumber, decodeRaw, ValuePath, variantOf, type CodecTag } from "./tag-codec.js";
+import { ValuePath, variantOf, type TagCodec } from "./tag-codec.js";
 
 /**
  * One tag as the poller keeps it: where it is on the device, how to decode it, its cache slot.
  * Four fields and a flag (a 10,000-tag map keeps 10,000 of these): the area and width are read
- * from the config and the codec. The device namespace's tag variables are PolledTags too
- * (device-namespace.ts), so that a tag is one object for the poller and the address space.
+ * from the codec its driver's protocol made (TagPlan). The device namespace's tag variables are
+ * PolledTags too (device-namespace.ts), so that a tag is one object for the poller and the
+ * address space.
  */
 export class PolledTag implements Placed {
   config: TagConfig;
-  codec: CodecTag;
+  codec: TagCodec;
   start: number;
   /** Where its values go in the value cache. */
   slot: number;
   /** Its address does not exist on the device: not polled until the map changes. */
   configError = false;
 
-  constructor(config: TagConfig, device: DeviceConfig, slot: number) {
+  constructor(config: TagConfig, plan: TagPlan, slot: number) {
     this.config = config;
-    this.codec = compileTag(config, device.byteOrder);
-    this.start = config.address.offset;
+    this.codec = plan.codec;
+    this.start = plan.start;
     this.slot = slot;
   }
 
@@ -50,16 +54,16 @@ export class PolledTag implements Placed {
    * The tag as a reloaded map gives it (its node stays: its address or scaling may have
    * moved). Only for a tag whose previous poller has stopped: the new one is made after this.
    */
-  retarget(config: TagConfig, device: DeviceConfig, slot: number): void {
+  retarget(config: TagConfig, plan: TagPlan, slot: number): void {
     this.config = config;
-    this.codec = compileTag(config, device.byteOrder);
-    this.start = config.address.offset;
+    this.codec = plan.codec;
+    this.start = plan.start;
     this.slot = slot;
     this.configError = false;
   }
 
-  get area(): DataArea {
-    return this.config.address.area;
+  get area(): string {
+    return this.codec.area;
   }
   get width(): number {
     return this.codec.width;
@@ -83,7 +87,7 @@ export interface PollTarget {
   wallNow(): number;
   mayAttempt(now: number): boolean;
   recordLateness(ms: number): void;
-  read(block: Block<PolledTag>): Promise<Uint16Array | Uint8Array>;
+  read(block: Block<PolledTag>): Promise<BlockData>;
   /** The device answered (data or a refusal): it is reachable. */
   answered(): void;
   cycleDone(): void;
@@ -101,21 +105,28 @@ function isUnreachable(err: unknown): boolean {
   return !(err instanceof DriverError) || isLinkFailure(err.kind);
 }
 
-/** Hands a decoded value to the cache: numbers as numbers, the rest as a DataValue. */
-export function deliverTag(values: ValueCache, tag: PolledTag, data: Uint16Array | Uint8Array, at: number, time: number): void {
+/**
+ * Hands a decoded value to the cache: numbers as numbers, the rest as a DataValue; an answer
+ * without a value for the tag makes it BadConfigurationError, its last value kept.
+ */
+export function deliverTag(values: ValueCache, tag: PolledTag, data: BlockData, at: number, time: number): void {
   const codec = tag.codec;
   const slot = tag.slot;
   if (codec.path !== ValuePath.Object) {
-    const n = decodeNumber(codec, data, at);
+    const n = codec.decodeNumber(data, at);
     if (n === n || codec.path === ValuePath.Number) {
       values.setNumber(slot, codec.builtinType, n, StatusCodes.Good, time, time);
       return;
     }
   }
-  const raw = decodeRaw(codec, data, at);
+  const raw = codec.decodeRaw(data, at);
+  if (raw === undefined) {
+    if (values.statusOf(slot) !== StatusCodes.BadConfigurationError) values.setStatus(slot, StatusCodes.BadConfigurationError, time);
+    return;
+  }
   // An unchanged string keeps its Variant (immutable once made).
   const last = values.hasValue(slot) ? values.get(slot).value : undefined;
-  const value = last !== undefined && last.value === raw && last.dataType === codec.builtinType ? last : variantOf(codec, raw);
+  const value = last !== undefined && last.value === raw && last.dataType === codec.builtinType ? last : variantOf(codec.builtinType, raw);
   values.setDataValue(slot, { value, sourceTimestamp: time }, time);
 }
 
@@ -248,7 +259,7 @@ export class PollGroup implements SampleTask {
     const mid = block.tags.length >> 1;
     for (const half of [block.tags.slice(0, mid), block.tags.slice(mid)]) {
       const sub = blockOf(half);
-      let data: Uint16Array | Uint8Array;
+      let data: BlockData;
       try {
         data = await d.read(sub);
       } catch (err) {
@@ -264,10 +275,10 @@ export class PollGroup implements SampleTask {
 
   /**
    * A block's values into the cache, TAGS_PER_DELIVERY at a time with a turn of the event loop
-   * between them: a block of a Modbus device is one slice, an in-process driver's can hold
+   * between them: a block of a fieldbus device is one slice, an in-process driver's can hold
    * 16,384 tags (bench counters: ~2-3 ms delivered whole, which made the next slot late).
    */
-  private deliverAll(block: Block<PolledTag>, data: Uint16Array | Uint8Array): void | Promise<void> {
+  private deliverAll(block: Block<PolledTag>, data: BlockData): void | Promise<void> {
     const time = this.device.wallNow();
     const first = this.deliver(block, data, 0, time);
     if (first >= block.tags.length) return;
@@ -285,7 +296,7 @@ export class PollGroup implements SampleTask {
   }
 
   /** Tags from `from` on, up to TAGS_PER_DELIVERY of them; returns where it stopped. */
-  private deliver(block: Block<PolledTag>, data: Uint16Array | Uint8Array, from: number, time: number): number {
+  private deliver(block: Block<PolledTag>, data: BlockData, from: number, time: number): number {
     const d = this.device;
     const tags = block.tags;
     if (d.stopped) return tags.length;

@@ -1,15 +1,44 @@
 // The driver registry (DESIGN: Devices): each driver of drivers/ registers a definition under
-// the names the device map's `driver:` key takes. A definition says which devices share one
-// link (one serialized queue: a serial bus, one TCP-to-RTU gateway), how the settings of those
-// devices make the link's options, how to open it, and the protocol's request limits. The
-// device runtime asks only these questions, so it holds no driver's details.
-import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
+// the name the device map's `driver:` key takes. A definition says what its devices and tags are
+// (its protocol: the map's keys for them, where each tag is read and how it decodes, the limits
+// of a read), which devices share one link (one serialized queue: a serial bus, one TCP-to-RTU
+// gateway), how the settings of those devices make the link's options, and how to open it. The
+// validator, the device runtime, the device namespace and the page ask only these questions, so
+// none of them holds a driver's details.
+import type { DeviceConfig, DeviceMap, DeviceSyntax, TagConfig } from "../config/device-map.js";
+import type { KepwareAddressing, KepwareDrivers } from "../config/kepware.js";
+import type { BlockLimits } from "./block-plan.js";
 import type { Driver } from "./driver.js";
+import type { TagCodec } from "./tag-codec.js";
 
-/** Most registers and bits one read request may ask for (a device's own settings may lower them). */
-export interface DriverLimits {
-  readonly maxRegisters: number;
-  readonly maxBits: number;
+/** Where a tag is read and how it decodes, as its driver's protocol makes it. */
+export interface TagPlan {
+  readonly codec: TagCodec;
+  /** Its first unit in its codec's area. */
+  readonly start: number;
+}
+
+/**
+ * What a protocol's devices and tags are, shared by its drivers (one protocol over TCP, over a
+ * serial bus, ...). The device runtime makes each tag's codec with it before the first poll.
+ */
+export interface DriverProtocol {
+  /** The keys its devices and tags add to the device map's, with their checks. */
+  readonly syntax: DeviceSyntax;
+  /** A validated tag's codec and start (every tag of a map its syntax validated). */
+  tag(tag: TagConfig, device: DeviceConfig): TagPlan;
+  /** The device's address on its link, as its driver takes it (BlockRequest.station). */
+  station(device: DeviceConfig): unknown;
+  /**
+   * How the device's reads are planned: the most units one read of each area may ask for (the
+   * protocol's limit, lowered by the device's own settings), in the order a cycle reads them,
+   * and the unused units a read may span to join two tags.
+   */
+  readLimits(device: DeviceConfig): BlockLimits;
+  /** Where a tag is, in the map's own words (its address as written): messages, a tag's default Description. */
+  formatAddress(tag: TagConfig): string;
+  /** How Kepware writes the protocol's tags, where Kepware has a driver for it (`fieldgate import kepware`, `export csv`). */
+  readonly kepware?: KepwareAddressing;
 }
 
 /** What a driver may use of the gateway while it runs. */
@@ -18,6 +47,7 @@ export interface DriverEnvironment {
 }
 
 export interface DriverDefinition<Options> {
+  readonly protocol: DriverProtocol;
   /** Devices with the same key share one link. */
   linkKey(device: DeviceConfig, map: DeviceMap): string;
   /**
@@ -27,30 +57,33 @@ export interface DriverDefinition<Options> {
   linkOptions(devices: readonly DeviceConfig[], map: DeviceMap): Options;
   /** Makes the link's driver; nothing is opened before its connect() or first request. */
   open(options: Options, env: DriverEnvironment): Driver;
-  readonly limits: DriverLimits;
+  /** The device's link in words, for the status page ("bus rs485-1 unit 3", "10.0.0.5:502 unit 1"). */
+  describeLink(device: DeviceConfig): string;
+  /** A driver the gateway uses itself (the bench namespace's): a device map cannot name it. */
+  readonly internal?: boolean;
 }
 
 /** A definition with its options type hidden: the registry only passes them from linkOptions to open. */
-export interface RegisteredDriver {
+export interface RegisteredDriver extends Omit<DriverDefinition<unknown>, "open"> {
   readonly name: string;
-  linkKey(device: DeviceConfig, map: DeviceMap): string;
-  linkOptions(devices: readonly DeviceConfig[], map: DeviceMap): unknown;
   open(options: unknown, env: DriverEnvironment): Driver;
-  readonly limits: DriverLimits;
 }
 
-export class DriverRegistry {
+export class DriverRegistry implements KepwareDrivers {
   private readonly drivers = new Map<string, RegisteredDriver>();
+  /** The names a device map may use, in the order registered (MapDrivers.names: a new array for each one added). */
+  names: readonly string[] = [];
 
   register<O>(name: string, definition: DriverDefinition<O>): this {
+    if (this.drivers.has(name)) throw new Error(`a driver named "${name}" is registered already`);
     this.drivers.set(name, {
+      ...definition,
       name,
       linkKey: (d, m) => `${name}:${definition.linkKey(d, m)}`,
-      linkOptions: (ds, m) => definition.linkOptions(ds, m),
       // Options only ever come from this definition's own linkOptions.
       open: (o, env) => definition.open(o as O, env),
-      limits: definition.limits,
     });
+    if (definition.internal !== true) this.names = [...this.names, name];
     return this;
   }
 
@@ -63,5 +96,15 @@ export class DriverRegistry {
 
   has(name: string): boolean {
     return this.drivers.has(name);
+  }
+
+  /** MapDrivers.syntaxOf. */
+  syntaxOf(name: string): DeviceSyntax {
+    return this.get(name).protocol.syntax;
+  }
+
+  /** KepwareDrivers.kepwareOf: undefined for a driver whose protocol Kepware has no form for. */
+  kepwareOf(name: string): KepwareAddressing | undefined {
+    return this.drivers.get(name)?.protocol.kepware;
   }
 }

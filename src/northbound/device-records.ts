@@ -4,9 +4,8 @@
 // in the current poll cycle, and each tag's alias in the current session. Kept in typed arrays:
 // a poll cycle of 10,000 changed tags marks, compares and encodes them without allocating.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
-import { compileTag } from "../devices/tag-codec.js";
 import { sameConfig, tagSlotKey } from "../devices/device-runtime.js";
-import type { StatusCode } from "../ua/builtins.js";
+import { BuiltinType, type StatusCode } from "../ua/builtins.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { dataTypeOf } from "./metrics.js";
 import type { DataType } from "./sparkplug-codec.js";
@@ -78,8 +77,10 @@ export class DeviceRecord {
     this.reports = new Uint32Array(n);
     for (let i = 0; i < n; i++) {
       const t = config.tags[i]!;
-      this.slots[i] = values.slotOf(tagSlotKey(config.name, t.name));
-      this.types[i] = dataTypeOf(compileTag(t, config.byteOrder).builtinType);
+      const slot = values.slotOf(tagSlotKey(config.name, t.name));
+      this.slots[i] = slot;
+      // The type the tag's driver publishes it as, which the runtime gave its slot.
+      this.types[i] = dataTypeOf(values.info(slot)?.builtinType ?? BuiltinType.Null);
       this.byName.set(t.name, i);
     }
   }

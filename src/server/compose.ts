@@ -12,7 +12,7 @@ import { SystemObject } from "../address-space/system-object.js";
 import { loadDeviceMap, type DeviceMap } from "../config/device-map.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import { DeviceRuntime } from "../devices/device-runtime.js";
-import { builtinDrivers } from "../../drivers/builtin.js";
+import type { DriverRegistry } from "../devices/registry.js";
 import { ValueCache } from "../values/value-cache.js";
 import { clockSynchronized, systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
@@ -108,8 +108,12 @@ export function securePolicyNames(config: GatewayConfig): SecurePolicyName[] {
   return config.security.securityPolicies.filter((p): p is SecurePolicyName => p !== "None");
 }
 
-/** Makes the gateway's parts. Throws ConfigError for a bad device map, before the history's database is opened. */
-export function composeGateway(config: GatewayConfig, log: ServerLog, owner: GatewayOwner): Composition {
+/**
+ * Makes the gateway's parts, its devices polled by `drivers`. Throws ConfigError for a bad device
+ * map, before the history's database is opened. `keepOffLoop`: a worker can keep a newly valid
+ * map in the cache once the gateway listens (else it is kept at once).
+ */
+export function composeGateway(config: GatewayConfig, log: ServerLog, owner: GatewayOwner, drivers: DriverRegistry, keepOffLoop: boolean): Composition {
   const l = config.limits;
   const registry = new NamespaceRegistry();
   const scheduler = new DeadlineScheduler(systemClock, loopTrace);
@@ -169,8 +173,15 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // first start listens that much sooner, and start() has a worker keep it (validate-off-loop.ts).
   let cacheToKeep = false;
   const deviceMap =
-    config.devices === undefined ? undefined : loadDeviceMap(config.devices, join(config.dataDir, "cache"), { defer: () => void (cacheToKeep = true), onDamaged: damagedFiles.note });
-  const benchMap = benchCounters > 0 ? benchDeviceMap(benchCounters, l.minSamplingInterval) : undefined;
+    config.devices === undefined
+      ? undefined
+      : loadDeviceMap(
+          config.devices,
+          drivers,
+          join(config.dataDir, "cache"),
+          keepOffLoop ? { defer: () => void (cacheToKeep = true), onDamaged: damagedFiles.note } : { onDamaged: damagedFiles.note },
+        );
+  const benchMap = benchCounters > 0 ? benchDeviceMap(benchCounters, l.minSamplingInterval, drivers) : undefined;
   // Only the appliance (fieldgate.service, Type=notify: NOTIFY_SOCKET set) boots with a clock
   // that may be wrong; run by hand or by tests the host's clock is trusted.
   const history = new GatewayHistory(config.history, config.dataDir, (m) => log.warn(m), {
@@ -185,7 +196,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
     clock: systemClock,
     nodes: bench ?? devices,
     values,
-    drivers: builtinDrivers(),
+    drivers,
     log,
     trace: loopTrace,
     onStateChange: deviceStateLogger(leveled(log)),

@@ -22,11 +22,20 @@ import type { ServerCore } from "../services/server-core.js";
 import { changesNeedingRestart, reloadUsers, type UserReloadReport } from "./config-reload.js";
 import { Logger, type ServerLog } from "../log.js";
 import type { BufferPool } from "../transport/buffer-pool.js";
+import type { DriverRegistry } from "../devices/registry.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
+import { builtFile } from "../worker-file.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
 
 export interface FieldgateServerOptions {
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
   readonly configFile?: string;
+  /**
+   * The drivers a device map may name; default the built-in ones (drivers/builtin.ts), whose
+   * maps a worker validates off the event loop (server/validate-worker.ts). Maps of other
+   * drivers are validated on the loop.
+   */
+  readonly drivers?: DriverRegistry;
 }
 
 // The parts are the server's own fields (compose.ts's GatewayParts): `server.history`, ...
@@ -47,11 +56,16 @@ export class FieldgateServer implements ServerCore {
   /** Whether a newly validated device map is still to be kept in the cache (start, by a worker). */
   private cacheToKeep: boolean;
   private cacheKeeping: OffLoopKeep | undefined;
+  private readonly drivers: DriverRegistry;
+  /** The worker file that validates maps with `drivers`, when there is one (the built-in drivers'). */
+  private readonly mapWorker: (() => URL) | undefined;
 
   constructor(config: GatewayConfig, log: ServerLog = new Logger(), options: FieldgateServerOptions = {}) {
     this.log = log;
     this.configFile = options.configFile;
-    const made = composeGateway(config, log, this);
+    this.drivers = options.drivers ?? builtinDrivers();
+    this.mapWorker = options.drivers === undefined ? () => builtFile("server/validate-worker") : undefined;
+    const made = composeGateway(config, log, this, this.drivers, this.mapWorker !== undefined);
     Object.assign(this, made.parts);
     ({ deviceMap: this.deviceMap, benchMap: this.benchMap, policies: this.policies, transport: this.transport, cacheToKeep: this.cacheToKeep } = made);
   }
@@ -136,9 +150,14 @@ export class FieldgateServer implements ServerCore {
     // polled before it runs wait in its queue, as they do between two flushes.
     this.history.start();
     this.events.systemStatus(ServerState.Running, "The server started.");
-    if (this.cacheToKeep && this.config.devices !== undefined) {
+    if (this.cacheToKeep && this.config.devices !== undefined && this.mapWorker !== undefined) {
       this.cacheToKeep = false;
-      const keeping = keepDeviceMapOffLoop(this.config.devices, join(this.config.dataDir, "cache"));
+      let keeping: OffLoopKeep;
+      try {
+        keeping = keepDeviceMapOffLoop(this.config.devices, join(this.config.dataDir, "cache"), { file: this.mapWorker() });
+      } catch (err) {
+        keeping = { done: Promise.reject(err instanceof Error ? err : new Error(String(err))), stop: async () => undefined };
+      }
       this.cacheKeeping = keeping;
       keeping.done.then(
         () => undefined,
@@ -176,13 +195,14 @@ export class FieldgateServer implements ServerCore {
     return { ok: true, issues: [], report };
   }
 
-  /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails. */
+  /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails or the drivers have none. */
   private async validateForReload(file: string, cacheDir: string): Promise<ValidationResult<DeviceMap>> {
+    if (this.mapWorker === undefined) return validateDeviceMap(file, this.drivers, cacheDir);
     try {
-      return await validateDeviceMapOffLoop(file, cacheDir);
+      return await validateDeviceMapOffLoop(file, cacheDir, { file: this.mapWorker() });
     } catch (err) {
       this.log.warn(`reload: the validation worker failed (${err instanceof Error ? err.message : String(err)}); validating on the event loop instead`);
-      return validateDeviceMap(file, cacheDir);
+      return validateDeviceMap(file, this.drivers, cacheDir);
     }
   }
 

@@ -3,6 +3,7 @@
 // appliance image" and "First hour".
 import { readFileSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { MapDrivers } from "../config/device-map.js";
 import { formatIssue } from "../config/errors.js";
 import { networkSchema } from "../config/network-config.js";
 import { validateFile } from "../config/load.js";
@@ -53,7 +54,8 @@ function parse(argv: string[], options: Options, usage: string, err: Out): Parse
   }
 }
 
-export async function settingsCommand(argv: string[], out: Out = console.log, err: Out = console.error): Promise<number> {
+/** `drivers`: the gateway's driver registry, made only for an import (a device map is checked against it). */
+export async function settingsCommand(argv: string[], drivers: () => MapDrivers, out: Out = console.log, err: Out = console.error): Promise<number> {
   const parsed = parse(argv, { from: { type: "string" }, to: { type: "string" }, ssh: { type: "string" }, status: { type: "string" } }, SETTINGS_USAGE, err);
   if (parsed === undefined) return 2;
   const { values, positionals } = parsed;
@@ -78,7 +80,7 @@ export async function settingsCommand(argv: string[], out: Out = console.log, er
     err(`fieldgate settings import: --from DIR and --to DIR are needed\nusage:\n${SETTINGS_USAGE}`);
     return 2;
   }
-  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile });
+  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile }, drivers());
   switch (outcome.result) {
     case "nothing":
       out(`fieldgate settings: nothing to import in ${from}`);

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { deviceMapSchema } from "../config/device-map.js";
+import { deviceMapSchema, type MapDrivers } from "../config/device-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { readConfigText } from "../config/config-text.js";
@@ -45,6 +45,8 @@ export interface CheckedSet {
 export interface SetTargets {
   /** Where gateway.yaml, devices.yaml and network.yaml go: /etc/fieldgate. */
   readonly configDir: string;
+  /** The drivers a device map may name (the gateway's registry). */
+  readonly drivers: MapDrivers;
 }
 
 /** Names that look like one of ours with an editor's or a person's slip, and what to do about it. */
@@ -137,7 +139,7 @@ function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[], gatew
       return f;
     }
     case "devices.yaml":
-      issues.push(...validateYaml(deviceMapSchema, f.text, f.shown, dir).issues);
+      issues.push(...validateYaml(deviceMapSchema(targets.drivers), f.text, f.shown, dir).issues);
       return f;
     case "network.yaml":
       issues.push(...validateYaml(networkSchema, f.text, f.shown, dir).issues);
@@ -192,6 +194,6 @@ function checkTogether(files: readonly SetFile[], gateway: GatewayConfig | null 
     issues.push(whole(devicesFile.shown, `${shownGateway} ${devicesPath === undefined ? "names no device map (devices:)" : `names ${devicesPath} as the device map`}, so this devices.yaml would not be used: set devices: ./devices.yaml`));
   } else if (devicesFile === undefined && gatewayFile !== undefined && devicesPath !== undefined && devicesPath !== ours) {
     // The map the new gateway.yaml names is already on the gateway: it must be a good one.
-    for (const i of validateFile(deviceMapSchema, devicesPath).issues) issues.push({ ...i, message: `(the device map ${gatewayFile.shown} names) ${i.message}` });
+    for (const i of validateFile(deviceMapSchema(targets.drivers), devicesPath).issues) issues.push({ ...i, message: `(the device map ${gatewayFile.shown} names) ${i.message}` });
   }
 }

@@ -18,6 +18,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { MapDrivers } from "../config/device-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { fsyncDir, keepPrevious, removeFile, replaceFile, writeSynced } from "./atomic-file.js";
 import { readSet, sha256Of, type SetFile, type SettingsName } from "./import-set.js";
@@ -69,13 +70,14 @@ interface Journal {
 const journalOf = (p: ImportPaths): string => join(p.configDir, ".settings-import.json");
 const stagedOf = (dest: string): string => join(dirname(dest), `.${basename(dest)}.import`);
 
-export function importSettings(paths: ImportPaths, opts: ImportOptions = {}): ImportOutcome {
+/** Imports the set in paths.from; `drivers`: those a device map may name (the gateway's registry). */
+export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: ImportOptions = {}): ImportOutcome {
   const now = opts.now ?? (() => new Date());
   const step = opts.step ?? (() => {});
   const pending = readJournal(paths);
   if (pending !== undefined) return finish(paths, pending, step, true);
 
-  const set = readSet(paths.from, { configDir: paths.configDir });
+  const set = readSet(paths.from, { configDir: paths.configDir, drivers });
   const shown = set.files.map((f) => f.shown);
   if (set.issues.length > 0) return refuse(paths, shown, set.files, set.issues, now());
   if (set.files.length === 0) return { result: "nothing" };

@@ -11,13 +11,14 @@
 // (drivers/bench), polled by poll groups into the value cache, served by a DeviceNamespace whose
 // tags have these numeric NodeIds. So what a load client measures here is the path of a real
 // device's tags (DESIGN: a benchmark path that real tags do not take proves nothing).
-import { deviceMapSchema, type DeviceConfig, type DeviceMap, type TagConfig } from "../config/device-map.js";
+import { deviceMapSchema, type DeviceConfig, type DeviceMap, type MapDrivers, type TagConfig } from "../config/device-map.js";
 import { validateYaml } from "../config/load.js";
 import { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import { numericNodeId, type NodeId } from "../ua/builtins.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { BENCH_DRIVER, COUNTER_REGISTERS } from "../../drivers/bench/index.js";
+import type { ModbusDevice, ModbusTag } from "../../drivers/modbus/protocol.js";
 
 export const BENCH_NAMESPACE_URI = "urn:fieldgate:bench";
 export const BENCHMARK_VALUE_FIRST = 1001;
@@ -56,15 +57,18 @@ const TEMPLATE = `devices:
     tags: [{ name: BenchmarkValue1001, address: holding:0, type: int32, access: readwrite }]
 `;
 
-/** The bench namespace's devices: `counters` counters and the 100 BenchmarkValues, polled every `rate` ms. */
-export function benchDeviceMap(counters: number, rate: number): DeviceMap {
-  const parsed = validateYaml(deviceMapSchema, TEMPLATE, "bench-namespace.ts");
+/**
+ * The bench namespace's devices: `counters` counters and the 100 BenchmarkValues, polled every
+ * `rate` ms; their template validated by `drivers` (the gateway's, which have the simulator).
+ */
+export function benchDeviceMap(counters: number, rate: number, drivers: MapDrivers): DeviceMap {
+  const parsed = validateYaml(deviceMapSchema(drivers), TEMPLATE, "bench-namespace.ts");
   if (!parsed.ok) throw new Error(`bench map template: ${parsed.issues.map((i) => i.message).join("; ")}`);
-  const [c, v] = parsed.value.devices as [DeviceConfig, DeviceConfig];
-  const device = (d: DeviceConfig, tags: TagConfig[]): DeviceConfig => ({
+  const [c, v] = parsed.value.devices as [ModbusDevice, ModbusDevice];
+  const device = (d: ModbusDevice, tags: ModbusTag[]): ModbusDevice => ({
     ...d,
     // The in-process driver: one block per poll group, whatever its size.
-    driver: BENCH_DRIVER as DeviceConfig["driver"],
+    driver: BENCH_DRIVER,
     rate,
     maxRegistersPerRead: Number.MAX_SAFE_INTEGER,
     maxBitsPerRead: Number.MAX_SAFE_INTEGER,
@@ -73,9 +77,9 @@ export function benchDeviceMap(counters: number, rate: number): DeviceMap {
   });
   const ct = c.tags[0]!;
   const vt = v.tags[0]!;
-  const counterTags: TagConfig[] = new Array(counters);
+  const counterTags: ModbusTag[] = new Array(counters);
   for (let k = 1; k <= counters; k++) counterTags[k - 1] = { ...ct, name: `Counter${k}`, address: { area: "input", offset: (k - 1) * COUNTER_REGISTERS }, rate };
-  const valueTags: TagConfig[] = new Array(BENCHMARK_VALUE_COUNT);
+  const valueTags: ModbusTag[] = new Array(BENCHMARK_VALUE_COUNT);
   for (let i = 0; i < BENCHMARK_VALUE_COUNT; i++) {
     valueTags[i] = { ...vt, name: `BenchmarkValue${BENCHMARK_VALUE_FIRST + i}`, address: { area: "holding", offset: 2 * i }, rate };
   }
@@ -84,7 +88,7 @@ export function benchDeviceMap(counters: number, rate: number): DeviceMap {
 
 /** The numeric NodeId of a bench tag, from its address (counter k at input:4(k-1), value i at holding:2(i-1001)). */
 function benchTagNodeId(device: string, tag: TagConfig, namespaceIndex: number): NodeId {
-  const offset = tag.address.offset;
+  const offset = (tag as ModbusTag).address.offset;
   if (device === "Counters") return counterNodeId(offset / COUNTER_REGISTERS + 1, namespaceIndex);
   return numericNodeId(BENCHMARK_VALUE_FIRST + offset / 2, namespaceIndex);
 }

@@ -107,7 +107,7 @@ export function renderMetrics(server: MetricsSource, version: string, web?: { cl
   for (const p of pollers) e.sample("fieldgate_device_requests_total", p.requests, { device: p.name });
   e.family("fieldgate_device_errors_total", "counter", "Requests to the device that failed (no answer, refused, malformed), and failed connects.");
   for (const p of pollers) e.sample("fieldgate_device_errors_total", p.errors, { device: p.name });
-  e.family("fieldgate_device_mismatched_replies_total", "counter", "Replies on the device's link, while its request waited, that answered another request (another transaction id, unit id or function code).");
+  e.family("fieldgate_device_mismatched_replies_total", "counter", "Replies on the device's link, while its request waited, that answered another request (another transaction, device or function).");
   for (const p of pollers) e.sample("fieldgate_device_mismatched_replies_total", p.mismatchedReplies, { device: p.name });
   e.family("fieldgate_device_skipped_polls_total", "counter", "Poll cycles of the device not run: late, still busy, or backing off after a failure.");
   for (const p of pollers) e.sample("fieldgate_device_skipped_polls_total", p.skippedCycles, { device: p.name });

@@ -153,7 +153,7 @@ export interface ViewSource {
   readonly channelCount: number;
   readonly system: Pick<SystemObject, "variable">;
   readonly deviceMap: DeviceMap | undefined;
-  readonly deviceRuntime: Pick<DeviceRuntime, "pollers">;
+  readonly deviceRuntime: Pick<DeviceRuntime, "pollers" | "describeLink">;
   readonly sessions: Pick<SessionManager, "sessions">;
   readonly subscriptions: Pick<SubscriptionEngine, "subscriptions">;
   readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable" | "file">;
@@ -219,7 +219,7 @@ export class StatusViews {
     const running = new Map<string, DevicePoller>();
     for (const p of s.deviceRuntime.pollers()) running.set(p.name, p);
     for (const d of s.deviceMap?.devices ?? []) {
-      const link = d.driver === "modbus-rtu" ? `bus ${d.bus ?? ""} unit ${d.unitId}` : d.driver === "simulator" ? `built-in, unit ${d.unitId}` : `${d.host ?? ""}:${d.port ?? 502} unit ${d.unitId}`;
+      const link = s.deviceRuntime.describeLink(d);
       const p = running.get(d.name);
       out.push(
         p === undefined

@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { decodeText, detectDelimiter, exportKepwareCsv, importKepwareCsv, parseCsv } from "../../src/config/kepware.js";
 import { validateYaml } from "../../src/config/load.js";
+import { MODBUS_KEPWARE } from "../../drivers/modbus/kepware.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const fixtures = join(__dirname, "fixtures");
@@ -42,7 +43,7 @@ describe("CSV as Kepware writes it", () => {
 
 describe("import", () => {
   it("converts a comma file: areas, bits, strings, types, access, rates, linear scaling, units; lists each row it cannot convert", () => {
-    const r = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-comma.csv"))));
+    const r = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-comma.csv"))), MODBUS_KEPWARE);
     expect(r.delimiter).toBe(",");
     expect(r.rows).toBe(13);
     expect(r.rate).toBe(100);
@@ -66,7 +67,7 @@ describe("import", () => {
   });
 
   it("converts a semicolon file with decimal commas, Negate Value, a LoHi string, and names what it left out", () => {
-    const r = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-semicolon.csv"))));
+    const r = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-semicolon.csv"))), MODBUS_KEPWARE);
     expect(r.delimiter).toBe(";");
     const byName = Object.fromEntries(r.tags.map((t) => [t.name, t]));
     // 12,5 kW at 27648: the full scale of an S7 analog input.
@@ -88,7 +89,7 @@ describe("import", () => {
   });
 
   it("refuses a file without Kepware's header", () => {
-    const r = importKepwareCsv("Name,Register\nx,1\n");
+    const r = importKepwareCsv("Name,Register\nx,1\n", MODBUS_KEPWARE);
     expect(r.tags).toEqual([]);
     expect(r.notes[0]!.message).toMatch(/no header row with "Tag Name"/);
   });
@@ -99,7 +100,7 @@ describe("import", () => {
     expect(res.status).toBe(1);
     expect(res.stderr).toContain(`${file}:12: Status: not converted: data type BCD`);
     expect(res.stderr).toContain("10 of 13 rows converted, 3 not (listed above)");
-    const check = validateYaml(deviceMapSchema, res.stdout, "out.yaml");
+    const check = validateYaml(mapSchema, res.stdout, "out.yaml");
     expect(check.ok, JSON.stringify(!check.ok && check.issues)).toBe(true);
     const map = check.ok ? check.value : undefined;
     expect(map!.devices[0]).toMatchObject({ name: "plc1", driver: "modbus-tcp", host: "192.0.2.10", unitId: 3, byteOrder: "CDAB", rate: 100 });
@@ -136,19 +137,19 @@ describe("export", () => {
     expect(csv).toContain('"Tank.Level","300001",Word,1,RO,100,Linear,0,4095,0,100,Double,0,0,%,"Level, 4-20 mA input",0\r\n');
     expect(csv).toContain('"Recipe","400020.20H",String,1,R/W,1000,');
     expect(csv).toContain('"Alarm.HighLevel","400010.3",Boolean,1,RO,100,');
-    const first = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-comma.csv"))));
-    const again = importKepwareCsv(csv);
+    const first = importKepwareCsv(decodeText(readFileSync(join(fixtures, "kepware-comma.csv"))), MODBUS_KEPWARE);
+    const again = importKepwareCsv(csv, MODBUS_KEPWARE);
     expect(again.notes).toEqual([]);
     expect(again.tags).toEqual(first.tags);
   });
 
   it("semicolons with decimal commas, negative scales as Negate Value", () => {
     const text = "devices:\n  - name: d\n    driver: simulator\n    tags:\n      - { name: t, address: holding:0, type: int16, scale: -0.5, offset: 2, range: [-10, 10], unit: bar }\n";
-    const check = validateYaml(deviceMapSchema, text, "d.yaml");
+    const check = validateYaml(mapSchema, text, "d.yaml");
     expect(check.ok).toBe(true);
-    const csv = exportKepwareCsv(check.ok ? check.value.devices[0]! : (undefined as never), ";");
+    const csv = exportKepwareCsv(check.ok ? check.value.devices[0]! : (undefined as never), MODBUS_KEPWARE, ";");
     expect(csv.split("\r\n")[1]).toBe('"t";"400001";Short;1;RO;1000;Linear;-16;24;-10;10;Double;0;0;bar;"";1');
-    const back = importKepwareCsv(csv);
+    const back = importKepwareCsv(csv, MODBUS_KEPWARE);
     expect(back.tags[0]).toMatchObject({ name: "t", address: "holding:0", type: "int16", scale: -0.5, offset: 2, range: [-10, 10], unit: "bar" });
   });
 

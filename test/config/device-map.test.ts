@@ -4,7 +4,9 @@ import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { deviceMapSchema, loadDeviceMap, parseAddress, parseUnit, tagWidth, validateDeviceMapFile } from "../../src/config/device-map.js";
+import { loadDeviceMap, parseUnit, validateDeviceMapFile } from "../../src/config/device-map.js";
+import { parseAddress, tagWidth } from "../../drivers/modbus/protocol.js";
+import { DRIVERS, mapSchema } from "../helpers/map.js";
 import { renderDeviceMapJsonSchema } from "../../src/config/json-schema.js";
 import { ConfigError, validateYaml } from "../../src/config/load.js";
 
@@ -13,11 +15,11 @@ const repo = resolve(here, "../..");
 const FILE = "config/devices.yaml";
 
 function issuesOf(text: string): string[] {
-  return validateYaml(deviceMapSchema, text, FILE).issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`);
+  return validateYaml(mapSchema, text, FILE).issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`);
 }
 
 function valueOf(text: string) {
-  const r = validateYaml(deviceMapSchema, text, FILE);
+  const r = validateYaml(mapSchema, text, FILE);
   if (!r.ok) throw new ConfigError(r.issues);
   return r.value;
 }
@@ -29,7 +31,7 @@ function map(tags: string, device = "", top = ""): string {
 
 describe("the default devices.yaml", () => {
   it("loads: one simulator device whose tags cover every kind of value", () => {
-    const m = loadDeviceMap(join(repo, FILE));
+    const m = loadDeviceMap(join(repo, FILE), DRIVERS);
     expect(m.devices).toHaveLength(1);
     const d = m.devices[0]!;
     expect(d.driver).toBe("simulator");
@@ -41,7 +43,7 @@ describe("the default devices.yaml", () => {
 
   it("points editors at its JSON Schema", () => {
     expect(readFileSync(join(repo, FILE), "utf8").split("\n")[0]).toBe("# yaml-language-server: $schema=./devices.schema.json");
-    expect(validateDeviceMapFile(join(repo, FILE))).toEqual([]);
+    expect(validateDeviceMapFile(join(repo, FILE), DRIVERS)).toEqual([]);
   });
 });
 
@@ -326,13 +328,13 @@ describe("broken maps", () => {
 });
 
 describe("config/devices.schema.json", () => {
-  it("is what the code produces (regenerate: node dist/src/config/write-schema.js)", () => {
-    expect(readFileSync(join(repo, "config/devices.schema.json"), "utf8")).toBe(renderDeviceMapJsonSchema());
+  it("is what the code produces (regenerate: node dist/src/build/write-schema.js)", () => {
+    expect(readFileSync(join(repo, "config/devices.schema.json"), "utf8")).toBe(renderDeviceMapJsonSchema(DRIVERS));
   });
 
   it("describes every device and tag key, and the issue's key names", () => {
     type Props = Record<string, { description?: string; default?: unknown; items?: { properties?: Props } }>;
-    const schema = JSON.parse(renderDeviceMapJsonSchema()) as { properties: Props };
+    const schema = JSON.parse(renderDeviceMapJsonSchema(DRIVERS)) as { properties: Props };
     const device = schema.properties.devices!.items!.properties!;
     const tag = device.tags!.items!.properties!;
     for (const key of ["name", "driver", "host", "port", "bus", "unitId", "timeout", "tags"]) expect(device[key]?.description, key).toBeTruthy();

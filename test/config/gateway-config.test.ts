@@ -369,7 +369,7 @@ describe("loadGatewayConfig", () => {
 });
 
 describe("config/gateway.schema.json", () => {
-  it("is what the code produces (regenerate: node dist/src/config/write-schema.js)", () => {
+  it("is what the code produces (regenerate: node dist/src/build/write-schema.js)", () => {
     expect(readFileSync(join(repo, "config/gateway.schema.json"), "utf8")).toBe(renderGatewayJsonSchema());
   });
 

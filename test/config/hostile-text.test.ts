@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LineCounter } from "yaml";
 import { MAX_NESTING } from "../../src/config/config-tree.js";
 import { firstNonUtf8 } from "../../src/config/config-text.js";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { parseFast } from "../../src/config/fast-yaml.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { formatIssue, validateFile, validateYaml } from "../../src/config/load.js";
@@ -58,7 +58,7 @@ describe("nesting", () => {
     ["50,000 nested flow mappings", sim(nested(50_000, "{a: ", "}", "1")), 4, 18 + 4 * 61, /^devices\[0\]\.description(\.a){5}\.\.\. \(56 levels more\)$/],
     ["50,000 lists in lists on one line", sim(`\n      ${"- ".repeat(50_000)}x`), 5, 7 + 2 * 61, /^devices\[0\]\.description(\[0\]){5}\.\.\. \(56 levels more\)$/],
   ])("%s: one issue at its position with the key path, no stack overflow", (_what, text, line, column, path) => {
-    const r = validateYaml(deviceMapSchema, text, "devices.yaml");
+    const r = validateYaml(mapSchema, text, "devices.yaml");
     expect(r.ok).toBe(false);
     expect(r.issues).toHaveLength(1);
     const issue = r.issues[0]!;
@@ -127,7 +127,7 @@ describe("bytes that are not UTF-8", () => {
   ])("in %s: refused at the byte, with its key", (_what, tags, line, column, path) => {
     const file = join(dir, `latin1-${line}-${column}.yaml`);
     writeFileSync(file, latin1(`devices:\n  - name: sim\n    driver: simulator\n    # ok\n    tags:\n${tags}`));
-    for (const r of [validateFile(deviceMapSchema, file), validateFileCached(deviceMapSchema, file, join(dir, "cache.json"))]) {
+    for (const r of [validateFile(mapSchema, file), validateFileCached(mapSchema, file, join(dir, "cache.json"))]) {
       expect(r.ok).toBe(false);
       expect(r.issues).toEqual([{ file, line, column, path, message: "byte 0xE9 is not UTF-8: the file was saved in another encoding (Latin-1, Windows-1252, ...); save it as UTF-8" }]);
     }
@@ -137,16 +137,16 @@ describe("bytes that are not UTF-8", () => {
     const text = sim("Café à l'étage");
     const utf16 = join(dir, "utf16.yaml");
     writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
-    expect(validateFile(deviceMapSchema, utf16).issues.map((i) => i.message)).toEqual(["the file is saved as UTF-16 (it begins with a UTF-16 byte order mark); save it as UTF-8"]);
+    expect(validateFile(mapSchema, utf16).issues.map((i) => i.message)).toEqual(["the file is saved as UTF-16 (it begins with a UTF-16 byte order mark); save it as UTF-8"]);
     const utf8 = join(dir, "utf8.yaml");
     writeFileSync(utf8, text);
-    const r = validateFile(deviceMapSchema, utf8);
+    const r = validateFile(mapSchema, utf8);
     expect(r.ok && r.value.devices[0]!.description).toBe("Café à l'étage");
   });
 });
 
 describe("text keys", () => {
-  const issue = (text: string, schema: typeof deviceMapSchema | typeof gatewaySchema = deviceMapSchema) => {
+  const issue = (text: string, schema: typeof mapSchema | typeof gatewaySchema = mapSchema) => {
     const r = validateYaml(schema, text, "f.yaml");
     return r.issues.map(formatIssue);
   };

@@ -13,9 +13,12 @@ import { deviceMapCacheFile, validateDeviceMap } from "../../src/config/device-m
 import { keepDeviceMapOffLoop, validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
 import { MapAssembly, piecesOf } from "../../src/config/validate-pieces.js";
 import { cacheText } from "../../src/config/validated-cache.js";
+import { DRIVERS } from "../helpers/map.js";
 
-const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/config/validate-worker.js");
+// The gateway's worker: the validation of config/validate-worker.ts with the built-in drivers.
+const WORKER = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist/src/server/validate-worker.js");
 const built = existsSync(WORKER);
+const worker = { file: pathToFileURL(WORKER) };
 
 function mapText(devices: number, tags: number): string {
   const lines = ["devices:"];
@@ -42,7 +45,7 @@ function writeMap(text: string): string {
 describe("device map pieces", () => {
   it("put together again in order give the map; out of order is refused", () => {
     const file = writeMap(mapText(3, 7));
-    const r = validateDeviceMap(file);
+    const r = validateDeviceMap(file, DRIVERS);
     if (!r.ok) throw new Error("fixture map is invalid");
     const { head, pieces } = piecesOf(r.value, 3);
     // 7 tags in pieces of 3: three pieces a device.
@@ -58,11 +61,11 @@ describe("device map pieces", () => {
 describe.skipIf(!built)("a device map validated on a worker", () => {
   it("comes back equal to the map validated on this thread, while the event loop turns", async () => {
     const file = writeMap(mapText(4, 1500));
-    const here = validateDeviceMap(file);
+    const here = validateDeviceMap(file, DRIVERS);
     let turns = 0;
     const ticker = setInterval(() => turns++, 1);
     try {
-      const there = await validateDeviceMapOffLoop(file, undefined, { tagsPerPiece: 256 });
+      const there = await validateDeviceMapOffLoop(file, undefined, { ...worker, tagsPerPiece: 256 });
       expect(there.ok).toBe(true);
       expect(there).toEqual(here);
     } finally {
@@ -74,8 +77,8 @@ describe.skipIf(!built)("a device map validated on a worker", () => {
 
   it("refuses a bad map with the issues validateDeviceMap gives: file, line, column and key", async () => {
     const file = writeMap(mapText(1, 3).replace('address: "holding:101"', 'address: "holdin:101"'));
-    const here = validateDeviceMap(file);
-    const there = await validateDeviceMapOffLoop(file, undefined);
+    const here = validateDeviceMap(file, DRIVERS);
+    const there = await validateDeviceMapOffLoop(file, undefined, worker);
     expect(there.ok).toBe(false);
     expect(there.issues).toEqual(here.issues);
     expect(there.issues[0]).toMatchObject({ file, line: 7, path: "devices[0].tags[1].address" });
@@ -93,16 +96,16 @@ describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
   it("is kept under the key the next start looks for, and read back from it", async () => {
     const file = writeMap(mapText(2, 300));
     const cacheDir = join(dirname(file), "cache");
-    const keeping = keepDeviceMapOffLoop(file, cacheDir);
+    const keeping = keepDeviceMapOffLoop(file, cacheDir, worker);
     await expect(keeping.done).resolves.toBe(true);
     const cacheFile = deviceMapCacheFile(cacheDir);
     // What the cache holds is what the next start reads back: a mark put into it comes back
     // (validated by the built code, as the gateway's own start is: the key hashes that code).
     const kept = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: { devices: { name: string }[] } };
-    expect(kept.value).toEqual((validateDeviceMap(file) as { value: unknown }).value);
+    expect(kept.value).toEqual((validateDeviceMap(file, DRIVERS) as { value: unknown }).value);
     kept.value.devices[0]!.name = "from-the-cache";
     writeFileSync(cacheFile, cacheText(kept.key, kept.value));
-    const again = await validateDeviceMapOffLoop(file, cacheDir);
+    const again = await validateDeviceMapOffLoop(file, cacheDir, worker);
     expect(again.ok && again.value.devices[0]!.name).toBe("from-the-cache");
     expect(readdirSync(cacheDir)).toEqual(["device-map.json"]);
   }, 30_000);
@@ -110,14 +113,14 @@ describe.skipIf(!built)("a device map kept in the cache by a worker", () => {
   it("keeps nothing of a bad map, and says it was not valid", async () => {
     const file = writeMap(mapText(1, 3).replace('address: "holding:101"', 'address: "holdin:101"'));
     const cacheDir = join(dirname(file), "cache");
-    await expect(keepDeviceMapOffLoop(file, cacheDir).done).resolves.toBe(false);
+    await expect(keepDeviceMapOffLoop(file, cacheDir, worker).done).resolves.toBe(false);
     expect(existsSync(deviceMapCacheFile(cacheDir))).toBe(false);
   }, 30_000);
 
   it("stopped before it ends, leaves no cache file, whole or unfinished", async () => {
     const file = writeMap(mapText(10, 1000));
     const cacheDir = join(dirname(file), "cache");
-    const keeping = keepDeviceMapOffLoop(file, cacheDir);
+    const keeping = keepDeviceMapOffLoop(file, cacheDir, worker);
     const outcome = keeping.done.then(
       () => "ended",
       () => "stopped",

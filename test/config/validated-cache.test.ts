@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { deviceMapSchema, loadDeviceMap, validateDeviceMap } from "../../src/config/device-map.js";
+import { loadDeviceMap, validateDeviceMap } from "../../src/config/device-map.js";
+import { DRIVERS, mapSchema } from "../helpers/map.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { ConfigError, validateFile } from "../../src/config/load.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
@@ -74,32 +75,32 @@ function cacheFiles(cache: string): string[] {
 describe("the validated-map cache", () => {
   it("keeps a valid map and gives it back, equal to what validation gives, while file and code are unchanged", () => {
     const { file, cache } = setup();
-    const fresh = validateFile(deviceMapSchema, file);
+    const fresh = validateFile(mapSchema, file);
     expect(fresh.ok).toBe(true);
-    const first = loadDeviceMap(file, cache);
+    const first = loadDeviceMap(file, DRIVERS, cache);
     expect(first).toStrictEqual(fresh.ok && fresh.value);
     const [name] = cacheFiles(cache);
     expect(name).toBe("device-map.json");
     // The second load is the cache's: a marker put in its value comes back.
     const stored = JSON.parse(readFileSync(join(cache, name!), "utf8")) as { key: string; value: { devices: { name: string }[] } };
-    expect(loadDeviceMap(file, cache)).toStrictEqual(first);
+    expect(loadDeviceMap(file, DRIVERS, cache)).toStrictEqual(first);
     stored.value.devices[0]!.name = "from-the-cache";
     writeFileSync(join(cache, name!), cacheText(stored.key, stored.value));
-    expect(loadDeviceMap(file, cache).devices[0]!.name).toBe("from-the-cache");
+    expect(loadDeviceMap(file, DRIVERS, cache).devices[0]!.name).toBe("from-the-cache");
     // A changed file is validated again and cached anew.
     writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
-    const changed = loadDeviceMap(file, cache);
+    const changed = loadDeviceMap(file, DRIVERS, cache);
     expect(changed.devices[0]!.name).toBe("boiler");
     expect(changed.devices[0]!.rate).toBe(750);
     expect(cacheFiles(cache)).toEqual([name]);
-    expect(loadDeviceMap(file, cache)).toStrictEqual(changed);
+    expect(loadDeviceMap(file, DRIVERS, cache)).toStrictEqual(changed);
   });
 
   it("puts off the write when asked: nothing is kept until it runs, then the next load is the cache's", () => {
     const { file, cache } = setup();
     const writes: (() => void)[] = [];
     const defer = { defer: (write: () => void) => void writes.push(write) };
-    const first = loadDeviceMap(file, cache, defer);
+    const first = loadDeviceMap(file, DRIVERS, cache, defer);
     expect(writes).toHaveLength(1);
     expect(cacheFiles(cache)).toEqual([]);
     writes[0]!();
@@ -109,10 +110,10 @@ describe("the validated-map cache", () => {
     stored.value.devices[0]!.name = "from-the-cache";
     writeFileSync(join(cache, "device-map.json"), cacheText(stored.key, stored.value));
     // Read back, nothing to write; a changed file is validated again, its write put off again.
-    expect(loadDeviceMap(file, cache, defer).devices[0]!.name).toBe("from-the-cache");
+    expect(loadDeviceMap(file, DRIVERS, cache, defer).devices[0]!.name).toBe("from-the-cache");
     expect(writes).toHaveLength(1);
     writeFileSync(file, MAP.replace("rate: 500ms", "rate: 750ms"));
-    expect(loadDeviceMap(file, cache, defer).devices[0]!.rate).toBe(750);
+    expect(loadDeviceMap(file, DRIVERS, cache, defer).devices[0]!.rate).toBe(750);
     expect(writes).toHaveLength(2);
     expect(JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8"))).toMatchObject({ key: stored.key, value: stored.value });
     writes[1]!();
@@ -121,39 +122,39 @@ describe("the validated-map cache", () => {
     expect(rewritten.value.devices[0]!.name).toBe("boiler");
     // A map with issues has no write to put off.
     writeFileSync(file, MAP.replace("type: float32", "type: float33"));
-    expect(validateDeviceMap(file, cache, defer).ok).toBe(false);
+    expect(validateDeviceMap(file, DRIVERS, cache, defer).ok).toBe(false);
     expect(writes).toHaveLength(2);
   });
 
   it("never serves a map with issues: the messages are the validator's, and nothing is cached", () => {
     const { file, cache } = setup();
-    loadDeviceMap(file, cache);
+    loadDeviceMap(file, DRIVERS, cache);
     const before = readFileSync(join(cache, cacheFiles(cache)[0]!), "utf8");
     writeFileSync(file, MAP.replace("type: float32", "type: float33"));
-    const cached = validateDeviceMap(file, cache);
+    const cached = validateDeviceMap(file, DRIVERS, cache);
     expect(cached.ok).toBe(false);
-    expect(cached.issues).toEqual(validateFile(deviceMapSchema, file).issues);
-    expect(() => loadDeviceMap(file, cache)).toThrow(ConfigError);
+    expect(cached.issues).toEqual(validateFile(mapSchema, file).issues);
+    expect(() => loadDeviceMap(file, DRIVERS, cache)).toThrow(ConfigError);
     expect(readFileSync(join(cache, cacheFiles(cache)[0]!), "utf8")).toBe(before);
   });
 
   it("validates as usual when the cache is unreadable, unwritable, or the file is missing", () => {
     const { file, cache } = setup();
-    const fresh = validateFile(deviceMapSchema, file);
-    loadDeviceMap(file, cache);
+    const fresh = validateFile(mapSchema, file);
+    loadDeviceMap(file, DRIVERS, cache);
     writeFileSync(join(cache, cacheFiles(cache)[0]!), "{ not json");
-    expect(loadDeviceMap(file, cache)).toStrictEqual(fresh.ok && fresh.value);
+    expect(loadDeviceMap(file, DRIVERS, cache)).toStrictEqual(fresh.ok && fresh.value);
     // A cache folder that cannot be made (a file is in its place).
     const blocked = join(dir!, "blocked");
     writeFileSync(blocked, "");
-    expect(validateFileCached(deviceMapSchema, file, join(blocked, "cache", "device-map.json"))).toStrictEqual(fresh);
+    expect(validateFileCached(mapSchema, file, join(blocked, "cache", "device-map.json"))).toStrictEqual(fresh);
     const missing = join(dir!, "nope.yaml");
-    expect(validateDeviceMap(missing, cache)).toEqual(validateFile(deviceMapSchema, missing));
+    expect(validateDeviceMap(missing, DRIVERS, cache)).toEqual(validateFile(mapSchema, missing));
   });
 
   it("moves a damaged cache aside and validates the YAML: a flipped character that is still JSON, a file cut short, random bytes", () => {
     const { file, cache } = setup();
-    const fresh = validateFile(deviceMapSchema, file);
+    const fresh = validateFile(mapSchema, file);
     const cacheFile = join(cache, "device-map.json");
     const reports: DamagedFile[] = [];
     const onDamaged = (d: DamagedFile) => void reports.push(d);
@@ -164,11 +165,11 @@ describe("the validated-map cache", () => {
       ["random", (b) => randomBytes(b.length)],
     ];
     for (const [what, damage] of damages) {
-      loadDeviceMap(file, cache);
+      loadDeviceMap(file, DRIVERS, cache);
       const damaged = damage(readFileSync(cacheFile));
       writeFileSync(cacheFile, damaged);
       const n = reports.length;
-      const result = validateDeviceMap(file, cache, { onDamaged });
+      const result = validateDeviceMap(file, DRIVERS, cache, { onDamaged });
       expect(result, what).toStrictEqual(fresh);
       expect(reports.length, what).toBe(n + 1);
       const d = reports.at(-1)!;
@@ -176,7 +177,7 @@ describe("the validated-map cache", () => {
       expect(d.file).toBe(cacheFile);
       expect(readFileSync(d.movedTo).equals(damaged), what).toBe(true);
       // Kept again, whole: the next load is the cache's, and nothing more is reported.
-      expect(validateDeviceMap(file, cache, { onDamaged })).toStrictEqual(fresh);
+      expect(validateDeviceMap(file, DRIVERS, cache, { onDamaged })).toStrictEqual(fresh);
       expect(reports.length, what).toBe(n + 1);
     }
     expect(new Set(reports.map((d) => d.movedTo)).size).toBe(3);
@@ -185,29 +186,29 @@ describe("the validated-map cache", () => {
 
   it("ignores, without reporting it, a cache it does not read: the layout of an older build, or no onDamaged to report to", () => {
     const { file, cache } = setup();
-    const fresh = validateFile(deviceMapSchema, file);
+    const fresh = validateFile(mapSchema, file);
     const cacheFile = join(cache, "device-map.json");
-    loadDeviceMap(file, cache);
+    loadDeviceMap(file, DRIVERS, cache);
     const whole = JSON.parse(readFileSync(cacheFile, "utf8")) as { key: string; value: unknown };
     const reports: DamagedFile[] = [];
     writeFileSync(cacheFile, JSON.stringify({ key: whole.key, value: whole.value }));
-    expect(validateDeviceMap(file, cache, { onDamaged: (d) => void reports.push(d) })).toStrictEqual(fresh);
+    expect(validateDeviceMap(file, DRIVERS, cache, { onDamaged: (d) => void reports.push(d) })).toStrictEqual(fresh);
     expect(reports).toEqual([]);
     writeFileSync(cacheFile, "garbage");
-    expect(validateDeviceMap(file, cache)).toStrictEqual(fresh);
+    expect(validateDeviceMap(file, DRIVERS, cache)).toStrictEqual(fresh);
     expect(cacheFiles(cache)).toEqual(["device-map.json"]);
   });
 
   it("serves the same map text at another path (a device map has no paths), but not a file whose paths resolve elsewhere", () => {
     const { file, cache } = setup();
-    const first = loadDeviceMap(file, cache);
+    const first = loadDeviceMap(file, DRIVERS, cache);
     mkdirSync(join(dir!, "elsewhere"));
     const moved = join(dir!, "elsewhere", "map.yaml");
     writeFileSync(moved, MAP);
     const stored = JSON.parse(readFileSync(join(cache, "device-map.json"), "utf8")) as { key: string; value: { devices: { name: string }[] } };
     stored.value.devices[0]!.name = "from-the-cache";
     writeFileSync(join(cache, "device-map.json"), cacheText(stored.key, stored.value));
-    expect(loadDeviceMap(moved, cache).devices[0]!.name).toBe("from-the-cache");
+    expect(loadDeviceMap(moved, DRIVERS, cache).devices[0]!.name).toBe("from-the-cache");
     expect(first.devices[0]!.name).toBe("boiler");
     // gateway.yaml has paths (dataDir, devices): the same text in another folder means other paths.
     const gw = "dataDir: ./data\ndevices: ./devices.yaml\n";
@@ -224,8 +225,8 @@ describe("the validated-map cache", () => {
 
   it("a map read back from the cache is the same to a reload: every device unchanged, every node kept", async () => {
     const { file, cache } = setup();
-    const validated = loadDeviceMap(file, cache);
-    const cached = loadDeviceMap(file, cache);
+    const validated = loadDeviceMap(file, DRIVERS, cache);
+    const cached = loadDeviceMap(file, DRIVERS, cache);
     expect(cached).not.toBe(validated);
     const clock = new FakeClock(0);
     const scheduler = new DeadlineScheduler(clock);

@@ -4,12 +4,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDocument, stringify } from "yaml";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { gatewaySchema } from "../../src/config/gateway-config.js";
 import { formatIssue, validateYaml } from "../../src/config/load.js";
 import { findIndentationIssue } from "../../src/config/yaml-indent.js";
 
-function issues(text: string, schema: typeof gatewaySchema | typeof deviceMapSchema = gatewaySchema): string[] {
+function issues(text: string, schema: typeof gatewaySchema | typeof mapSchema = gatewaySchema): string[] {
   const r = validateYaml(schema, text, "gateway.yaml");
   return r.ok ? [] : r.issues.map(formatIssue);
 }
@@ -32,12 +32,12 @@ describe("indentation mistakes", () => {
 
   it("in a device map's list of tags", () => {
     const map = "devices:\n  - name: a\n    driver: simulator\n    tags:\n      - name: x\n        address: input:0\n       type: uint16\n";
-    expect(issues(map, deviceMapSchema)).toEqual([
+    expect(issues(map, mapSchema)).toEqual([
       'gateway.yaml:7:8: indentation: "type" is indented 7 spaces, which lines up with no key above it: "address" (line 6) is at 8 spaces, "tags" (line 4) is at 4 spaces, "devices" (line 1) is at 0 spaces; indent it like the keys it belongs with',
     ]);
     // A second item's key indented too far after an item key with a value.
     const item = "devices:\n  - name: a\n    driver: simulator\n    tags:\n      - name: x\n          address: input:0\n";
-    expect(issues(item, deviceMapSchema)[0]).toMatch(/^gateway\.yaml:6:11: indentation: "address" is indented 10 spaces, more than "name" on line 5, .*indent it 8 spaces like "name"/);
+    expect(issues(item, mapSchema)[0]).toMatch(/^gateway\.yaml:6:11: indentation: "address" is indented 10 spaces, more than "name" on line 5, .*indent it 8 spaces like "name"/);
   });
 
   it("leaves other syntax errors in the library's words", () => {

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { blockOf, planBlocks, type Placed } from "../../src/devices/block-plan.js";
 
-const LIMITS = { maxRegisters: 125, maxBits: 2000, maxGap: 10 };
+// Modbus's areas and limits, as its driver gives them.
+const LIMITS = { maxGap: 10, maxCount: { coil: 2000, discrete: 2000, input: 125, holding: 125 } };
 
 function reg(start: number, width = 1, area: Placed["area"] = "holding"): Placed {
   return { area, start, width };
@@ -37,7 +38,7 @@ describe("planBlocks", () => {
   });
 
   it("honours a per-device cap", () => {
-    expect(spans(Array.from({ length: 40 }, (_, i) => reg(i)), { ...LIMITS, maxRegisters: 16 })).toEqual([
+    expect(spans(Array.from({ length: 40 }, (_, i) => reg(i)), { ...LIMITS, maxCount: { ...LIMITS.maxCount, holding: 16 } })).toEqual([
       "holding:0+16[16]",
       "holding:16+16[16]",
       "holding:32+8[8]",

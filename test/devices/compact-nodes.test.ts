@@ -4,7 +4,6 @@
 // keep or replace nodes, the Variant kept for an unchanged value, and the fast path of Modbus
 // address parsing against its full rules.
 import { ValueCache } from "../../src/values/value-cache.js";
-import { compileTag } from "../../src/devices/tag-codec.js";
 import type { DeviceConfig } from "../../src/config/device-map.js";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,7 +13,9 @@ import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js
 import type { RequestContext } from "../../src/address-space/node-manager.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
-import { deviceMapSchema, parseAddress, type DeviceMap } from "../../src/config/device-map.js";
+import type { DeviceMap } from "../../src/config/device-map.js";
+import { parseAddress } from "../../drivers/modbus/protocol.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
@@ -25,13 +26,14 @@ import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { nodeIdEquals } from "../../src/ua/node-id.js";
 import { driversWith, FakeDriver, flush, ValueLog } from "./fake-driver.js";
+import { MODBUS_PROTOCOL } from "../../drivers/modbus/definition.js";
 
 const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
 const operator: RequestContext = { sessionId: "o", role: "operator", now: 0 };
 const admin: RequestContext = { sessionId: "a", role: "admin", now: 0 };
 
 function parse(yaml: string): DeviceMap {
-  const r = validateYaml(deviceMapSchema, yaml, "devices.yaml");
+  const r = validateYaml(mapSchema, yaml, "devices.yaml");
   if (!r.ok) throw new Error(r.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`).join("\n"));
   return r.value;
 }
@@ -184,9 +186,9 @@ describe("polling", () => {
     const log = new ValueLog(values);
     /** A poller whose tags' values the log records. */
     const pollerOf = (config: DeviceConfig): DevicePoller => {
-      const slots = config.tags.map((t) => values.acquire(`${config.name}/${t.name}/${values.size}`, { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate }));
+      const slots = config.tags.map((t) => values.acquire(`${config.name}/${t.name}/${values.size}`, { builtinType: MODBUS_PROTOCOL.tag(t, config).codec.builtinType, rate: t.rate }));
       slots.forEach((slot, i) => log.watch(slot, config.tags[i]!.name));
-      return new DevicePoller({ config, driver, clock, values, slots });
+      return new DevicePoller({ config, protocol: MODBUS_PROTOCOL, driver, clock, values, slots });
     };
     const updates = () => log.updates.map((u) => u.value);
     const config = parse(PLC("      - { name: a, address: holding:0 }\n")).devices[0]!;

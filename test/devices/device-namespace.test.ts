@@ -7,7 +7,8 @@ import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js
 import type { RequestContext } from "../../src/address-space/node-manager.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
 import { AccessLevel } from "../../src/address-space/ua-node.js";
-import { deviceMapSchema, type DeviceMap } from "../../src/config/device-map.js";
+import { type DeviceMap } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import type { HistorySink } from "../../src/history/sink.js";
 import { FakeClock } from "../../src/sampling/clock.js";
@@ -27,7 +28,7 @@ const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
 const operator: RequestContext = { sessionId: "o", role: "operator", now: 0 };
 
 function parse(yaml: string): DeviceMap {
-  const r = validateYaml(deviceMapSchema, yaml, "devices.yaml");
+  const r = validateYaml(mapSchema, yaml, "devices.yaml");
   if (!r.ok) throw new Error(r.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`).join("\n"));
   return r.value;
 }

@@ -1,5 +1,5 @@
 // A Driver over plain arrays, for poll-group tests: exact control of failures, no sockets.
-import { DriverError, type BlockRequest, type DataArea, type Driver, type DriverHealth } from "../../src/devices/driver.js";
+import { DriverError, type BlockRequest, type Driver, type DriverHealth } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import type { DataValue } from "../../src/ua/builtins.js";
 import type { ValueCache } from "../../src/values/value-cache.js";
@@ -7,6 +7,9 @@ import { DriverRegistry } from "../../src/devices/registry.js";
 import { modbusDrivers } from "../../drivers/modbus/definition.js";
 import type { ModbusLinkOptions } from "../../drivers/modbus/options.js";
 import { simulatorDriver, type SimulatorStarter } from "../../drivers/simulator/definition.js";
+
+/** The data areas of the Modbus devices the tests' maps name. */
+type DataArea = "coil" | "discrete" | "input" | "holding";
 
 export class FakeDriver implements Driver {
   readonly memory: Record<DataArea, Uint16Array> = {
@@ -39,18 +42,19 @@ export class FakeDriver implements Driver {
 
   async readBlock(r: BlockRequest): Promise<Uint16Array | Uint8Array> {
     this.requests++;
-    this.log.push(`${r.area}:${r.start}+${r.count}`);
-    this.check(r.area, r.start, r.count);
-    const src = this.memory[r.area].subarray(r.start, r.start + r.count);
+    const area = r.area as DataArea;
+    this.log.push(`${area}:${r.start}+${r.count}`);
+    this.check(area, r.start, r.count);
+    const src = this.memory[area].subarray(r.start, r.start + r.count);
     return r.area === "coil" || r.area === "discrete" ? Uint8Array.from(src) : Uint16Array.from(src);
   }
 
-  async write(unitId: number, area: "coil" | "holding", start: number, values: Uint16Array | Uint8Array): Promise<void> {
+  async write(station: unknown, area: string, start: number, values: Uint16Array | Uint8Array): Promise<void> {
     this.requests++;
     this.log.push(`write ${area}:${start}=[${Array.from(values).join(",")}]`);
-    this.check(area, start, values.length);
-    this.memory[area].set(values, start);
-    void unitId;
+    this.check(area as DataArea, start, values.length);
+    this.memory[area as DataArea].set(values, start);
+    void station;
   }
 
   async close(): Promise<void> {

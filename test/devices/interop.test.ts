@@ -20,6 +20,7 @@ import {
 } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../helpers/gateway.js";
+import { readUntil } from "../helpers/read-until.js";
 import { HAVE_PYMODBUS, PYMODBUS_MISSING, requirePeers, skipWithout, startModbusSerialServer, startPymodbus, type PythonPeer } from "../drivers/peers.js";
 
 /** The modbus-serial peer's memory: a float32 21.5 at input:0-1, writable holding and coils. */
@@ -96,15 +97,7 @@ async function read(nodeId: string, attributeId = AttributeIds.Value): Promise<D
 }
 
 /** Reads until `ok` holds (bounded); returns the last value read. */
-async function until(nodeId: string, ok: (dv: DataValue) => boolean, what: string, ms = 8000): Promise<DataValue> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const dv = await read(nodeId);
-    if (ok(dv)) return dv;
-    if (Date.now() > end) throw new Error(`${what}: still ${dv.toString()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (nodeId: string, ok: (dv: DataValue) => boolean, what: string, ms?: number): Promise<DataValue> => readUntil(session, nodeId, ok, what, ms);
 
 const good = (dv: DataValue) => dv.statusCode.value === 0;
 

@@ -1,14 +1,15 @@
 // What a reload changed, in words (src/devices/map-changes.ts): per device, its tags added,
 // removed and changed by name (the first few, then a count) and its settings that differ.
 import { describe, expect, it } from "vitest";
-import { deviceMapSchema, type DeviceMap } from "../../src/config/device-map.js";
+import { type DeviceMap } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import type { ApplyReport } from "../../src/devices/device-runtime.js";
 import { deviceChanges, describeApply, describeDevice, wholeDevice } from "../../src/devices/map-changes.js";
 import { TAGS_PER_SLICE } from "../../src/sampling/slices.js";
 
 function parse(yaml: string): DeviceMap {
-  const r = validateYaml(deviceMapSchema, yaml, "devices.yaml");
+  const r = validateYaml(mapSchema, yaml, "devices.yaml");
   if (!r.ok) throw new Error(r.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`).join("\n"));
   return r.value;
 }

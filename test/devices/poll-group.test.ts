@@ -1,13 +1,13 @@
 // Poll groups on a fake clock and a fake driver: statuses from first poll to failure and back,
 // backoff and demotion, exception 02 splitting, other exceptions, writes.
 import { afterEach, describe, expect, it } from "vitest";
-import { deviceMapSchema, type DeviceConfig } from "../../src/config/device-map.js";
+import { type DeviceConfig } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { FakeClock } from "../../src/sampling/clock.js";
 import { DevicePoller } from "../../src/devices/device-poller.js";
-import { compileTag } from "../../src/devices/tag-codec.js";
 import { PollGroup, PolledTag, type PollTarget } from "../../src/devices/poll-group.js";
-import { modbusDrivers } from "../../drivers/modbus/definition.js";
+import { MODBUS_PROTOCOL, modbusDrivers } from "../../drivers/modbus/definition.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { SliceGate } from "../../src/sampling/slices.js";
@@ -23,7 +23,7 @@ const {
 
 function device(tags: string, extra = ""): DeviceConfig {
   const yaml = `devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    retryBackoff: 1s\n    maxBackoff: 4s\n    demoteAfter: 3\n${extra}    tags:\n${tags}`;
-  const r = validateYaml(deviceMapSchema, yaml, "devices.yaml");
+  const r = validateYaml(mapSchema, yaml, "devices.yaml");
   if (!r.ok) throw new Error(r.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`).join("\n"));
   return r.value.devices[0]!;
 }
@@ -42,9 +42,9 @@ function start(config: DeviceConfig): DevicePoller {
   driver ??= new FakeDriver();
   values = new ValueCache();
   sink = new ValueLog(values);
-  const slots = config.tags.map((t) => values.acquire(t.name, { builtinType: compileTag(t, config.byteOrder).builtinType, rate: t.rate }));
+  const slots = config.tags.map((t) => values.acquire(t.name, { builtinType: MODBUS_PROTOCOL.tag(t, config).codec.builtinType, rate: t.rate }));
   config.tags.forEach((t, i) => sink.watch(slots[i]!, t.name));
-  poller = new DevicePoller({ config, driver, clock, values, slots });
+  poller = new DevicePoller({ config, protocol: MODBUS_PROTOCOL, driver, clock, values, slots });
   poller.start(scheduler);
   return poller;
 }
@@ -346,13 +346,13 @@ describe("a block of thousands of tags", () => {
     const cache = new ValueCache();
     const tags = Array.from({ length: n }, (_, i) => {
       const config = { ...template, name: `t${i}`, address: { ...template.address, offset: i } };
-      return new PolledTag(config, one, cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
+      return new PolledTag(config, MODBUS_PROTOCOL.tag(config, one), cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
     });
     const memory = Uint16Array.from({ length: n }, (_, i) => i);
     const target: PollTarget = {
       name: "in-process",
       values: cache,
-      limits: { maxRegisters: Infinity, maxBits: Infinity, maxGap: 0 },
+      limits: { maxGap: 0, maxCount: {} },
       stopped: false,
       trace: undefined,
       wallNow: () => 1_000,
@@ -406,13 +406,13 @@ function bigGroup(n: number): { group: PollGroup; tags: PolledTag[]; cache: Valu
   const cache = new ValueCache();
   const tags = Array.from({ length: n }, (_, i) => {
     const config = { ...template, name: `t${i}`, address: { ...template.address, offset: i } };
-    return new PolledTag(config, one, cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
+    return new PolledTag(config, MODBUS_PROTOCOL.tag(config, one), cache.acquire(config.name, { builtinType: BuiltinType.UInt16, rate: config.rate }));
   });
   const memory = Uint16Array.from({ length: n }, (_, i) => i);
   const target: PollTarget = {
     name: "in-process",
     values: cache,
-    limits: { maxRegisters: Infinity, maxBits: Infinity, maxGap: 0 },
+    limits: { maxGap: 0, maxCount: {} },
     stopped: false,
     trace: undefined,
     wallNow: () => 1_000,

@@ -10,7 +10,7 @@ import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
@@ -62,7 +62,7 @@ beforeAll(async () => {
       - { name: c0, address: coil:0 }
 `;
   // A pty refuses PARENB (termios EINVAL), so the test bus runs 8N1 like the peer.
-  const r = validateYaml(deviceMapSchema, `buses:\n  line: { port: ${pty.a}, baudRate: 19200, parity: none }\ndevices:\n${device("m1", 1)}${device("m2", 2)}`, "devices.yaml");
+  const r = validateYaml(mapSchema, `buses:\n  line: { port: ${pty.a}, baudRate: 19200, parity: none }\ndevices:\n${device("m1", 1)}${device("m2", 2)}`, "devices.yaml");
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   await runtime.apply(r.value);
 }, 30_000);

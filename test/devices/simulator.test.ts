@@ -34,9 +34,9 @@ describe("the simulator", () => {
   });
 
   it("computes its input registers from the clock: ramp, sine, counters", async () => {
-    const a = (await link.readBlock({ unitId: 1, area: "input", start: 0, count: 18 })) as Uint16Array;
+    const a = (await link.readBlock({ station: 1, area: "input", start: 0, count: 18 })) as Uint16Array;
     now += 1500;
-    const b = (await link.readBlock({ unitId: 1, area: "input", start: 0, count: 18 })) as Uint16Array;
+    const b = (await link.readBlock({ station: 1, area: "input", start: 0, count: 18 })) as Uint16Array;
     expect((b[0]! - a[0]! + 1000) % 1000).toBe(15);
     const t = f32(b[2]!, b[3]!);
     expect(t).toBeGreaterThanOrEqual(15);
@@ -51,20 +51,20 @@ describe("the simulator", () => {
   });
 
   it("keeps writable holding registers and coils per unit, with documented initial values", async () => {
-    const h = (await link.readBlock({ unitId: 7, area: "holding", start: 0, count: 18 })) as Uint16Array;
+    const h = (await link.readBlock({ station: 7, area: "holding", start: 0, count: 18 })) as Uint16Array;
     expect(h[0]).toBe(50);
     expect(f32(h[1]!, h[2]!)).toBe(21.5);
     expect(bytes(h.subarray(10, 18)).toString("latin1")).toMatch(/^fieldgate sim\0/);
     await link.write(7, "holding", 100, Uint16Array.of(11, 12));
     await link.write(7, "coil", 5, Uint8Array.of(1));
-    expect(Array.from(await link.readBlock({ unitId: 7, area: "holding", start: 100, count: 2 }))).toEqual([11, 12]);
-    expect(Array.from(await link.readBlock({ unitId: 7, area: "coil", start: 4, count: 3 }))).toEqual([0, 1, 0]);
-    expect(Array.from(await link.readBlock({ unitId: 8, area: "holding", start: 100, count: 2 }))).toEqual([0, 0]);
+    expect(Array.from(await link.readBlock({ station: 7, area: "holding", start: 100, count: 2 }))).toEqual([11, 12]);
+    expect(Array.from(await link.readBlock({ station: 7, area: "coil", start: 4, count: 3 }))).toEqual([0, 1, 0]);
+    expect(Array.from(await link.readBlock({ station: 8, area: "holding", start: 100, count: 2 }))).toEqual([0, 0]);
     expect(sim.unit(7).holding[101]).toBe(12);
   });
 
   it("answers exception 02 past its size", async () => {
-    const err = await link.readBlock({ unitId: 1, area: "holding", start: 999, count: 2 }).catch((e: unknown) => e);
+    const err = await link.readBlock({ station: 1, area: "holding", start: 999, count: 2 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DriverError);
     expect((err as DriverError).exceptionCode).toBe(2);
   });

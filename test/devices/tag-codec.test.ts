@@ -2,10 +2,24 @@
 // for writes with range checks. Expected registers are written out by hand from the IEEE 754 /
 // two's complement bytes, not computed with the code under test.
 import { describe, expect, it } from "vitest";
-import type { ByteOrder, DataType, TagConfig } from "../../src/config/device-map.js";
-import { compileTag, decodeValue, encodeValue } from "../../src/devices/tag-codec.js";
+import type { DeviceConfig } from "../../src/config/device-map.js";
+import { variantOf, type ByteOrder, type TagCodec, type WordType as DataType } from "../../src/devices/tag-codec.js";
+import { modbusTag, type ModbusTag as TagConfig } from "../../drivers/modbus/protocol.js";
 import { BuiltinType, VariantArrayType, type Variant } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
+
+/** The word codec of a Modbus tag on a device of byte order `order`. */
+function compileTag(t: TagConfig, order: ByteOrder): TagCodec {
+  return modbusTag(t, { byteOrder: order } as unknown as DeviceConfig).codec;
+}
+
+function decodeValue(codec: TagCodec, block: Uint16Array | Uint8Array, at: number): Variant {
+  return variantOf(codec.builtinType, codec.decodeRaw(block, at)!);
+}
+
+function encodeValue(codec: TagCodec, value: Variant) {
+  return codec.encode(value);
+}
 
 function tag(type: DataType, extra: Partial<TagConfig> = {}, area: TagConfig["address"]["area"] = "holding"): TagConfig {
   return { name: "t", address: { area, offset: 0 }, type, scale: 1, offset: 0, access: "readwrite", history: false, ...extra };

@@ -26,7 +26,7 @@ function link(peer: Peer, kind: Kind, extra: Partial<ModbusLinkOptions> = {}): M
   cleanup.push(() => l.close());
   return l;
 }
-const read = (l: ModbusLink, unitId = 1, start = 0, count = 2) => l.readBlock({ unitId, area: "holding", start, count });
+const read = (l: ModbusLink, unitId = 1, start = 0, count = 2) => l.readBlock({ station: unitId, area: "holding", start, count });
 
 async function rejection(p: Promise<unknown>): Promise<DriverError> {
   try {

@@ -85,21 +85,21 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
   it("reads with FC1, FC2, FC3 and FC4, for several unit ids on one connection", async () => {
     const { link } = await setup();
     await link.connect();
-    const coils = await link.readBlock({ unitId: 1, area: "coil", start: 0, count: 10 });
+    const coils = await link.readBlock({ station: 1, area: "coil", start: 0, count: 10 });
     expect(coils).toBeInstanceOf(Uint8Array);
     expect(Array.from(coils)).toEqual([1, 0, 0, 1, 0, 0, 1, 0, 0, 1]);
-    const discrete = await link.readBlock({ unitId: 1, area: "discrete", start: 5, count: 3 });
+    const discrete = await link.readBlock({ station: 1, area: "discrete", start: 5, count: 3 });
     expect(Array.from(discrete)).toEqual([0, 1, 0]);
-    const holding = await link.readBlock({ unitId: 1, area: "holding", start: 10, count: 4 });
+    const holding = await link.readBlock({ station: 1, area: "holding", start: 10, count: 4 });
     expect(holding).toBeInstanceOf(Uint16Array);
     expect(Array.from(holding)).toEqual([110, 111, 112, 113]);
-    const input1 = await link.readBlock({ unitId: 1, area: "input", start: 0, count: 2 });
-    const input7 = await link.readBlock({ unitId: 7, area: "input", start: 0, count: 2 });
+    const input1 = await link.readBlock({ station: 1, area: "input", start: 0, count: 2 });
+    const input7 = await link.readBlock({ station: 7, area: "input", start: 0, count: 2 });
     expect(Array.from(input1)).toEqual([1000, 1001]);
     expect(Array.from(input7)).toEqual([7000, 7001]);
     // The protocol maxima in one request each.
-    expect((await link.readBlock({ unitId: 1, area: "holding", start: 0, count: 125 })).length).toBe(125);
-    const bits = await link.readBlock({ unitId: 1, area: "coil", start: 0, count: 2000 });
+    expect((await link.readBlock({ station: 1, area: "holding", start: 0, count: 125 })).length).toBe(125);
+    const bits = await link.readBlock({ station: 1, area: "coil", start: 0, count: 2000 });
     expect(bits.length).toBe(2000);
     expect(bits[1998]).toBe(1);
     const h = link.health();
@@ -119,7 +119,7 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     const pattern = Uint8Array.from({ length: 19 }, (_, i) => (i % 2 === 0 ? 1 : 0));
     await link.write(1, "coil", 100, pattern); // FC15, three data bytes
     expect(d.coils.slice(100, 119).map(Number)).toEqual(Array.from(pattern));
-    expect(Array.from(await link.readBlock({ unitId: 1, area: "coil", start: 100, count: 19 }))).toEqual(Array.from(pattern));
+    expect(Array.from(await link.readBlock({ station: 1, area: "coil", start: 100, count: 19 }))).toEqual(Array.from(pattern));
     await link.write(1, "holding", 5, Uint16Array.of(0xbeef)); // FC6
     expect(d.holding[5]).toBe(0xbeef);
     const before = link.health().requests;
@@ -161,11 +161,11 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     d.busyLeft = Infinity;
     for (const [code, status, retryable] of cases) {
       d.faults.set(50 + code, code);
-      const err = await rejection(link.readBlock({ unitId: 1, area: "holding", start: 50 + code, count: 1 }));
+      const err = await rejection(link.readBlock({ station: 1, area: "holding", start: 50 + code, count: 1 }));
       expect([err.exceptionCode, err.statusCode, err.retryable]).toEqual([code, status, retryable]);
     }
     // The peer's own range check, and a write refused with 03.
-    const outside = await rejection(link.readBlock({ unitId: 1, area: "holding", start: 195, count: 10 }));
+    const outside = await rejection(link.readBlock({ station: 1, area: "holding", start: 195, count: 10 }));
     expect([outside.exceptionCode, outside.statusCode]).toEqual([2, StatusCodes.BadConfigurationError]);
     const refused = await rejection(link.write(1, "holding", 199, Uint16Array.of(1)));
     expect([refused.exceptionCode, refused.statusCode]).toEqual([3, StatusCodes.BadOutOfRange]);
@@ -179,11 +179,11 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     const { d, link } = await setup({ busyRetries: 3, busyBackoff: 5 });
     d.faults.set(60, 6);
     d.busyLeft = 2;
-    expect(Array.from(await link.readBlock({ unitId: 1, area: "holding", start: 60, count: 1 }))).toEqual([160]);
+    expect(Array.from(await link.readBlock({ station: 1, area: "holding", start: 60, count: 1 }))).toEqual([160]);
     expect(link.health().busyRetries).toBe(2);
     d.busyLeft = Infinity;
     d.holdingReads = 0;
-    const err = await rejection(link.readBlock({ unitId: 1, area: "holding", start: 60, count: 1 }));
+    const err = await rejection(link.readBlock({ station: 1, area: "holding", start: 60, count: 1 }));
     expect([err.exceptionCode, err.statusCode, err.retryable]).toEqual([6, StatusCodes.BadResourceUnavailable, true]);
     expect(d.holdingReads).toBe(4); // the first try and three retries
   });
@@ -194,8 +194,8 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     d.faults.set(61, 6);
     d.busyLeft = 1;
     const order: string[] = [];
-    const busy = link.readBlock({ unitId: 1, area: "holding", start: 61, count: 1 }).then(() => order.push("busy"));
-    const other = link.readBlock({ unitId: 2, area: "input", start: 0, count: 1 }).then(() => order.push("other"));
+    const busy = link.readBlock({ station: 1, area: "holding", start: 61, count: 1 }).then(() => order.push("busy"));
+    const other = link.readBlock({ station: 2, area: "input", start: 0, count: 1 }).then(() => order.push("other"));
     await Promise.all([busy, other]);
     expect(order).toEqual(["other", "busy"]);
   });
@@ -205,8 +205,8 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     d.dead.add(2);
     for (let round = 0; round < 4; round++) {
       const [alive, dead] = await Promise.allSettled([
-        link.readBlock({ unitId: 1, area: "holding", start: 0, count: 2 }),
-        link.readBlock({ unitId: 2, area: "holding", start: 0, count: 2 }),
+        link.readBlock({ station: 1, area: "holding", start: 0, count: 2 }),
+        link.readBlock({ station: 2, area: "holding", start: 0, count: 2 }),
       ]);
       expect(alive.status).toBe("fulfilled");
       expect(dead.status).toBe("rejected");
@@ -225,9 +225,9 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     const port = server.port;
     const link = openModbusLink({ kind: "tcp", host: "127.0.0.1", port, timeout: 300, reconnectDelay: 20, maxReconnectDelay: 100 });
     open.push(link);
-    expect(Array.from(await link.readBlock({ unitId: 1, area: "holding", start: 0, count: 1 }))).toEqual([100]);
+    expect(Array.from(await link.readBlock({ station: 1, area: "holding", start: 0, count: 1 }))).toEqual([100]);
     await server.close();
-    const down = await rejection(link.readBlock({ unitId: 1, area: "holding", start: 0, count: 1 }));
+    const down = await rejection(link.readBlock({ station: 1, area: "holding", start: 0, count: 1 }));
     expect([down.statusCode, down.retryable]).toEqual([StatusCodes.BadCommunicationError, true]);
     expect(link.health().connected).toBe(false);
     server = await startModbusSerialServer(vector(d), port);
@@ -235,7 +235,7 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
     let value: number | undefined;
     for (let i = 0; i < 100 && value === undefined; i++) {
       try {
-        value = (await link.readBlock({ unitId: 1, area: "holding", start: 0, count: 1 }))[0];
+        value = (await link.readBlock({ station: 1, area: "holding", start: 0, count: 1 }))[0];
       } catch (e) {
         expect((e as DriverError).statusCode).toBe(StatusCodes.BadCommunicationError);
         await new Promise((r) => setTimeout(r, 10));
@@ -248,11 +248,11 @@ describe("modbus tcp against modbus-serial ServerTCP", () => {
   it("refuses bad arguments without sending anything", async () => {
     const { link } = await setup();
     const cases: Promise<unknown>[] = [
-      link.readBlock({ unitId: 1, area: "holding", start: 0, count: 126 }),
-      link.readBlock({ unitId: 1, area: "coil", start: 0, count: 2001 }),
-      link.readBlock({ unitId: 1, area: "input", start: 65535, count: 2 }),
-      link.readBlock({ unitId: 256, area: "input", start: 0, count: 1 }),
-      link.readBlock({ unitId: 1, area: "holding", start: 0, count: 0 }),
+      link.readBlock({ station: 1, area: "holding", start: 0, count: 126 }),
+      link.readBlock({ station: 1, area: "coil", start: 0, count: 2001 }),
+      link.readBlock({ station: 1, area: "input", start: 65535, count: 2 }),
+      link.readBlock({ station: 256, area: "input", start: 0, count: 1 }),
+      link.readBlock({ station: 1, area: "holding", start: 0, count: 0 }),
       link.write(1, "holding", 0, new Uint16Array(124)),
       link.write(1, "coil", 0, new Uint8Array(1969)),
     ];

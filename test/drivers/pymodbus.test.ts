@@ -48,30 +48,30 @@ async function eventually<T>(f: () => Promise<T>): Promise<T> {
 async function everyFunctionCode(l: ModbusLink): Promise<void> {
   for (const unit of [1, 2]) {
     const flip = unit === 2 ? 1 : 0;
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "coil", start: 0, count: 7 }))).toEqual(
+    expect(Array.from(await l.readBlock({ station: unit, area: "coil", start: 0, count: 7 }))).toEqual(
       [1, 0, 0, 1, 0, 0, 1].map((b) => b ^ flip));
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "discrete", start: 1, count: 4 }))).toEqual(
+    expect(Array.from(await l.readBlock({ station: unit, area: "discrete", start: 1, count: 4 }))).toEqual(
       [0, 1, 0, 1].map((b) => b ^ flip));
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "input", start: 10, count: 3 }))).toEqual(
+    expect(Array.from(await l.readBlock({ station: unit, area: "input", start: 10, count: 3 }))).toEqual(
       [10, 11, 12].map((i) => 3000 + 1000 * unit + i));
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "holding", start: 0, count: 80 }))).toEqual(
+    expect(Array.from(await l.readBlock({ station: unit, area: "holding", start: 0, count: 80 }))).toEqual(
       Array.from({ length: 80 }, (_, i) => 1000 * unit + i));
 
     await l.write(unit, "coil", 50, Uint8Array.of(flip ? 0 : 1)); // FC5 (50 % 3 != 0: flips it)
     await l.write(unit, "coil", 60, Uint8Array.of(1, 1, 0, 1, 0, 0, 0, 0, 1, 1)); // FC15
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "coil", start: 50, count: 1 }))).toEqual([flip ? 0 : 1]);
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "coil", start: 60, count: 10 }))).toEqual([1, 1, 0, 1, 0, 0, 0, 0, 1, 1]);
+    expect(Array.from(await l.readBlock({ station: unit, area: "coil", start: 50, count: 1 }))).toEqual([flip ? 0 : 1]);
+    expect(Array.from(await l.readBlock({ station: unit, area: "coil", start: 60, count: 10 }))).toEqual([1, 1, 0, 1, 0, 0, 0, 0, 1, 1]);
     await l.write(unit, "holding", 5, Uint16Array.of(40000 + unit)); // FC6
     await l.write(unit, "holding", 20, Uint16Array.of(1, 2, 3, 0xffff)); // FC16
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "holding", start: 5, count: 1 }))).toEqual([40000 + unit]);
-    expect(Array.from(await l.readBlock({ unitId: unit, area: "holding", start: 20, count: 4 }))).toEqual([1, 2, 3, 0xffff]);
+    expect(Array.from(await l.readBlock({ station: unit, area: "holding", start: 5, count: 1 }))).toEqual([40000 + unit]);
+    expect(Array.from(await l.readBlock({ station: unit, area: "holding", start: 20, count: 4 }))).toEqual([1, 2, 3, 0xffff]);
   }
 }
 
 async function exceptions(l: ModbusLink): Promise<void> {
-  const outside = await rejection(l.readBlock({ unitId: 1, area: "holding", start: 99, count: 2 }));
+  const outside = await rejection(l.readBlock({ station: 1, area: "holding", start: 99, count: 2 }));
   expect([outside.exceptionCode, outside.statusCode, outside.retryable]).toEqual([2, StatusCodes.BadConfigurationError, false]);
-  const failure = await rejection(l.readBlock({ unitId: 2, area: "holding", start: 88, count: 5 }));
+  const failure = await rejection(l.readBlock({ station: 2, area: "holding", start: 88, count: 5 }));
   expect([failure.exceptionCode, failure.statusCode, failure.retryable]).toEqual([4, StatusCodes.BadDeviceFailure, false]);
   const coils = await rejection(l.write(1, "coil", 99, Uint8Array.of(1, 1)));
   expect(coils.exceptionCode).toBe(2);
@@ -96,7 +96,7 @@ describe.skipIf(skipWithout(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING))(`pymodbus Mo
     const l = tcp();
     await exceptions(l);
     // pymodbus 3.0's framer drops requests for unit ids it does not serve (no 0B): a time-out.
-    const missing = await rejection(l.readBlock({ unitId: 3, area: "holding", start: 0, count: 1 }));
+    const missing = await rejection(l.readBlock({ station: 3, area: "holding", start: 0, count: 1 }));
     expect([missing.exceptionCode, missing.statusCode, missing.retryable]).toEqual([undefined, StatusCodes.BadCommunicationError, true]);
     expect(l.health()).toMatchObject({ communicationErrors: 1, timeouts: 1, connected: true });
   });
@@ -105,13 +105,13 @@ describe.skipIf(skipWithout(HAVE_PYMODBUS ? "" : PYMODBUS_MISSING))(`pymodbus Mo
     const own = await startPymodbus("tcp");
     try {
       const l = open({ kind: "tcp", host: "127.0.0.1", port: own.port, timeout: 500, reconnectDelay: 20, maxReconnectDelay: 200 });
-      expect(Array.from(await l.readBlock({ unitId: 1, area: "input", start: 0, count: 1 }))).toEqual([4000]);
+      expect(Array.from(await l.readBlock({ station: 1, area: "input", start: 0, count: 1 }))).toEqual([4000]);
       await own.stop();
-      const down = await rejection(l.readBlock({ unitId: 1, area: "input", start: 0, count: 1 }));
+      const down = await rejection(l.readBlock({ station: 1, area: "input", start: 0, count: 1 }));
       expect([down.statusCode, down.retryable]).toEqual([StatusCodes.BadCommunicationError, true]);
       const again = await startPymodbus("tcp", String(own.port));
       try {
-        expect(Array.from(await eventually(() => l.readBlock({ unitId: 1, area: "input", start: 0, count: 1 })))).toEqual([4000]);
+        expect(Array.from(await eventually(() => l.readBlock({ station: 1, area: "input", start: 0, count: 1 })))).toEqual([4000]);
         expect(l.health().connects).toBe(2);
       } finally {
         await again.stop();
@@ -165,8 +165,8 @@ describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a soc
     const l = bus({ timeout: 150 });
     const round = () =>
       Promise.allSettled([
-        l.readBlock({ unitId: 1, area: "holding", start: 30, count: 10 }),
-        l.readBlock({ unitId: 2, area: "holding", start: 30, count: 10 }),
+        l.readBlock({ station: 1, area: "holding", start: 30, count: 10 }),
+        l.readBlock({ station: 2, area: "holding", start: 30, count: 10 }),
       ]);
     const first = await round();
     expect(first.map((r) => (r.status === "rejected" ? String(r.reason) : r.status))).toEqual(["fulfilled", "fulfilled"]);
@@ -197,14 +197,14 @@ describe.skipIf(skipWithout(serialSkip ? serialWhy : ""))(`pymodbus RTU on a soc
     let pair: PtyPair = first;
     try {
       const l = open({ kind: "rtu", path: first.a, parity: "none", timeout: 300, reconnectDelay: 20, maxReconnectDelay: 200 });
-      expect(Array.from(await l.readBlock({ unitId: 2, area: "input", start: 0, count: 1 }))).toEqual([5000]);
+      expect(Array.from(await l.readBlock({ station: 2, area: "input", start: 0, count: 1 }))).toEqual([5000]);
       await slave.stop();
       await first.stop();
-      const down = await rejection(l.readBlock({ unitId: 2, area: "input", start: 0, count: 1 }));
+      const down = await rejection(l.readBlock({ station: 2, area: "input", start: 0, count: 1 }));
       expect([down.statusCode, down.retryable]).toEqual([StatusCodes.BadCommunicationError, true]);
       pair = await ptyPair(dir);
       slave = await startPymodbus("rtu", pair.b);
-      expect(Array.from(await eventually(() => l.readBlock({ unitId: 2, area: "input", start: 0, count: 1 })))).toEqual([5000]);
+      expect(Array.from(await eventually(() => l.readBlock({ station: 2, area: "input", start: 0, count: 1 })))).toEqual([5000]);
       expect(l.health().connects).toBe(2);
     } finally {
       await slave.stop();

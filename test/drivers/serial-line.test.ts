@@ -85,7 +85,7 @@ describe.skipIf(skipWithout(skip ? why : ""))(`RTU on a noisy serial line${skip 
     expectLength = 5 + 2 * 4;
     mangle = m;
     try {
-      return Array.from(await link.readBlock({ unitId: unit, area: "holding", start: 40, count: 4 }));
+      return Array.from(await link.readBlock({ station: unit, area: "holding", start: 40, count: 4 }));
     } finally {
       mangle = undefined;
     }

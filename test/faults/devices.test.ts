@@ -12,7 +12,7 @@ import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
@@ -65,7 +65,7 @@ beforeAll(async () => {
     device("steady1", "modbus-tcp", slave.port, 3),
     device("steady2", "modbus-tcp", slave.port, 4),
   ].join("\n");
-  const r = validateYaml(deviceMapSchema, map, "devices.yaml");
+  const r = validateYaml(mapSchema, map, "devices.yaml");
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   await runtime.apply(r.value);
   await until("every device Good", () => ["tcpVictim", "rtuVictim", "steady1", "steady2"].every((d) => good(d)));

@@ -11,7 +11,7 @@ import { openModbusLink } from "../../drivers/modbus/index.js";
 import { DeviceNamespace } from "../../src/address-space/device-namespace.js";
 import { NamespaceRegistry } from "../../src/address-space/namespace-registry.js";
 import { Ns0Manager } from "../../src/address-space/ns0-manager.js";
-import { deviceMapSchema } from "../../src/config/device-map.js";
+import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { systemClock } from "../../src/sampling/clock.js";
 import { DeviceRuntime } from "../../src/devices/device-runtime.js";
@@ -50,7 +50,7 @@ beforeAll(async () => {
       - { name: h3, address: holding:3 }
 `;
   const r = validateYaml(
-    deviceMapSchema,
+    mapSchema,
     `buses:\n  line: { port: ${pty.a}, baudRate: 38400, parity: none }\ndevices:\n${device("live1", 1)}${device("live2", 2)}${device("dead3", 3)}`,
     "devices.yaml",
   );

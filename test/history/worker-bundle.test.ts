@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtFile as workerFile, builtFileIn as workerFileIn } from "../../src/worker-file.js";
 
-const WORKERS = ["history/write-worker", "history/read-worker", "config/validate-worker", "storage/check-worker"];
+const WORKERS = ["history/write-worker", "history/read-worker", "server/validate-worker", "storage/check-worker"];
 
 describe("worker files", () => {
   const dirs: string[] = [];

@@ -2,10 +2,11 @@
 // only folders below it, never one above, so no two folders import each other; and no files of
 // one folder import each other in a circle. The import graph is read from the sources
 // (bench/import-graph.ts); a new folder fails here until it is given its place below.
-import { dirname, resolve } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { cyclesWithinFolders, fileEdges, folderGraph, sourceNodes, upwardImports, type FileEdge } from "../../bench/import-graph.js";
+import { cyclesWithinFolders, fileEdges, folderGraph, nodeOf, sourceNodes, upwardImports, type FileEdge } from "../../bench/import-graph.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -50,6 +51,7 @@ const LAYERS = [
   "server",
   "build",
   "main",
+  "settings-main",
   "cli",
 ];
 
@@ -80,5 +82,41 @@ describe("the layers of src/", () => {
     expect(cyclesWithinFolders([...planted, { from: "src/server/b.ts", to: "src/server/a.ts" }])).toEqual([["src/server/a.ts", "src/server/b.ts"]]);
     const graph = folderGraph(edges);
     expect(graph.get("server")).toContain("ua");
+  });
+});
+
+/** What drivers may import of src/: the interfaces it defines for them (DESIGN: Devices), never the server's parts. */
+const DRIVER_INTERFACES = ["ua", "config", "devices"];
+/** Who may import drivers/: the composition root, the entry points, the build and the bench namespace's devices. */
+const DRIVER_USERS = ["server", "main", "settings-main", "cli", "build", "testing"];
+
+describe("drivers/", () => {
+  const edges = fileEdges(ROOT);
+
+  it("import only the interfaces src/ defines for them", () => {
+    const bad = edges.filter((e) => e.from.startsWith("drivers/") && e.to.startsWith("src/") && !DRIVER_INTERFACES.includes(nodeOf(e.to)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it("are imported by the composition root alone", () => {
+    const bad = edges.filter((e) => e.to.startsWith("drivers/") && e.from.startsWith("src/") && !DRIVER_USERS.includes(nodeOf(e.from)));
+    expect(bad.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it("own their protocols: src/config and src/devices name none", () => {
+    // Modbus's words (its areas, unit ids, slaves); a new protocol adds its own here.
+    const words = /modbus|\bcoils?\b|holding(:| reg)|discrete input|input register|unit ?id|\bslaves?\b|\bmbus\b|m-bus/i;
+    const named: string[] = [];
+    for (const dir of ["src/config", "src/devices"]) {
+      for (const f of readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })) {
+        if (!f.endsWith(".ts")) continue;
+        readFileSync(join(ROOT, dir, f), "utf8")
+          .split("\n")
+          .forEach((line, i) => {
+            if (words.test(line)) named.push(`${dir}/${f}:${i + 1}: ${line.trim()}`);
+          });
+      }
+    }
+    expect(named).toEqual([]);
   });
 });

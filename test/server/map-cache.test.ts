@@ -3,7 +3,8 @@
 // key the next start looks for; not at all by a server stopped before the worker ended.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../src/config/load.js";
 import { validateDeviceMapOffLoop } from "../../src/config/validate-off-loop.js";
@@ -39,7 +40,7 @@ describe("the device map's cache on a first start", () => {
       expect(kept.value.devices.map((d) => d.name)).toEqual(["plc"]);
       kept.value.devices[0]!.name = "from-the-cache";
       writeFileSync(cacheFile, cacheText(kept.key, kept.value));
-      const again = await validateDeviceMapOffLoop(join(dir!, "devices.yaml"), join(cacheFile, ".."));
+      const again = await validateDeviceMapOffLoop(join(dir!, "devices.yaml"), join(cacheFile, ".."), { file: pathToFileURL(resolve(__dirname, "../../dist/src/server/validate-worker.js")) });
       expect(again.ok && again.value.devices[0]!.name).toBe("from-the-cache");
     } finally {
       await server.stop();

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { importSettings, KEEP_APPLIED, readStatus, type ImportPaths } from "../../src/settings/import.js";
+import { DRIVERS } from "../helpers/map.js";
 
 const repo = resolve(__dirname, "../..");
 const root = mkdtempSync(join(tmpdir(), "fieldgate-import-"));
@@ -55,7 +56,7 @@ describe("fieldgate settings import", () => {
     writeFileSync(join(drive, "devices.yaml"), `\ufeff${crlf(NEW_DEVICES)}`); // Notepad: BOM and CRLF
     writeFileSync(join(drive, "Network.yaml"), STATIC);
     writeFileSync(join(drive, "authorized_keys"), crlf(`# mine\n${key}\n`));
-    const r = importSettings(paths, { now: clock("2026-12-05T14:02:11Z") });
+    const r = importSettings(paths, DRIVERS, { now: clock("2026-12-05T14:02:11Z") });
     expect(r).toMatchObject({ result: "applied", files: ["devices.yaml", "Network.yaml", "authorized_keys"], movedTo: "applied/2026-12-05_140211", resumed: false });
     expect(read(join(paths.configDir, "devices.yaml"))).toBe(NEW_DEVICES);
     expect(read(join(paths.configDir, "devices.yaml.previous"))).toBe(DEVICES);
@@ -81,11 +82,11 @@ describe("fieldgate settings import", () => {
 
   it("applies a set once: the next boot finds nothing, and a later change made on the gateway stays", () => {
     writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES);
-    expect(importSettings(paths, { now: clock("2026-12-05T14:00:00Z") }).result).toBe("applied");
+    expect(importSettings(paths, DRIVERS, { now: clock("2026-12-05T14:00:00Z") }).result).toBe("applied");
     const result = read(join(drive, "IMPORT-RESULT.txt"));
     // Changed since (the page, SSH): a second boot must not put the drive's file back.
     writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
-    expect(importSettings(paths, { now: clock("2026-12-05T15:00:00Z") })).toEqual({ result: "nothing" });
+    expect(importSettings(paths, DRIVERS, { now: clock("2026-12-05T15:00:00Z") })).toEqual({ result: "nothing" });
     expect(read(join(paths.configDir, "devices.yaml"))).toBe(DEVICES);
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toBe(result);
   });
@@ -95,7 +96,7 @@ describe("fieldgate settings import", () => {
     const line = bad.split("\n").findIndex((l) => l.includes("holdng:7")) + 1;
     writeFileSync(join(drive, "devices.yaml"), crlf(bad));
     writeFileSync(join(drive, "network.yaml"), STATIC);
-    const r = importSettings(paths, { now: clock("2026-12-05T14:02:11Z") });
+    const r = importSettings(paths, DRIVERS, { now: clock("2026-12-05T14:02:11Z") });
     expect(r).toMatchObject({ result: "refused", files: ["devices.yaml", "network.yaml"], unchanged: false });
     expect(read(join(paths.configDir, "devices.yaml"))).toBe(DEVICES);
     expect(read(join(paths.configDir, "network.yaml"))).toBe(NETWORK);
@@ -112,12 +113,12 @@ describe("fieldgate settings import", () => {
     expect(status.result).toBe("refused");
     expect(status.issues).toEqual([expect.objectContaining({ file: "devices.yaml", line, column: 18, path: "devices[0].tags[0].address" })]);
     // The next boot with the same set: the same answer, and the drive is not written again.
-    const again = importSettings(paths, { now: clock("2026-12-06T08:00:00Z") });
+    const again = importSettings(paths, DRIVERS, { now: clock("2026-12-06T08:00:00Z") });
     expect(again).toMatchObject({ result: "refused", unchanged: true });
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toBe(text);
     // Fixed on the laptop: applied at the boot after.
     writeFileSync(join(drive, "devices.yaml"), crlf(NEW_DEVICES));
-    expect(importSettings(paths, { now: clock("2026-12-06T09:00:00Z") }).result).toBe("applied");
+    expect(importSettings(paths, DRIVERS, { now: clock("2026-12-06T09:00:00Z") }).result).toBe("applied");
     expect(read(join(paths.configDir, "network.yaml"))).toBe(STATIC);
   });
 
@@ -128,7 +129,7 @@ describe("fieldgate settings import", () => {
   ])("names an editor's slip in the file name (%s) and applies nothing", (name, text, message) => {
     writeFileSync(join(drive, name), text);
     writeFileSync(join(drive, "network.yaml.example"), NETWORK);
-    const r = importSettings(paths);
+    const r = importSettings(paths, DRIVERS);
     expect(r.result).toBe("refused");
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toMatch(message);
   });
@@ -136,7 +137,7 @@ describe("fieldgate settings import", () => {
   it("refuses text that is not UTF-8, saying how to save it in Notepad", () => {
     writeFileSync(join(drive, "devices.yaml"), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(DEVICES, "utf16le")]));
     writeFileSync(join(drive, "network.yaml"), Buffer.from("hostname: b\xe4ckerei\n", "latin1"));
-    const r = importSettings(paths);
+    const r = importSettings(paths, DRIVERS);
     expect(r.result).toBe("refused");
     const text = read(join(drive, "IMPORT-RESULT.txt"));
     expect(text).toContain("devices.yaml: the file is saved as UTF-16 (it begins with a UTF-16 byte order mark); save it as UTF-8");
@@ -150,7 +151,7 @@ describe("fieldgate settings import", () => {
     // A gateway.yaml from a checkout: dataDir ../data.
     writeFileSync(join(drive, "gateway.yaml"), GATEWAY);
     const line = GATEWAY.split("\n").findIndex((l) => l.startsWith("dataDir:")) + 1;
-    const r = importSettings(paths);
+    const r = importSettings(paths, DRIVERS);
     expect(r).toMatchObject({ result: "refused", issues: [expect.objectContaining({ file: "gateway.yaml", line, column: 10, path: "dataDir" })] });
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toContain(`gateway.yaml:${line}:10: dataDir: expected /var/lib/fieldgate (where this gateway keeps its history and certificates), got ${resolve(paths.configDir, "../data")}`);
     expect(read(join(paths.configDir, "gateway.yaml"))).toBe(appliance);
@@ -160,13 +161,13 @@ describe("fieldgate settings import", () => {
     const newGateway = GATEWAY.replace("applicationName: fieldgate", "applicationName: line3");
     writeFileSync(join(drive, "gateway.yaml"), newGateway);
     writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES);
-    expect(importSettings(paths)).toMatchObject({ result: "applied", files: ["gateway.yaml", "devices.yaml"] });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "applied", files: ["gateway.yaml", "devices.yaml"] });
     expect(read(join(paths.configDir, "gateway.yaml"))).toBe(newGateway);
     expect(read(join(paths.configDir, "gateway.yaml.previous"))).toBe(GATEWAY);
     // A gateway.yaml that names another map, broken, already on the gateway.
     writeFileSync(join(paths.configDir, "other.yaml"), "devices:\n  - name: x\n    driver: modbus-tpc\n    tags: [{ name: t, address: holding:1 }]\n");
     writeFileSync(join(drive, "gateway.yaml"), GATEWAY.replace("devices: ./devices.yaml", "devices: ./other.yaml"));
-    const r = importSettings(paths);
+    const r = importSettings(paths, DRIVERS);
     expect(r).toMatchObject({ result: "refused", issues: [expect.objectContaining({ file: join(paths.configDir, "other.yaml"), line: 3, message: expect.stringMatching(/^\(the device map gateway\.yaml names\) expected one of/) })] });
     expect(read(join(paths.configDir, "gateway.yaml"))).toBe(newGateway);
   });
@@ -174,25 +175,25 @@ describe("fieldgate settings import", () => {
   it("refuses a devices.yaml that the gateway.yaml would not use", () => {
     writeFileSync(join(drive, "gateway.yaml"), GATEWAY.replace(/^devices: .*$/m, "# devices: ./devices.yaml"));
     writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES);
-    const r = importSettings(paths);
+    const r = importSettings(paths, DRIVERS);
     expect(r.result).toBe("refused");
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toContain("devices.yaml: gateway.yaml names no device map (devices:), so this devices.yaml would not be used: set devices: ./devices.yaml");
   });
 
   it("checks authorized_keys: a private key or PuTTY's format is refused at its line; no key turns SSH off", () => {
     writeFileSync(join(drive, "authorized_keys"), `${sshKey("a")}\n\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n`);
-    expect(importSettings(paths)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 3, column: 1, message: expect.stringMatching(/^this is a private key/) })] });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 3, column: 1, message: expect.stringMatching(/^this is a private key/) })] });
     writeFileSync(join(drive, "authorized_keys"), "---- BEGIN SSH2 PUBLIC KEY ----\nComment: x\n");
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toContain("authorized_keys:3:1: this is a private key");
-    expect(importSettings(paths)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 1, message: expect.stringMatching(/PuTTYgen/) })] });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 1, message: expect.stringMatching(/PuTTYgen/) })] });
     const key = sshKey("b");
     writeFileSync(join(drive, "authorized_keys"), `${key.slice(0, -20)}XX b\n`);
-    expect(importSettings(paths)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 1, column: 13 })] });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "refused", issues: [expect.objectContaining({ line: 1, column: 13 })] });
     writeFileSync(join(drive, "authorized_keys"), `${key}\n`);
-    expect(importSettings(paths).result).toBe("applied");
+    expect(importSettings(paths, DRIVERS).result).toBe("applied");
     expect(existsSync(join(paths.sshDir, "enabled"))).toBe(true);
     writeFileSync(join(drive, "authorized_keys"), "# nobody\n");
-    expect(importSettings(paths).result).toBe("applied");
+    expect(importSettings(paths, DRIVERS).result).toBe("applied");
     expect(existsSync(join(paths.sshDir, "enabled")) || existsSync(join(paths.sshDir, "authorized_keys/root"))).toBe(false);
     expect(read(join(paths.sshDir, "authorized_keys/root.previous"))).toBe(`${key}\n`);
     expect(read(join(drive, "IMPORT-RESULT.txt"))).toContain("SSH keys: none, so SSH is off");
@@ -201,7 +202,7 @@ describe("fieldgate settings import", () => {
   it("keeps the last sets applied on the drive, not every one", () => {
     for (let i = 0; i < KEEP_APPLIED + 3; i++) {
       writeFileSync(join(drive, "network.yaml"), `hostname: box${i}\n`);
-      expect(importSettings(paths, { now: clock(`2026-12-05T14:00:${String(i).padStart(2, "0")}Z`) }).result).toBe("applied");
+      expect(importSettings(paths, DRIVERS, { now: clock(`2026-12-05T14:00:${String(i).padStart(2, "0")}Z`) }).result).toBe("applied");
     }
     const kept = readdirSync(join(drive, "applied")).sort();
     expect(kept).toHaveLength(KEEP_APPLIED);
@@ -237,7 +238,7 @@ describe("a power cut during an import", () => {
     // How many steps a whole import has.
     const steps: string[] = [];
     putSet(key);
-    importSettings(paths, { step: (s) => steps.push(s) });
+    importSettings(paths, DRIVERS, { step: (s) => steps.push(s) });
     expect(steps).toEqual(["staged", "committed", "applied devices.yaml", "applied network.yaml", "applied root", "applied enabled", "moved devices.yaml", "moved network.yaml", "moved authorized_keys", "result written", "status written"]);
 
     for (let cut = 0; cut < steps.length; cut++) {
@@ -245,7 +246,7 @@ describe("a power cut during an import", () => {
       putSet(key);
       let k = 0;
       expect(() =>
-        importSettings(paths, {
+        importSettings(paths, DRIVERS, {
           step: () => {
             if (k++ === cut) throw new PowerCut(steps[cut]);
           },
@@ -255,7 +256,7 @@ describe("a power cut during an import", () => {
       // Before the commit nothing has changed; after it, the order of the journal.
       if (cut < 2) expect(states, steps[cut]).toEqual(["old", "old"]);
       // The next boot.
-      const r = importSettings(paths, { now: clock("2026-12-05T16:00:00Z") });
+      const r = importSettings(paths, DRIVERS, { now: clock("2026-12-05T16:00:00Z") });
       expect(r.result, steps[cut]).toBe("applied");
       expect(r.result === "applied" && r.resumed, steps[cut]).toBe(cut >= 1);
       expect(targetsWhole()).toEqual(["new", "new"]);
@@ -269,14 +270,14 @@ describe("a power cut during an import", () => {
       expect(readStatus(paths)?.result).toBe("applied");
       expect(readdirSync(paths.configDir).filter((f) => f.startsWith("."))).toEqual([]);
       // And once only.
-      expect(importSettings(paths)).toEqual({ result: "nothing" });
+      expect(importSettings(paths, DRIVERS)).toEqual({ result: "nothing" });
     }
   });
 
   it("a staged file cut short by the power cut is never used: the set is imported again from the drive", () => {
     putSet(sshKey("d"));
     expect(() =>
-      importSettings(paths, {
+      importSettings(paths, DRIVERS, {
         step: (s) => {
           if (s !== "staged") return;
           truncateSync(join(paths.configDir, ".devices.yaml.import"), 100);
@@ -284,14 +285,14 @@ describe("a power cut during an import", () => {
         },
       }),
     ).toThrow(PowerCut);
-    expect(importSettings(paths)).toMatchObject({ result: "applied", resumed: false });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "applied", resumed: false });
     expect(read(join(paths.configDir, "devices.yaml"))).toBe(NEW_DEVICES);
   });
 
   it("a damaged journal is set aside, named, and the set imported from the drive", () => {
     putSet(sshKey("e"));
     writeFileSync(join(paths.configDir, ".settings-import.json"), '{"format":1,"id":"2026-');
-    expect(importSettings(paths)).toMatchObject({ result: "applied", resumed: false });
+    expect(importSettings(paths, DRIVERS)).toMatchObject({ result: "applied", resumed: false });
     expect(read(join(paths.configDir, ".settings-import.json.damaged"))).toBe('{"format":1,"id":"2026-');
     expect(read(join(paths.configDir, "network.yaml"))).toBe(STATIC);
   });

@@ -70,9 +70,10 @@ export class Fixture {
       buildInfo: { productUri: "urn:test", manufacturerName: "t", productName: "t", softwareVersion: "0", buildNumber: "0", buildDate: 0 },
     });
     const bench = createBenchNamespace(this.registry, this.values);
-    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers: builtinDrivers() });
+    const drivers = builtinDrivers();
+    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers });
     // With nothing applying, the devices start now: counters are polled from t = 0.
-    void this.runtime.apply(benchDeviceMap(counters, BENCH_RATE));
+    void this.runtime.apply(benchDeviceMap(counters, BENCH_RATE, drivers));
     const driver = () => this.runtime.driverOf("Counters") as BenchDriver;
     this.bench = { count: (k) => driver().count(k), counterOf: (nodeId) => counterOf(nodeId, counters) };
     this.mem = new MemoryNamespace(this.registry.register("urn:fixture"), this.registry, { values: this.values, wallNow: () => this.clock.wallNow() });

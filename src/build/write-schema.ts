@@ -1,11 +1,13 @@
 // Writes config/gateway.schema.json, config/devices.schema.json and config/network.schema.json
-// from the schemas in gateway-config.ts, device-map.ts and network-config.ts:
-//   node dist/src/config/write-schema.js           writes them
-//   node dist/src/config/write-schema.js --check   exits 1 if a committed file is stale
+// from the schemas in src/config/gateway-config.ts, device-map.ts (with the built-in drivers'
+// keys) and network-config.ts:
+//   node dist/src/build/write-schema.js           writes them
+//   node dist/src/build/write-schema.js --check   exits 1 if a committed file is stale
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { renderDeviceMapJsonSchema, renderGatewayJsonSchema, renderNetworkJsonSchema } from "./json-schema.js";
+import { builtinDrivers } from "../../drivers/builtin.js";
+import { renderDeviceMapJsonSchema, renderGatewayJsonSchema, renderNetworkJsonSchema } from "../config/json-schema.js";
 
 /** The repository root: the nearest folder above this script with a package.json (the script
  * runs from src/ under a TS runner and from dist/src/ once built). */
@@ -21,7 +23,7 @@ function repoRoot(): string {
 
 const files: ReadonlyArray<readonly [string, string]> = [
   ["gateway.schema.json", renderGatewayJsonSchema()],
-  ["devices.schema.json", renderDeviceMapJsonSchema()],
+  ["devices.schema.json", renderDeviceMapJsonSchema(builtinDrivers())],
   ["network.schema.json", renderNetworkJsonSchema()],
 ];
 
@@ -31,7 +33,7 @@ for (const [name, text] of files) {
   if (process.argv.includes("--check")) {
     const current = existsSync(target) ? readFileSync(target, "utf8") : "";
     if (current !== text) {
-      process.stderr.write(`${shown} is out of date; run: node dist/src/config/write-schema.js\n`);
+      process.stderr.write(`${shown} is out of date; run: node dist/src/build/write-schema.js\n`);
       process.exitCode = 1;
     }
   } else {
