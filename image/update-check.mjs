@@ -338,6 +338,19 @@ try {
 } catch (err) {
   failures.push(err instanceof Error ? err.message : String(err));
   console.log(`FAIL ${failures.at(-1)}`);
+  await guestReport();
+}
+
+/** What the running guest says about its gateway when a check gave up on it: its units and journal. */
+async function guestReport() {
+  if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
+  const s = await openShell(`${opt.work}/shell-${bootNo}.sock`).catch(() => undefined);
+  if (!s) return log("(the debug shell did not answer)");
+  const out = await s
+    .run("systemctl --failed --no-legend --plain; systemctl status fieldgate fieldgate-settings fieldgate-trial --no-pager -l | head -60; journalctl -b -u fieldgate -u fieldgate-settings -u fieldgate-trial -u systemd-networkd --no-pager -o short-monotonic | tail -80", 120_000)
+    .catch((e) => `(the shell failed: ${e?.message ?? e})`);
+  s.close();
+  log(`boot ${bootNo}, the guest:\n       ${out.replace(/\n/g, "\n       ")}`);
 }
 if (running !== undefined && running.exitCode === null && running.signalCode === null) running.kill("SIGKILL");
 console.log(`figures: ${JSON.stringify(figures)}`);
