@@ -51,6 +51,7 @@ const LAYERS = [
   "server",
   "build",
   "main",
+  "settings-main",
   "cli",
 ];
 
@@ -87,7 +88,7 @@ describe("the layers of src/", () => {
 /** What drivers may import of src/: the interfaces it defines for them (DESIGN: Devices), never the server's parts. */
 const DRIVER_INTERFACES = ["ua", "config", "devices"];
 /** Who may import drivers/: the composition root, the entry points, the build and the bench namespace's devices. */
-const DRIVER_USERS = ["server", "main", "cli", "build", "testing"];
+const DRIVER_USERS = ["server", "main", "settings-main", "cli", "build", "testing"];
 
 describe("drivers/", () => {
   const edges = fileEdges(ROOT);

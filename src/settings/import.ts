@@ -1,0 +1,271 @@
+// `fieldgate settings import --from DIR --to DIR`: the settings a person left in the FAT drive's
+// fieldgate/ folder, applied at boot before the gateway starts (fieldgate-settings.service), all
+// of them or none.
+//
+//   1. read and check the set (import-set.ts); any issue: IMPORT-RESULT.txt says what to fix,
+//      the status file says the same for the page, and nothing else changes
+//   2. stage: each new file written and fsynced beside the one it replaces (.<name>.import)
+//   3. commit: the journal (<configDir>/.settings-import.json) lists what goes where; from here
+//      on the import is finished by whichever run finds the journal
+//   4. apply: each staged file renamed over its target, the old one kept as <name>.previous
+//   5. on the drive: the set moved to fieldgate/applied/<time>/, IMPORT-RESULT.txt written
+//   6. the status file written, the journal removed
+// A power cut before 3 leaves every target as it was and the set on the drive, imported again
+// at the next boot; after 3 the next run completes 4 to 6 from the journal (each step looks
+// before it acts, so it can be repeated), and a set is never applied twice: it has left the
+// folder once its import is done. Every target is the old file or the new one at every moment
+// (atomic-file.ts), never half of one.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { MapDrivers } from "../config/device-map.js";
+import type { ConfigIssue } from "../config/errors.js";
+import { fsyncDir, keepPrevious, removeFile, replaceFile, writeSynced } from "./atomic-file.js";
+import { readSet, sha256Of, type SetFile, type SettingsName } from "./import-set.js";
+import { appliedText, crlf, refusedText, RESULT_FILE, type ImportStatus } from "./import-result.js";
+
+export interface ImportPaths {
+  /** The drive's fieldgate/ folder. */
+  readonly from: string;
+  /** Where gateway.yaml, devices.yaml and network.yaml go: /etc/fieldgate. */
+  readonly configDir: string;
+  /** SSH's folder on the data partition: /data/etc/ssh (authorized_keys/root, enabled). */
+  readonly sshDir: string;
+  /** What the page reads: /var/lib/fieldgate/settings-import.json. */
+  readonly statusFile: string;
+}
+
+export interface ImportOptions {
+  readonly now?: () => Date;
+  /** Tests stop at a named step to stand for a power cut there. */
+  readonly step?: (name: string) => void;
+}
+
+export type ImportOutcome =
+  | { readonly result: "nothing" }
+  | { readonly result: "refused"; readonly issues: readonly ConfigIssue[]; readonly files: readonly string[]; readonly unchanged: boolean }
+  | { readonly result: "applied"; readonly files: readonly string[]; readonly movedTo: string; readonly resumed: boolean; readonly notes: readonly string[] };
+
+interface Action {
+  readonly dest: string;
+  readonly op: "write" | "remove";
+  readonly keepPrevious: boolean;
+}
+
+interface JournalFile {
+  readonly name: SettingsName;
+  readonly shown: string;
+  readonly sha256: string;
+  readonly keys?: readonly string[];
+  readonly actions: readonly Action[];
+}
+
+interface Journal {
+  readonly format: 1;
+  readonly id: string;
+  readonly at: string;
+  readonly files: readonly JournalFile[];
+}
+
+const journalOf = (p: ImportPaths): string => join(p.configDir, ".settings-import.json");
+const stagedOf = (dest: string): string => join(dirname(dest), `.${basename(dest)}.import`);
+
+/** Imports the set in paths.from; `drivers`: those a device map may name (the gateway's registry). */
+export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: ImportOptions = {}): ImportOutcome {
+  const now = opts.now ?? (() => new Date());
+  const step = opts.step ?? (() => {});
+  const pending = readJournal(paths);
+  if (pending !== undefined) return finish(paths, pending, step, true);
+
+  const set = readSet(paths.from, { configDir: paths.configDir, drivers });
+  const shown = set.files.map((f) => f.shown);
+  if (set.issues.length > 0) return refuse(paths, shown, set.files, set.issues, now());
+  if (set.files.length === 0) return { result: "nothing" };
+
+  const at = now();
+  const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files: set.files.map((f) => plan(f, paths)) };
+  // 2. Stage.
+  for (const f of set.files) stage(f, journal.files.find((j) => j.name === f.name)!);
+  step("staged");
+  // 3. Commit.
+  replaceFile(journalOf(paths), JSON.stringify(journal, null, 1), { mode: 0o600 });
+  step("committed");
+  return finish(paths, journal, step, false);
+}
+
+/** Where each file goes, and how. */
+function plan(f: SetFile, p: ImportPaths): JournalFile {
+  const base = { name: f.name, shown: f.shown, sha256: f.sha256 };
+  if (f.name !== "authorized_keys") return { ...base, actions: [{ dest: join(p.configDir, f.name), op: "write", keepPrevious: true }] };
+  const on = (f.keys?.length ?? 0) > 0;
+  // sshd reads AuthorizedKeysFile /data/etc/ssh/authorized_keys/%u; ssh.service starts only
+  // when `enabled` exists (image/rootfs/etc/systemd/system/ssh.service.d/fieldgate.conf).
+  const keys = join(p.sshDir, "authorized_keys", "root");
+  const enabled = join(p.sshDir, "enabled");
+  return {
+    ...base,
+    keys: f.keys ?? [],
+    actions: [
+      { dest: keys, op: on ? "write" : "remove", keepPrevious: true },
+      { dest: enabled, op: on ? "write" : "remove", keepPrevious: false },
+    ],
+  };
+}
+
+function stage(f: SetFile, j: JournalFile): void {
+  for (const a of j.actions) {
+    if (a.op !== "write") continue;
+    const dir = dirname(a.dest);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    const text = f.name === "authorized_keys" ? (basename(a.dest) === "enabled" ? "" : `${(j.keys ?? []).join("\n")}\n`) : f.text;
+    const old = statOr(a.dest);
+    // A new file: root's, readable by the gateway's group as its folder is (/etc/fieldgate is
+    // root:fieldgate 0750); SSH's files root's alone, as sshd's StrictModes wants them.
+    const ssh = f.name === "authorized_keys";
+    const mode = old ? old.mode & 0o7777 : ssh ? (basename(a.dest) === "enabled" ? 0o644 : 0o600) : 0o640;
+    const gid = old?.gid ?? (ssh ? 0 : statOr(dir)?.gid);
+    writeSynced(stagedOf(a.dest), text, mode, old?.uid ?? 0, gid);
+  }
+  for (const dir of new Set(j.actions.map((a) => dirname(a.dest)))) fsyncDir(dir);
+}
+
+/** Steps 4 to 6; each looks before it acts, so a run after a power cut repeats what it must. */
+function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, resumed: boolean): ImportOutcome {
+  const notes: string[] = [];
+  // 4. Apply.
+  for (const f of j.files) {
+    for (const a of f.actions) {
+      const staged = stagedOf(a.dest);
+      if (a.op === "write") {
+        if (!existsSync(staged)) continue; // renamed by an earlier run
+        if (a.keepPrevious && existsSync(a.dest)) keepPrevious(a.dest);
+        renameSync(staged, a.dest);
+        fsyncDir(dirname(a.dest));
+      } else {
+        removeFile(a.dest, { keepPrevious: a.keepPrevious });
+      }
+      step(`applied ${basename(a.dest)}`);
+    }
+  }
+  // 5. The drive: the set leaves the folder (only files still as they were imported).
+  const movedTo = `applied/${j.id}`;
+  const text = appliedText(new Date(j.at), j.files, movedTo);
+  if (existsSync(paths.from)) {
+    const target = join(paths.from, movedTo);
+    mkdirSync(target, { recursive: true });
+    for (const f of j.files) {
+      const src = join(paths.from, f.shown);
+      if (!existsSync(src)) continue;
+      if (sha256Of(src) !== f.sha256) {
+        notes.push(`${f.shown} changed on the drive after it was imported: left where it is`);
+        continue;
+      }
+      renameSync(src, join(target, f.shown));
+      step(`moved ${f.shown}`);
+    }
+    fsyncDir(target);
+    pruneApplied(join(paths.from, "applied"), j.id);
+    fsyncDir(paths.from);
+    writeResult(paths.from, text);
+    step("result written");
+  } else {
+    notes.push(`the drive's folder ${paths.from} is not there: the set was applied, but not moved to ${movedTo}`);
+  }
+  // 6. The status for the page; the journal goes last.
+  writeStatus(paths, { format: 1, result: "applied", at: j.at, files: j.files.map((f) => f.shown), issues: [], movedTo, fingerprint: j.id, text });
+  step("status written");
+  unlinkSync(journalOf(paths));
+  fsyncDir(paths.configDir);
+  return { result: "applied", files: j.files.map((f) => f.shown), movedTo, resumed, notes };
+}
+
+function refuse(paths: ImportPaths, shown: readonly string[], files: readonly SetFile[], issues: readonly ConfigIssue[], at: Date): ImportOutcome {
+  // Staged files of a run that a power cut stopped before its commit are not wanted any more.
+  for (const f of files) for (const a of plan(f, paths).actions) rmSync(stagedOf(a.dest), { force: true });
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify([files.map((f) => [f.shown, f.sha256]), issues]))
+    .digest("hex");
+  const last = readStatus(paths);
+  // The same refused set at the next boot: the drive and the status stay as they are.
+  const unchanged = last?.result === "refused" && last.fingerprint === fingerprint && existsSync(join(paths.from, RESULT_FILE));
+  if (!unchanged) {
+    const text = refusedText(at, shown, issues);
+    writeResult(paths.from, text);
+    writeStatus(paths, { format: 1, result: "refused", at: at.toISOString(), files: shown, issues, fingerprint, text });
+  }
+  return { result: "refused", issues, files: shown, unchanged };
+}
+
+/** IMPORT-RESULT.txt, replaced whole (CRLF for Notepad). */
+function writeResult(from: string, text: string): void {
+  const tmp = join(from, `.${RESULT_FILE}.new`);
+  writeSynced(tmp, crlf(text));
+  renameSync(tmp, join(from, RESULT_FILE));
+  fsyncDir(from);
+}
+
+function writeStatus(paths: ImportPaths, status: ImportStatus): void {
+  mkdirSync(dirname(paths.statusFile), { recursive: true });
+  replaceFile(paths.statusFile, `${JSON.stringify(status, null, 1)}\n`, { mode: 0o644 });
+}
+
+export function readStatus(paths: Pick<ImportPaths, "statusFile">): ImportStatus | undefined {
+  try {
+    return JSON.parse(readFileSync(paths.statusFile, "utf8")) as ImportStatus;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A journal that cannot be read was never committed whole (it is written by rename): what it
+ * stood for is imported again from the drive, and the damaged file is kept aside, named.
+ */
+function readJournal(paths: ImportPaths): Journal | undefined {
+  const file = journalOf(paths);
+  if (!existsSync(file)) return undefined;
+  try {
+    const j = JSON.parse(readFileSync(file, "utf8")) as Journal;
+    if (j.format === 1 && Array.isArray(j.files) && typeof j.id === "string") return j;
+  } catch {
+    // Falls through to setting it aside.
+  }
+  renameSync(file, `${file}.damaged`);
+  return undefined;
+}
+
+/** The drive keeps the last sets applied, newest first by their names (times); older ones go. */
+export const KEEP_APPLIED = 10;
+
+function pruneApplied(dir: string, keep: string): void {
+  const sets = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && /^\d{4}-\d{2}-\d{2}_\d{6}(-\d+)?$/.test(d.name))
+    .map((d) => d.name)
+    .sort(compareSets)
+    .reverse();
+  for (const old of sets.slice(KEEP_APPLIED)) if (old !== keep) rmSync(join(dir, old), { recursive: true, force: true });
+}
+
+/** By time, then by the -N of sets made in the same second. */
+function compareSets(a: string, b: string): number {
+  const [ta, na] = [a.slice(0, 17), Number(a.slice(18) || 1)];
+  const [tb, nb] = [b.slice(0, 17), Number(b.slice(18) || 1)];
+  return ta < tb ? -1 : ta > tb ? 1 : na - nb;
+}
+
+/** applied/2026-12-05_140211 (UTC), with -2, -3 ... when that folder exists. */
+function folderName(from: string, at: Date): string {
+  const base = at.toISOString().slice(0, 19).replace(/:/g, "").replace("T", "_");
+  let name = base;
+  for (let n = 2; existsSync(join(from, "applied", name)); n++) name = `${base}-${n}`;
+  return name;
+}
+
+
+function statOr(path: string): { mode: number; uid: number; gid: number } | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
