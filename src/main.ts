@@ -1,5 +1,6 @@
 // `fieldgate run | validate | cert | update | import | export`: the gateway service and its
-// operators' tools (src/cli.ts is the command that loads this).
+// operators' tools (src/cli.ts is the command that loads this), and the commands its drivers
+// add (DriverCommand: `fieldgate <name> ...`, loaded when run).
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { builtinDrivers } from "../drivers/builtin.js";
@@ -29,6 +30,7 @@ ${CERT_USAGE}
 ${UPDATE_USAGE}
 ${IMPORT_USAGE}
 ${EXPORT_USAGE}
+${builtinDrivers().commandList().map((c) => c.usage).join("\n")}
   fieldgate help | --help                   print this`;
 }
 
@@ -45,6 +47,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
   if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest, builtinDrivers());
   if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest, builtinDrivers());
+  const drivers = builtinDrivers();
+  const driverCommand = command === undefined ? undefined : drivers.commandNamed(command);
+  if (driverCommand !== undefined) {
+    return driverCommand.run(rest, { drivers, out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) });
+  }
   const { values } = parseArgs({
     args: rest,
     options: {

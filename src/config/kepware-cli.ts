@@ -4,9 +4,9 @@
 // with something left out, as FILE:LINE: tag: what.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Document, isMap, isSeq } from "yaml";
-import { deviceMapSchema, loadDeviceMap } from "./device-map.js";
-import { ConfigError, formatIssue, loadGatewayConfig, validateYaml } from "./load.js";
+import { loadDeviceMap } from "./device-map.js";
+import { deviceEntriesText } from "./entry-yaml.js";
+import { ConfigError, formatIssue, loadGatewayConfig } from "./load.js";
 import { formatDuration } from "./schema.js";
 import { decodeText, exportKepwareCsv, importKepwareCsv, type KepwareDrivers } from "./kepware.js";
 
@@ -84,18 +84,14 @@ export async function importCommand(argv: string[], drivers: KepwareDrivers, out
   const device: Record<string, unknown> = { name: v.device, driver, ...entry.keys };
   if (result.rate !== undefined) device.rate = formatDuration(result.rate);
   const tags: Record<string, unknown>[] = result.tags.map((t) => (t.rate === undefined ? { ...t } : { ...t, rate: formatDuration(t.rate) }));
-  const doc = new Document({ ...entry.sections, devices: [{ ...device, tags }] });
-  const seq = doc.getIn(["devices", 0, "tags"]);
-  if (isSeq(seq)) for (const item of seq.items) if (isMap(item)) item.flow = true;
   const header = [
-    `# Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
-    ...entry.advice.map((line) => `# ${line}`),
+    `Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
+    ...entry.advice,
   ];
-  const text = `${header.join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
   // What was written must load: the import is only as good as the map it makes.
-  const check = validateYaml(deviceMapSchema(drivers), text, v.out ?? "import.yaml");
-  if (!check.ok) {
-    for (const i of check.issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
+  const { text, issues } = deviceEntriesText(header, entry.sections, [{ ...device, tags }], drivers, v.out ?? "import.yaml");
+  if (issues.length > 0) {
+    for (const i of issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
     return 2;
   }
   if (v.out !== undefined) writeFileSync(v.out, text);
