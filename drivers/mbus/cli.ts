@@ -8,7 +8,7 @@ import { deviceEntriesText } from "../../src/config/entry-yaml.js";
 import { formatIssue } from "../../src/config/load.js";
 import type { DiscoveryTarget } from "../../src/devices/discovery.js";
 import type { CommandContext } from "../../src/devices/registry.js";
-import { discoverMeters } from "./definition.js";
+import { discoverMeters } from "./discover.js";
 import { MBUS_LINE } from "./protocol.js";
 
 function usage(context: CommandContext, message: string): number {

@@ -149,13 +149,15 @@ function checkDevice(device: DeviceConfig, c: Checker): void {
   if ((d.address === undefined) === (d.secondaryAddress === undefined)) {
     c.report(d.address === undefined ? "address" : "secondaryAddress", d.address === undefined ? "missing required key; a meter is read at its primary `address` or by its `secondaryAddress`" : "a meter is read by one address: its primary `address` or its `secondaryAddress`, not both");
   }
+  // One record may be read twice (in W·h and, scaled, in kW·h); twice alike is a slip.
   const seen = new Map<string, number>();
   d.tags.forEach((t, i) => {
     if (t.record === undefined && t.quantity === undefined) return;
     const place = formatPlace(t);
-    const first = seen.get(place);
-    if (first !== undefined) c.report(["tags", i, t.record !== undefined ? "record" : "quantity"], `${place} is read by tags[${first}] "${d.tags[first]!.name}" already`);
-    else seen.set(place, i);
+    const alike = `${place}|${tagType(t)}|${t.scale}|${t.offset}|${t.unit?.code ?? ""}`;
+    const first = seen.get(alike);
+    if (first !== undefined) c.report(["tags", i, t.record !== undefined ? "record" : "quantity"], `${place} is read by tags[${first}] "${d.tags[first]!.name}" already, alike`);
+    else seen.set(alike, i);
   });
   if (d.host !== undefined && (d.address === undefined) !== (d.secondaryAddress === undefined)) checkRates(d, d.baudRate ?? MBUS_LINE.baudRate, [], c);
 }

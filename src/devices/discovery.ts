@@ -3,7 +3,6 @@
 // map, ready to paste. The CLI's driver commands and the status page's editor ask through
 // discoverDevices, by driver name, so that neither knows how any protocol searches.
 import type { BusConfig } from "../config/device-map.js";
-import type { DriverRegistry } from "./registry.js";
 
 /** Where to search: a serial line (with the name its entries give the bus) or a TCP endpoint. */
 export type DiscoveryTarget =
@@ -26,13 +25,20 @@ export interface DiscoveredDevice {
   readonly summary: string;
 }
 
+/** The drivers as a search needs them: the driver registry (registry.ts) is one. */
+export interface DiscoveringDrivers {
+  readonly names: readonly string[];
+  has(name: string): boolean;
+  get(name: string): { readonly discover?: (target: DiscoveryTarget, options: DiscoveryOptions) => Promise<DiscoveredDevice[]> };
+}
+
 /** The drivers of `drivers` that can search a link, in registry order. */
-export function discoveringDrivers(drivers: DriverRegistry): string[] {
+export function discoveringDrivers(drivers: DiscoveringDrivers): string[] {
   return drivers.names.filter((n) => drivers.get(n).discover !== undefined);
 }
 
 /** Searches `target` with the driver named `driver`; rejects with an Error that says why it cannot. */
-export function discoverDevices(drivers: DriverRegistry, driver: string, target: DiscoveryTarget, options: DiscoveryOptions = {}): Promise<DiscoveredDevice[]> {
+export function discoverDevices(drivers: DiscoveringDrivers, driver: string, target: DiscoveryTarget, options: DiscoveryOptions = {}): Promise<DiscoveredDevice[]> {
   if (!drivers.has(driver)) return Promise.reject(new Error(`no driver "${driver}" in this gateway`));
   const discover = drivers.get(driver).discover;
   if (discover === undefined) {

@@ -8,26 +8,17 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { linkOptionsFor } from "../../drivers/mbus/definition.js";
+import { linkOptionsFor } from "../../drivers/mbus/discover.js";
 import { MbusLink, type MbusStation } from "../../drivers/mbus/link.js";
 import type { MbusReading } from "../../drivers/mbus/reading.js";
 import { scanBus } from "../../drivers/mbus/scan.js";
 import { parseSecondary } from "../../drivers/mbus/secondary.js";
 import { DriverError } from "../../src/devices/driver.js";
 import { HAVE_SOCAT, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, type PtyPair } from "./peers.js";
-import { SimBus, telegramOfHex, type RecordedTelegram } from "./mbus-peer.js";
+import { capture, elvacoSecond, SimBus, telegramOfHex } from "./mbus-peer.js";
 
 const FRAMES = join(dirname(fileURLToPath(import.meta.url)), "mbus-frames", "test-frames");
-export const capture = (name: string): RecordedTelegram => telegramOfHex(readFileSync(join(FRAMES, `${name}.hex`), "latin1"));
-
 const missing = HAVE_SOCAT ? "" : SOCAT_MISSING;
-
-/** A second telegram of the Elvaco CMa10, after its first ends in DIF 1Fh: its header, two records. */
-export function elvacoSecond(): RecordedTelegram {
-  const first = capture("ELV-Elvaco-CMa10");
-  // 04 13: volume 10^-3 m³, 32-bit: 1234; 02 5A: flow temperature 10^-1 °C: 456.
-  return { ci: 0x72, data: Buffer.concat([first.data.subarray(0, 12), Buffer.from([0x04, 0x13, 0xd2, 0x04, 0x00, 0x00, 0x02, 0x5a, 0xc8, 0x01])]) };
-}
 
 describe.skipIf(skipWithout(missing))(`the M-Bus link on a serial line${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let pty: PtyPair;

@@ -6,7 +6,10 @@
 // with E5h from each meter it names. Meters that answer at once collide as on the wire: their
 // bytes are ANDed (an M-Bus slave answers by drawing current). A meter can be silent, send
 // corrupt frames, or noise before its answers. It serves one end of a socat pty pair or TCP.
+import { readFileSync } from "node:fs";
 import net from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { SerialPort } from "serialport";
 
 export interface RecordedTelegram {
@@ -85,6 +88,20 @@ export function frame(c: number, a: number, ci: number, data: Uint8Array): Buffe
 export function telegramOfHex(hexText: string): RecordedTelegram {
   const b = Buffer.from(hexText.trim().split(/\s+/).map((w) => parseInt(w, 16)));
   return { ci: b[6]!, data: b.subarray(7, b.length - 2) };
+}
+
+const FRAMES = join(dirname(fileURLToPath(import.meta.url)), "mbus-frames", "test-frames");
+
+/** A telegram libmbus keeps in its test data (test/drivers/mbus-frames/test-frames/NAME.hex). */
+export function capture(name: string): RecordedTelegram {
+  return telegramOfHex(readFileSync(join(FRAMES, `${name}.hex`), "latin1"));
+}
+
+/** A second telegram of the Elvaco CMa10, whose first ends in DIF 1Fh: its header and two records. */
+export function elvacoSecond(): RecordedTelegram {
+  const first = capture("ELV-Elvaco-CMa10");
+  // 04 13: volume 10^-3 m³, 32-bit: 1234; 02 5A: flow temperature 10^-1 °C: 456.
+  return { ci: 0x72, data: Buffer.concat([first.data.subarray(0, 12), Buffer.from([0x04, 0x13, 0xd2, 0x04, 0x00, 0x00, 0x02, 0x5a, 0xc8, 0x01])]) };
 }
 
 /** Each byte the AND of the answers' bytes at its place: several slaves answering at once. */
