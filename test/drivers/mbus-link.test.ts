@@ -13,7 +13,7 @@ import { MbusLink, type MbusStation } from "../../drivers/mbus/link.js";
 import type { MbusReading } from "../../drivers/mbus/reading.js";
 import { scanBus } from "../../drivers/mbus/scan.js";
 import { parseSecondary } from "../../drivers/mbus/secondary.js";
-import { DriverError } from "../../src/devices/driver.js";
+import { rejection } from "../helpers/rejection.js";
 import { HAVE_SOCAT, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, type PtyPair } from "./peers.js";
 import { capture, elvacoSecond, SimBus, telegramOfHex } from "./mbus-peer.js";
 
@@ -27,15 +27,6 @@ describe.skipIf(skipWithout(missing))(`the M-Bus link on a serial line${missing 
 
   const station = (s: Partial<MbusStation> & { key: string }): MbusStation => ({ telegrams: 1, retries: 2, timeout: 150, ...s });
   const read = (s: MbusStation) => link.readBlock({ station: s, area: "telegram", start: 0, count: 1 });
-  async function rejection(p: Promise<unknown>): Promise<DriverError> {
-    try {
-      await p;
-    } catch (e) {
-      expect(e).toBeInstanceOf(DriverError);
-      return e as DriverError;
-    }
-    throw new Error("expected a rejection");
-  }
 
   beforeAll(async () => {
     if (missing !== "") return;

@@ -9,7 +9,7 @@ import { AsciiFraming, lrc } from "../../drivers/modbus/ascii.js";
 import { NEED_MORE } from "../../drivers/modbus/framing.js";
 import { openModbusLink, type ModbusLink } from "../../drivers/modbus/index.js";
 import { Job, UnitStats } from "../../drivers/modbus/queue.js";
-import { DriverError } from "../../src/devices/driver.js";
+import { rejection } from "../helpers/rejection.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "./peers.js";
 
@@ -82,15 +82,6 @@ describe.skipIf(skipWithout(missing))(`Modbus ASCII against pymodbus's ASCII fra
     await pty?.stop();
   });
 
-  async function rejection(p: Promise<unknown>): Promise<DriverError> {
-    try {
-      await p;
-    } catch (e) {
-      expect(e).toBeInstanceOf(DriverError);
-      return e as DriverError;
-    }
-    throw new Error("expected a rejection");
-  }
 
   const open = () => (link = openModbusLink({ kind: "ascii", path: pty.a, baudRate: 19200, parity: "none", timeout: 500 }));
 
