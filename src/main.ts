@@ -1,5 +1,6 @@
-// `fieldgate run | validate | cert | update | import | export | settings | network`: the gateway service and its
-// operators' tools (src/cli.ts is the command that loads this).
+// `fieldgate run | validate | cert | update | import | export | settings | network`: the gateway
+// service and its operators' tools (src/cli.ts is the command that loads this), and the commands
+// its drivers add (DriverCommand: `fieldgate <name> ...`, loaded when run).
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
 import { validateNetworkFile } from "./config/network-config.js";
@@ -34,6 +35,7 @@ ${IMPORT_USAGE}
 ${EXPORT_USAGE}
 ${SETTINGS_USAGE}
 ${NETWORK_USAGE}
+${builtinDrivers().commandList().map((c) => c.usage).join("\n")}
   fieldgate help | --help                   print this`;
 }
 
@@ -51,6 +53,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
   if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest, builtinDrivers());
   if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest, builtinDrivers());
+  const drivers = builtinDrivers();
+  const driverCommand = command === undefined ? undefined : drivers.commandNamed(command);
+  if (driverCommand !== undefined) {
+    return driverCommand.run(rest, { drivers, out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) });
+  }
   const { values } = parseArgs({
     args: rest,
     options: {

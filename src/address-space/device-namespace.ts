@@ -24,7 +24,7 @@ import {
 import { DataTypeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
-import { UNECE_NAMESPACE_URI } from "../ua/generated/units.js";
+import { UNECE_NAMESPACE_URI, type UneceUnit } from "../ua/generated/units.js";
 import { isScaled, tagNodeIdText, type DeviceConfig, type TagConfig } from "../config/device-map.js";
 import { HistoryFeed } from "../history/feed.js";
 import type { HistorySink } from "../history/sink.js";
@@ -107,6 +107,7 @@ function scalar(dataType: BuiltinType, value: unknown): Variant {
 }
 
 const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+const NO_UNIT: DataValue = Object.freeze({ statusCode: StatusCodes.BadConfigurationError });
 /** ms between two updates of a device's Diagnostics nodes while its state stays the same. */
 const DIAGNOSTICS_INTERVAL = 1000;
 const ROLE_BITS = { viewer: 1, operator: 2, admin: 4 } as const;
@@ -217,10 +218,10 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
       { referenceTypeId: HAS_COMPONENT, isForward: false, targetId: this.device.object },
     ];
   }
-  /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit. */
+  /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit (the map's or its device's). */
   get typeDefinition(): NodeId {
     if (!isNumeric(this.builtinType)) return BASE_DATA_VARIABLE;
-    return this.config.range ? ANALOG_ITEM : this.config.unit ? BASE_ANALOG : BASE_DATA_VARIABLE;
+    return this.config.range ? ANALOG_ITEM : hasUnit(this) ? BASE_ANALOG : BASE_DATA_VARIABLE;
   }
   get dataType(): NodeId {
     return BUILTIN_IDS[this.builtinType]!;
@@ -262,6 +263,24 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
  * such a tag's list must be one that stays. Filled by addTag before it adds the properties.
  */
 const STORED_REFERENCES = new WeakMap<TagVariable, NodeReference[]>();
+
+/** Whether the tag shows EngineeringUnits: the map names its unit, or its device's answers give it (TagCodec.unitOf). */
+function hasUnit(t: PolledTag): boolean {
+  return t.config.unit !== undefined || t.codec.unitOf !== undefined;
+}
+
+/** EngineeringUnits' value (Part 8 §5.6.3: EUInformation with the UNECE namespace and UnitId). */
+function euInformation(u: UneceUnit): Variant {
+  return scalar(BuiltinType.ExtensionObject, {
+    typeId: numericNodeId(EUInformationCodec.binaryEncodingId),
+    body: {
+      namespaceUri: UNECE_NAMESPACE_URI,
+      unitId: u.unitId,
+      displayName: { locale: "en", text: u.displayName },
+      description: { locale: "en", text: u.description },
+    },
+  });
+}
 
 /** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
 function isNumeric(builtinType: BuiltinType): boolean {
@@ -475,6 +494,19 @@ export class DeviceNamespace implements RuntimeNodes {
     if (!nodes) return;
     nodes.writer = poller;
     poller.onChange = (p, stateChanged) => this.showDiagnostics(p, stateChanged);
+    poller.onUnit = (tag, unit) => this.showUnit(tag, unit);
+  }
+
+  /**
+   * A tag's EngineeringUnits as its device's answer gave them (TagCodec.unitOf), for a tag whose
+   * map names no unit: the EUInformation, or Bad_ConfigurationError (Part 4 §7.34) when the answer
+   * names none the UNECE table has.
+   */
+  private showUnit(tag: PolledTag, unit: UneceUnit | undefined): void {
+    if (!(tag instanceof TagVariable) || tag.config.unit !== undefined) return;
+    const v = this.ns.variable(`${tagNodeIdText(tag.device.config.name, tag.config.name)}/EngineeringUnits`);
+    if (v === undefined) return;
+    this.ns.setValue(v, unit === undefined ? NO_UNIT : { value: euInformation(unit), sourceTimestamp: Date.now() });
   }
 
   /**
@@ -547,7 +579,8 @@ export class DeviceNamespace implements RuntimeNodes {
     const id = tagNodeIdText(device.config.name, t.name);
     const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot);
     ns.adoptNode(variable, device.object, HAS_COMPONENT, variable);
-    if (t.range || t.unit) STORED_REFERENCES.set(variable, variable.ownReferences());
+    const unit = hasUnit(variable);
+    if (t.range || unit) STORED_REFERENCES.set(variable, variable.ownReferences());
     device.tags.push(variable);
     if (t.range) {
       ns.addProperty(variable.nodeId, {
@@ -557,21 +590,13 @@ export class DeviceNamespace implements RuntimeNodes {
         value: scalar(BuiltinType.ExtensionObject, { typeId: numericNodeId(RangeCodec.binaryEncodingId), body: { low: t.range[0], high: t.range[1] } }),
       });
     }
-    if (t.unit) {
-      const u = t.unit;
+    if (unit) {
+      // A unit the device's answers give shows BadWaitingForInitialData until the first answer.
       ns.addProperty(variable.nodeId, {
         nodeId: `${id}/EngineeringUnits`,
         browseName: { namespaceIndex: 0, name: "EngineeringUnits" },
         dataType: DataTypeIds.EUInformation,
-        value: scalar(BuiltinType.ExtensionObject, {
-          typeId: numericNodeId(EUInformationCodec.binaryEncodingId),
-          body: {
-            namespaceUri: UNECE_NAMESPACE_URI,
-            unitId: u.unitId,
-            displayName: { locale: "en", text: u.displayName },
-            description: { locale: "en", text: u.description },
-          },
-        }),
+        value: t.unit ? euInformation(t.unit) : WAITING,
       });
     }
     if (t.history && this.history) {

@@ -3,6 +3,7 @@
 // to a map being edited (the status page's upload), whose comments and layout stay as they were.
 // The map is not applied here: the person checks it, sees the difference and applies it.
 import { isMap, isSeq, parseDocument, type Document, type YAMLMap, type YAMLSeq } from "yaml";
+import { flowTags } from "./entry-yaml.js";
 import { formatDuration } from "./schema.js";
 import { importKepwareCsv, type ImportResult, type KepwareDevice, type KepwareDrivers } from "./kepware.js";
 
@@ -12,12 +13,6 @@ export function kepwareDeviceValue(name: string, driver: string, entry: KepwareD
   if (result.rate !== undefined) device.rate = formatDuration(result.rate);
   device.tags = result.tags.map((t) => (t.rate === undefined ? { ...t } : { ...t, rate: formatDuration(t.rate) }));
   return device;
-}
-
-/** Each tag of a device node on a line of its own (`- { name: ..., address: ... }`), as the shipped map writes them. */
-export function flowTags(device: unknown): void {
-  const tags = isMap(device) ? device.get("tags") : undefined;
-  if (isSeq(tags)) for (const item of tags.items) if (isMap(item)) item.flow = true;
 }
 
 export interface KepwareAdded {
