@@ -18,23 +18,16 @@ import { ChunkType, HEADER_SIZE, MessageType, messageTypeName, minMessageSize, r
 const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer, length?: number) => ArrayBuffer }).transfer;
 
 /**
- * Reads shorter than this are left to the GC. Node gives each read memory of its own length, so
- * a short read is a small allocation that the next scavenge frees (the JS heap a request
- * allocates brings one every few hundred requests), and transferring it would cost a request
- * from one client about as much as the rest of its way through the transport.
- */
-const FREE_READ_MIN = 16 * 1024;
-
-/**
  * Frees a socket read that has been handled in full now, rather than at some later GC: under a
  * flood, reads come by the hundred megabytes and would otherwise wait as garbage for V8 to count
  * enough of them (tens of megabytes) before it collects. Only a read that owns its whole memory
- * (as Node's socket reads do) and is at least FREE_READ_MIN long is freed; every consumer of the
- * bytes copies what it keeps (the chunks handed on are "valid only during the call"), and a view
- * kept against that rule sees an empty buffer rather than memory reused for something else.
+ * (as Node's socket reads do) is freed; every consumer of the bytes copies what it keeps (the
+ * chunks handed on are "valid only during the call"), and a view kept against that rule sees an
+ * empty buffer rather than memory reused for something else. Small reads too: left to the
+ * scavenger, their memory is freed inside its pause, on the event loop (--single-threaded-gc).
  */
 export function freeRead(b: Buffer): void {
-  if (transfer !== undefined && b.length >= FREE_READ_MIN && b.byteOffset === 0 && b.length === b.buffer.byteLength) transfer.call(b.buffer as ArrayBuffer, 0);
+  if (transfer !== undefined && b.byteOffset === 0 && b.length === b.buffer.byteLength && b.length > 0) transfer.call(b.buffer as ArrayBuffer, 0);
 }
 
 /** The connection a framer works for. */
