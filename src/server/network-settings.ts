@@ -10,8 +10,12 @@
 // all is whether the appliance made the request folder; a gateway run from a checkout has none
 // and offers no network settings.
 import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { formatIssue, type ConfigIssue } from "../config/errors.js";
+import { validateNetworkYaml } from "../config/network-config.js";
 import type { ConfigVersions } from "../settings/config-versions.js";
+import { networkResponse, submitNetworkRequest } from "../settings/network-requests.js";
+import { readTrialStatus } from "../settings/network-trial.js";
 import type { ApplyResult } from "../web/config-api.js";
 import type { SettingsImportView } from "../web/page-render.js";
 
@@ -57,6 +61,26 @@ export interface NetworkBackend {
   trialStatus(): { readonly pending?: PendingChange; readonly last?: NetworkStatus["last"] };
   /** network.yaml's one validator. */
   validate(text: string, file: string): { readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly value?: unknown };
+}
+
+/** Where the gateway leaves its requests for the root unit, in its data folder (systemd/tmpfiles.conf makes it on the appliance). */
+export const requestFolder = (dataDir: string): string => join(dataDir, "network-request");
+
+/**
+ * The appliance's back end: requests left in <dataDir>/network-request for root's
+ * fieldgate-network-request.path, and the trial's status in <dataDir>/network-trial.json, which
+ * root's side keeps (settings/network-trial.ts). The appliance's data folder is /var/lib/fieldgate,
+ * where the root unit looks.
+ */
+export function requestFolderBackend(dataDir: string): NetworkBackend {
+  const dir = requestFolder(dataDir);
+  const statusFile = join(dataDir, "network-trial.json");
+  return {
+    submit: (request) => submitNetworkRequest(dir, request),
+    response: (id) => networkResponse(dir, id),
+    trialStatus: () => readTrialStatus(statusFile),
+    validate: (text, file) => validateNetworkYaml(text, file),
+  };
 }
 
 export interface NetworkRequestOptions {

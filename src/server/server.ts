@@ -26,7 +26,7 @@ import { builtinDrivers } from "../../drivers/builtin.js";
 import { builtFile } from "../worker-file.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
 import { SettingsFiles } from "./settings-files.js";
-import { NetworkRequests, type NetworkBackend } from "./network-settings.js";
+import { NetworkRequests, requestFolder, type NetworkBackend } from "./network-settings.js";
 import { readTrend, type TrendPoints } from "../history/trend.js";
 import { stringNodeId } from "../ua/builtins.js";
 import { nodeIdToString } from "../ua/node-id.js";
@@ -34,9 +34,9 @@ import { cliCommand } from "../package-info.js";
 
 export interface FieldgateServerOptions {
   /**
-   * The appliance's network requests (its root unit carries them out): with them, and the
-   * request folder <dataDir>/network-request present, the page and its API change network.yaml
-   * (beside gateway.yaml) on trial.
+   * The appliance's network requests (its root unit carries them out; `fieldgate run` hands
+   * over requestFolderBackend): with them, and the request folder <dataDir>/network-request
+   * present, the page and its API change network.yaml (beside gateway.yaml) on trial.
    */
   readonly networkBackend?: NetworkBackend;
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
@@ -96,7 +96,7 @@ export class FieldgateServer implements ServerCore {
           ? undefined
           : new NetworkRequests({
               file: join(dirname(resolve(options.configFile)), "network.yaml"),
-              requestDir: join(config.dataDir, "network-request"),
+              requestDir: requestFolder(config.dataDir),
               backend: options.networkBackend,
               log: leveled(log),
             }),
