@@ -126,11 +126,6 @@ export class NetworkRequests implements NetworkSettings {
     if (issues.length > 0) {
       return { ok: false, status: 422, message: `refused: ${issues.length} issue(s); nothing was changed, the network settings in use stay`, issues };
     }
-    // The file as it was: the version to go back to, kept before the first change from the page.
-    if (versions.list().length === 0) {
-      const before = this.text();
-      if (before !== "") versions.record(before, { user: "on disk", summary: "the file as it was before the first change from the page" });
-    }
     const seconds = this.o.trialSeconds ?? NETWORK_TRIAL_SECONDS;
     const answer = await this.ask({ action: "try", by: user, text, timeoutSeconds: seconds });
     if ("failed" in answer) return answer.failed;
@@ -155,7 +150,8 @@ export class NetworkRequests implements NetworkSettings {
     if ("failed" in answer) return answer.failed;
     if (!answer.ok) return { ok: false, status: 409, message: answer.message ?? "not confirmed", issues: [] };
     const summary = trial === undefined ? `confirmed by ${user}` : `tried by ${trial.by} at ${trial.started}, confirmed by ${user}`;
-    const version = versions.record(this.text(), { user, summary });
+    // network.yaml.previous is the file the confirmation replaced: the version before, if none is kept yet.
+    const version = versions.recordChange(this.previous(), undefined, this.text(), { user, summary });
     this.o.log.notice(`status page: ${user} confirmed the network settings on trial (version ${version.id})`);
     return { ok: true, version, message: "network settings confirmed: they stay", details: [summary] };
   }
@@ -172,11 +168,12 @@ export class NetworkRequests implements NetworkSettings {
 
   /** network.yaml as in use ("" without one: every port on DHCP). */
   private text(): string {
-    try {
-      return readFileSync(this.file, "utf8");
-    } catch {
-      return "";
-    }
+    return readOr(this.file);
+  }
+
+  /** The network.yaml a confirmation replaced (kept by root's side as network.yaml.previous). */
+  private previous(): string {
+    return readOr(`${this.file}.previous`);
   }
 
   /** Leaves a request and waits for its answer; `failed` when none came or it could not be left. */
@@ -194,6 +191,14 @@ export class NetworkRequests implements NetworkSettings {
       }
       await new Promise((r) => setTimeout(r, every));
     }
+  }
+}
+
+function readOr(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
   }
 }
 

@@ -55,8 +55,13 @@ export interface SettingsFilesOptions {
   readonly network?: NetworkSettings;
 }
 
-/** Who a version kept of a file as it was before the first change from the page is said to be by. */
-export const BEFORE_THE_PAGE = "on disk";
+function mtimeOf(file: string): Date | undefined {
+  try {
+    return statSync(file).mtime;
+  } catch {
+    return undefined;
+  }
+}
 
 export function etagOf(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
@@ -191,10 +196,10 @@ export class SettingsFiles implements SettingsSource {
     if (kind === "devices") {
       const checked = await this.validateMap(text, file, false);
       if (!checked.ok) return this.refused(file, checked.issues, "the last good map stays in use");
-      this.write(kind, file, current.text, text);
+      const before = this.write(file, text);
       const report = await this.o.applyDeviceMap(checked.value);
       const { summary, devices } = describeApply(report);
-      const version = this.versionsOf(kind).record(text, { user, summary, restoredFrom: options.restoredFrom });
+      const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
       this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
       return { ok: true, version, message: `device map applied${restored}: ${summary}`, details: devices };
     }
@@ -207,7 +212,7 @@ export class SettingsFiles implements SettingsSource {
     if (onDisk.ok && onDisk.value.server.port !== running.server.port && next.server.port === onDisk.value.server.port) {
       next = { ...next, server: { ...next.server, port: running.server.port } };
     }
-    this.write(kind, file, current.text, text);
+    const before = this.write(file, text);
     const r = this.o.reloadConfig(next);
     const details: string[] = [];
     const u = r.users;
@@ -219,7 +224,7 @@ export class SettingsFiles implements SettingsSource {
     }
     if (r.restartNeeded.length > 0) details.push(`takes effect at the next restart: ${r.restartNeeded.join(", ")}`);
     const summary = details.length > 0 ? details.join("; ") : "nothing that the gateway uses changed";
-    const version = this.versionsOf(kind).record(text, { user, summary, restoredFrom: options.restoredFrom });
+    const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
     this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
     return {
       ok: true,
@@ -230,19 +235,11 @@ export class SettingsFiles implements SettingsSource {
     };
   }
 
-  /** Replaces `file` with `text` (the old one kept as .previous); the file as it was becomes the first version. */
-  private write(kind: SettingsKind, file: string, before: string, text: string): void {
-    const versions = this.versionsOf(kind);
-    if (versions.list().length === 0 && before !== "") {
-      let at = new Date();
-      try {
-        at = statSync(file).mtime;
-      } catch {
-        // Now, then.
-      }
-      versions.record(before, { user: BEFORE_THE_PAGE, summary: "the file as it was before the first change from the page", at });
-    }
+  /** Replaces `file` with `text` (the old one kept as .previous); the time of the file as it was, for its version. */
+  private write(file: string, text: string): Date | undefined {
+    const at = mtimeOf(file);
     replaceFile(file, text, { keepPrevious: true });
+    return at;
   }
 
   private refused(file: string, issues: readonly ConfigIssue[], stays: string): ApplyResult {

@@ -2,7 +2,7 @@
 // network settings (rendered for systemd-networkd; tried with a way back). README, "The
 // appliance image" and "First hour".
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { MapDrivers } from "../config/device-map.js";
 import { formatIssue } from "../config/errors.js";
@@ -13,10 +13,12 @@ import { renderNetwork } from "./network-render.js";
 import { REQUEST_DIR, serveNetworkRequest } from "./network-requests.js";
 import { DEFAULT_TRIAL_SECONDS, NetworkTrial, systemdRevertTimer, type RevertTimer, type TrialPaths } from "./network-trial.js";
 
-export const SETTINGS_USAGE = `  fieldgate settings import --from DIR --to DIR [--ssh DIR] [--status FILE]
+export const SETTINGS_USAGE = `  fieldgate settings import --from DIR --to DIR [--ssh DIR] [--status FILE] [--versions DIR]
                                             apply the settings files in DIR (the FAT drive's
-                                            fieldgate/ folder) if every one is valid, and write
-                                            IMPORT-RESULT.txt there (at boot, as root)
+                                            fieldgate/ folder) if every one is valid, write
+                                            IMPORT-RESULT.txt there, and keep each file as a
+                                            version for the status page (default: versions/
+                                            beside the status file; at boot, as root)
   fieldgate settings status [--status FILE] the last import's result`;
 
 export const NETWORK_USAGE = `  fieldgate network apply --config FILE --out DIR [--system] [--boot] [--reload]
@@ -70,7 +72,7 @@ function parse(argv: string[], options: Options, usage: string, err: Out): Parse
 
 /** `drivers`: the gateway's driver registry, made only for an import (a device map is checked against it). */
 export async function settingsCommand(argv: string[], drivers: () => MapDrivers, out: Out = console.log, err: Out = console.error): Promise<number> {
-  const parsed = parse(argv, { from: { type: "string" }, to: { type: "string" }, ssh: { type: "string" }, status: { type: "string" } }, SETTINGS_USAGE, err);
+  const parsed = parse(argv, { from: { type: "string" }, to: { type: "string" }, ssh: { type: "string" }, status: { type: "string" }, versions: { type: "string" } }, SETTINGS_USAGE, err);
   if (parsed === undefined) return 2;
   const { values, positionals } = parsed;
   const [what, extra] = positionals;
@@ -94,7 +96,9 @@ export async function settingsCommand(argv: string[], drivers: () => MapDrivers,
     err(`fieldgate settings import: --from DIR and --to DIR are needed\nusage:\n${SETTINGS_USAGE}`);
     return 2;
   }
-  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile }, drivers());
+  // The gateway's data folder holds both the status file and the versions the page keeps.
+  const versionsDir = str("versions") ?? join(dirname(statusFile), "versions");
+  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile, versionsDir }, drivers());
   switch (outcome.result) {
     case "nothing":
       out(`fieldgate settings: nothing to import in ${from}`);
