@@ -26,8 +26,8 @@ export interface NetworkSettings {
   /** Undefined when requests can be made; else why not. */
   unavailable(): string | undefined;
   check(text: string): readonly ConfigIssue[];
-  /** Applies `text` on trial (reverted unless confirmed in time). */
-  tryChange(text: string, user: string, versions: ConfigVersions, restoredFrom?: number): Promise<ApplyResult>;
+  /** Applies `text` on trial (reverted unless confirmed in time: `trialSeconds`, default NETWORK_TRIAL_SECONDS). */
+  tryChange(text: string, user: string, options?: { readonly restoredFrom?: number; readonly trialSeconds?: number }): Promise<ApplyResult>;
   /** Keeps the change on trial; it becomes a version of `versions`. */
   confirm(user: string, versions: ConfigVersions): Promise<ApplyResult>;
   /** The change on trial, the last outcome and the file in use, as the page shows them. */
@@ -121,12 +121,13 @@ export class NetworkRequests implements NetworkSettings {
     return this.o.backend.validate(text, this.file).issues;
   }
 
-  async tryChange(text: string, user: string, versions: ConfigVersions, restoredFrom?: number): Promise<ApplyResult> {
+  async tryChange(text: string, user: string, options: { readonly restoredFrom?: number; readonly trialSeconds?: number } = {}): Promise<ApplyResult> {
+    const { restoredFrom } = options;
     const issues = this.check(text);
     if (issues.length > 0) {
       return { ok: false, status: 422, message: `refused: ${issues.length} issue(s); nothing was changed, the network settings in use stay`, issues };
     }
-    const seconds = this.o.trialSeconds ?? NETWORK_TRIAL_SECONDS;
+    const seconds = options.trialSeconds ?? this.o.trialSeconds ?? NETWORK_TRIAL_SECONDS;
     const answer = await this.ask({ action: "try", by: user, text, timeoutSeconds: seconds });
     if ("failed" in answer) return answer.failed;
     if (!answer.ok) {

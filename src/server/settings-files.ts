@@ -26,7 +26,7 @@ import type { DeviceReading } from "../devices/read-once.js";
 import { describeApply, type ApplyReport } from "../devices/map-changes.js";
 import { replaceFile } from "../settings/atomic-file.js";
 import { ConfigVersions, type VersionInfo } from "../settings/config-versions.js";
-import type { ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
+import type { ApplyOptions, ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
 import { HttpError } from "../web/http.js";
 import type { SettingsImportView } from "../web/page-render.js";
 import type { UserReloadReport } from "./config-reload.js";
@@ -133,7 +133,7 @@ export class SettingsFiles implements SettingsSource {
     return Number.isInteger(id) ? this.versionsOf(kind).text(id) : undefined;
   }
 
-  apply(kind: SettingsKind, text: string, user: string, options: { readonly ifMatch?: string; readonly restoredFrom?: number } = {}): Promise<ApplyResult> {
+  apply(kind: SettingsKind, text: string, user: string, options: ApplyOptions = {}): Promise<ApplyResult> {
     const run = (): Promise<ApplyResult> => this.applyNow(kind, text, user, options);
     const result = (this.chains.get(kind) ?? Promise.resolve()).then(run, run);
     this.chains.set(
@@ -185,13 +185,13 @@ export class SettingsFiles implements SettingsSource {
     return v;
   }
 
-  private async applyNow(kind: SettingsKind, text: string, user: string, options: { readonly ifMatch?: string; readonly restoredFrom?: number }): Promise<ApplyResult> {
+  private async applyNow(kind: SettingsKind, text: string, user: string, options: ApplyOptions): Promise<ApplyResult> {
     const file = this.fileOf(kind);
     const current = this.read(kind);
     if (options.ifMatch !== undefined && options.ifMatch !== current.etag) {
       return { ok: false, status: 409, message: `${basename(file)} changed on the gateway since it was read: load it again and redo the change`, issues: [] };
     }
-    if (kind === "network") return this.o.network!.tryChange(text, user, this.versionsOf(kind), options.restoredFrom);
+    if (kind === "network") return this.o.network!.tryChange(text, user, options);
     const restored = options.restoredFrom === undefined ? "" : ` (version ${options.restoredFrom} restored)`;
     if (kind === "devices") {
       const checked = await this.validateMap(text, file, false);

@@ -9,6 +9,7 @@
 //   GET  /api/config/<kind>                   the running file (text/yaml; ?download: as a file)
 //   POST /api/config/<kind>/check             body: the text; 200 [issues]
 //   POST /api/config/<kind>                   body: the text (If-Match: the ETag read); 200 {version, ...} or 422 {issues}
+//                                             (network: ?timeout=S, seconds on trial before the revert, 10-3600; default 120)
 //   GET  /api/config/<kind>/versions          the last applied versions, newest first
 //   GET  /api/config/<kind>/versions/<id>     one version's text
 //   POST /api/config/<kind>/versions/<id>/restore
@@ -68,13 +69,25 @@ export type ApplyResult =
     }
   | { readonly ok: false; readonly status: 409 | 422 | 503; readonly message: string; readonly issues: readonly ConfigIssue[] };
 
+export interface ApplyOptions {
+  /** The ETag the text was read with: refused when the file changed since. */
+  readonly ifMatch?: string;
+  /** The version the text is (a restore). */
+  readonly restoredFrom?: number;
+  /** network.yaml: seconds on trial before it is reverted unless confirmed. */
+  readonly trialSeconds?: number;
+}
+
+/** Seconds a network change may stay on trial: as `fieldgate network try --timeout` takes them. */
+export const TRIAL_SECONDS_RANGE = [10, 3600] as const;
+
 /** What the settings API reads and asks of the gateway. */
 export interface SettingsSource {
   /** Undefined when `kind` can be read and changed here; else why not (in words). */
   unavailable(kind: SettingsKind): string | undefined;
   read(kind: SettingsKind): SettingsText;
   check(kind: SettingsKind, text: string): Promise<readonly ConfigIssue[]>;
-  apply(kind: SettingsKind, text: string, user: string, options?: { readonly ifMatch?: string; readonly restoredFrom?: number }): Promise<ApplyResult>;
+  apply(kind: SettingsKind, text: string, user: string, options?: ApplyOptions): Promise<ApplyResult>;
   versions(kind: SettingsKind): readonly VersionInfo[];
   versionText(kind: SettingsKind, id: number): string | undefined;
   networkConfirm(user: string): Promise<ApplyResult>;
@@ -114,6 +127,17 @@ export function hideSecrets(text: string): string {
 function kindOf(s: string | undefined): SettingsKind {
   if (s !== undefined && (SETTINGS_KINDS as readonly string[]).includes(s)) return s as SettingsKind;
   throw new HttpError(404, `no settings file "${s ?? ""}": expected one of ${SETTINGS_KINDS.join(", ")}`);
+}
+
+/** ?timeout=S of a network change, checked; undefined: the default. */
+function trialTimeout(kind: SettingsKind, query: URLSearchParams): number | undefined {
+  const given = query.get("timeout");
+  if (given === null) return undefined;
+  const [min, max] = TRIAL_SECONDS_RANGE;
+  const n = Number(given);
+  if (kind !== "network") throw new HttpError(400, "timeout: only a network change is on trial");
+  if (!/^\d+$/.test(given) || n < min || n > max) throw new HttpError(400, `timeout: expected whole seconds from ${min} to ${max}, got "${given.slice(0, 20)}"`);
+  return n;
 }
 
 function refused(res: ServerResponse, r: ApplyResult & { ok: false }): void {
@@ -171,9 +195,10 @@ export async function settingsRoute(
     }
     case "POST ": {
       const ifMatch = req.headers["if-match"];
+      const trialSeconds = trialTimeout(kind, o.query);
       const text = await readBody(req, MAX_SETTINGS_BODY);
       o.log.info(`status page: ${who.user} applies ${kind} settings (${Buffer.byteLength(text)} bytes)`);
-      answer(await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined }));
+      answer(await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined, trialSeconds }));
       return true;
     }
     case "GET versions":

@@ -141,23 +141,27 @@ describe.skipIf(skipWithout(unbuilt))("network settings from the API to the root
   });
 
   it("not confirmed: what the revert timer runs puts the confirmed settings back, and everything says so", async () => {
-    const r = await as("admin", "/api/config/network", "POST", OTHER);
+    // A script chooses how long the change stays on trial (as `fieldgate network try --timeout`).
+    expect((await as("admin", "/api/config/network?timeout=5", "POST", OTHER)).body).toBe('{"error":"timeout: expected whole seconds from 10 to 3600, got \\"5\\""}');
+    const r = await as("admin", "/api/config/network?timeout=20", "POST", OTHER);
     expect(r.status, r.body).toBe(200);
+    expect(JSON.parse(r.body).pending.timeoutSeconds).toBe(20);
+    expect((await status()).pending.timeoutSeconds).toBe(20);
     expect(rendered()).toContain("Address=192.168.10.21/24");
-    // systemd's timer runs `fieldgate network revert --reason "not confirmed within 120 s"`.
-    const revert = await cli("network", "revert", "--root", root, "--reason", "not confirmed within 120 s");
+    // systemd's timer runs `fieldgate network revert --reason "not confirmed within 20 s"`.
+    const revert = await cli("network", "revert", "--root", root, "--reason", "not confirmed within 20 s");
     expect(revert.status, revert.out).toBe(0);
     expect(rendered()).toContain("Address=192.168.10.20/24");
     expect(rendered()).not.toContain("192.168.10.21");
     expect(readFileSync(join(etc, "network.yaml"), "utf8")).toBe(STATIC);
     const s = await status();
     expect(s.pending).toBeUndefined();
-    expect(s.last).toMatchObject({ result: "reverted", reason: "not confirmed within 120 s", by: "admin" });
+    expect(s.last).toMatchObject({ result: "reverted", reason: "not confirmed within 20 s", by: "admin" });
     expect((await fetchPage(g as WebGateway, "/", { headers: { authorization: basic("admin") } })).body).not.toContain("network-trial");
     // A confirmation after the revert finds nothing, and says when it went.
     const late = await as("admin", "/api/config/network/confirm", "POST");
     expect(late.status).toBe(409);
-    expect(JSON.parse(late.body).error).toMatch(/^no network change is on trial \(the last one was reverted at .*: not confirmed within 120 s\)$/);
+    expect(JSON.parse(late.body).error).toMatch(/^no network change is on trial \(the last one was reverted at .*: not confirmed within 20 s\)$/);
     // Only the confirmed change became a version.
     expect(JSON.parse((await as("viewer", "/api/config/network/versions")).body)).toHaveLength(2);
     expect(output).toMatch(/status page: admin applied network settings on trial until/);
