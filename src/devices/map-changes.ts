@@ -4,7 +4,7 @@
 // unchanged" left the person who edited the map to guess whether their edit was the one taken.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
 import type { SlicedTask } from "../sampling/slices.js";
-import { sameConfig } from "./same-config.js";
+import { sameConfig } from "../config/same-config.js";
 
 /** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
 export interface ApplyReport {

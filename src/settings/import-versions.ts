@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import type { DeviceMap, MapDrivers } from "../config/device-map.js";
 import { validateFile } from "../config/load.js";
 import { describeApply, mapChanges } from "../devices/map-changes.js";
-import { sameConfig } from "../devices/same-config.js";
+import { sameConfig } from "../config/same-config.js";
 import { ConfigVersions, FROM_THE_DRIVE } from "./config-versions.js";
 import { settingsSchema, type SetFile, type SettingsName } from "./import-set.js";
 
