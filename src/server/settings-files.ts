@@ -24,6 +24,8 @@ import { validateYaml } from "../config/load.js";
 import type { ValidationResult } from "../config/validate.js";
 import type { DeviceReading } from "../devices/read-once.js";
 import { describeApply, type ApplyReport } from "../devices/map-changes.js";
+import type { DeviceSearch, SearchStart, SearchState } from "../devices/device-search.js";
+import type { EntriesAdded } from "../config/entry-yaml.js";
 import { replaceFile } from "../settings/atomic-file.js";
 import { ConfigVersions, type VersionInfo } from "../settings/config-versions.js";
 import type { ApplyOptions, ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
@@ -53,6 +55,10 @@ export interface SettingsFilesOptions {
   readonly kepware: KepwareDrivers;
   /** network.yaml on the appliance; undefined elsewhere. */
   readonly network?: NetworkSettings;
+  /** The editor's search for devices on a line. */
+  readonly search: DeviceSearch;
+  /** Device entries added to map text (entry-yaml.ts), as the composition root runs it: on the validation worker. */
+  readonly addEntries: (text: string, devices: readonly Readonly<Record<string, unknown>>[], sections: Readonly<Record<string, unknown>>) => Promise<EntriesAdded | { readonly error: string }>;
 }
 
 function mtimeOf(file: string): Date | undefined {
@@ -173,6 +179,35 @@ export class SettingsFiles implements SettingsSource {
 
   kepwareDrivers(): readonly string[] {
     return this.o.kepware.names.filter((n) => this.o.kepware.kepwareOf(n) !== undefined);
+  }
+
+  searchDrivers(): readonly string[] {
+    return this.o.search.drivers();
+  }
+
+  searchState(): SearchState {
+    return this.o.search.state();
+  }
+
+  startSearch(body: Readonly<Record<string, unknown>>, user: string): SearchStart {
+    this.fileOf("devices");
+    return this.o.search.start(body, user);
+  }
+
+  stopSearch(user: string): SearchState {
+    return this.o.search.stop(user);
+  }
+
+  /** Ends a search under way (the gateway stops). */
+  close(): Promise<void> {
+    return this.o.search.close();
+  }
+
+  addFound(text: string): Promise<EntriesAdded | { readonly error: string }> {
+    const s = this.o.search.state();
+    if (s.state === "running") return Promise.resolve({ error: "the search is still running: wait for it, or stop it" });
+    if (s.found.length === 0) return Promise.resolve({ error: "the last search found no device to add" });
+    return this.o.addEntries(text, s.found.map((f) => f.entry), s.sections);
   }
 
   settingsImport(): SettingsImportView | undefined {

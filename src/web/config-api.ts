@@ -18,6 +18,11 @@
 //   POST /api/config/devices/test-read        {text, device}: the device's tags read once
 //   GET  /api/config/devices/kepware          the drivers a Kepware CSV can be made a device of
 //   POST /api/config/devices/kepware          {text, csv, device, driver?, host?, port?, station?}: the map with the device added
+//   GET  /api/config/devices/search           the search for devices: the drivers that can, what it found
+//   POST /api/config/devices/search           {driver?, bus: {port, baudRate?, parity?}, busName?} or {host, port},
+//                                             seconds?, timeout? (ms per answer): starts it (202)
+//   POST /api/config/devices/search/stop      ends it; what it found stays
+//   POST /api/config/devices/search/add       {text}: the map with the devices found added (not applied)
 //   GET  /api/settings-import                 the FIELDGATE drive's last import
 //
 // Reading is for every logged-in user, gateway.yaml's passwords hidden from all but admins; the
@@ -27,6 +32,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConfigIssue } from "../config/errors.js";
 import type { DeviceReading } from "../devices/read-once.js";
 import type { KepwareAdded } from "../config/kepware-map.js";
+import type { EntriesAdded } from "../config/entry-yaml.js";
+import type { SearchStart, SearchState } from "../devices/device-search.js";
 import type { VersionInfo } from "../settings/config-versions.js";
 import type { Logger } from "../log.js";
 import { HttpError, json, readBody, readJson, send } from "./http.js";
@@ -45,6 +52,8 @@ export type SettingsKind = (typeof SETTINGS_KINDS)[number];
 export const MAX_SETTINGS_BODY = 8 * 1024 * 1024;
 /** A Kepware CSV (its rows and the map it goes into travel together). */
 export const MAX_KEPWARE_BODY = 2 * MAX_SETTINGS_BODY;
+/** A search's request (a few settings). */
+const MAX_BODY = 4096;
 
 export interface SettingsText {
   readonly text: string;
@@ -100,6 +109,13 @@ export interface SettingsSource {
   kepwareDrivers(): readonly string[];
   /** The FIELDGATE drive's last import, when there was one. */
   settingsImport(): SettingsImportView | undefined;
+  /** The search for devices on a line (devices/device-search.ts): the drivers that can search. */
+  searchDrivers(): readonly string[];
+  searchState(): SearchState;
+  startSearch(body: Readonly<Record<string, unknown>>, user: string): SearchStart;
+  stopSearch(user: string): SearchState;
+  /** The map `text` with what the last search found added (not applied); or why not. */
+  addFound(text: string): Promise<EntriesAdded | { readonly error: string }>;
 }
 
 /** A test read as the page shows it: each tag's value in words, its status and the driver's error. */
@@ -232,6 +248,29 @@ export async function settingsRoute(
       return true;
     }
     json(res, 200, readingView(r.reading));
+    return true;
+  }
+  if (kind === "devices" && route === "GET search") {
+    json(res, 200, { drivers: source.searchDrivers(), ...source.searchState() });
+    return true;
+  }
+  if (kind === "devices" && route === "POST search") {
+    const started = source.startSearch(await readJson(req, MAX_BODY, '{"driver": "...", "bus": {"port": "/dev/ttyUSB0"}} or {"host": "...", "port": N}'), who.user);
+    if (!started.ok) throw new HttpError(started.status, started.message);
+    json(res, 202, started.state);
+    return true;
+  }
+  if (kind === "devices" && route === "POST search/stop") {
+    json(res, 200, source.stopSearch(who.user));
+    return true;
+  }
+  if (kind === "devices" && route === "POST search/add") {
+    const body = await readJson(req, MAX_SETTINGS_BODY, '{"text": "<the map>"}');
+    if (typeof body.text !== "string") throw new HttpError(400, 'expected JSON {"text": "<the map>"}');
+    const r = await source.addFound(body.text);
+    if ("error" in r) throw new HttpError(409, r.error);
+    o.log.info(`status page: ${who.user} adds ${r.added.length} device(s) found by the search to the map being edited (not applied yet)`);
+    json(res, 200, r);
     return true;
   }
   if (kind === "devices" && route === "GET kepware") {
