@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/sessions/users.js";
 import { CLI, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
-import { waitFor } from "../helpers/child-output.js";
+import { runCli, waitFor } from "../helpers/child-output.js";
 import { basic, fetchPage, PASSWORDS, type Reply, type WebGateway } from "../web/helpers.js";
 
 const unbuilt = missingBuild("src/cli.js");
@@ -21,20 +21,7 @@ const DHCP = "# as shipped: every port on DHCP\nports: []\n";
 const STATIC = "hostname: line3\nports:\n  - name: eth0\n    addresses: [192.168.10.20/24]\n    gateway: 192.168.10.1\n";
 const OTHER = STATIC.replace("192.168.10.20/24", "192.168.10.21/24");
 
-/** Runs the built CLI to its end without holding the loop (the gateway's answers come meanwhile). */
-function cli(...args: string[]): Promise<{ status: number | null; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    const t = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("exit", (status) => {
-      clearTimeout(t);
-      done({ status, out });
-    });
-  });
-}
+const cli = (...args: string[]) => runCli(CLI, args, 30_000);
 
 describe.skipIf(skipWithout(unbuilt))("network settings from the API to the root unit, as on the appliance", () => {
   const root = mkdtempSync(join(tmpdir(), "fieldgate-network-gateway-"));
