@@ -189,10 +189,10 @@ export class SettingsCheck {
     }
     const oldGone = moved && !(await helloAnswered(STATIC_URL));
     const answer = await Promise.race([posted, sleep(5000).then(() => ({ status: 0, body: "no answer yet: its address went away" }))]);
-    check(moved && oldGone, `a network change from the API (POST /api/config/network?timeout=${seconds} as ${ADMIN.user}: ${answer.status || answer.error || ""} ${answer.body.slice(0, 160)}): ${OTHER} answers${oldGone ? `, ${STATIC} no longer` : `; ${STATIC} still answers`}`);
+    check(moved && oldGone, `a network change from the API (POST /api/config/network?timeout=${seconds} as ${ADMIN.user}: ${[answer.status || answer.error, answer.body.slice(0, 160)].filter(Boolean).join(" ")}): ${OTHER} answers${oldGone ? `, ${STATIC} no longer` : `; ${STATIC} still answers`}`);
     const atNew = moved ? await api(OTHER, "GET", "/api/config/network/status") : { status: 0, body: "" };
     const pending = atNew.status === 200 ? JSON.parse(atNew.body).pending : undefined;
-    check(pending?.by === ADMIN.user && pending?.timeoutSeconds === seconds, `the page at the new address: on trial by ${pending?.by} until ${pending?.deadline} (${atNew.status} ${pending ? "" : atNew.body.slice(0, 200)})`);
+    check(pending?.by === ADMIN.user && pending?.timeoutSeconds === seconds, `the page at the new address: on trial by ${pending?.by} until ${pending?.deadline} (${atNew.status}${pending ? "" : ` ${atNew.body.slice(0, 200)}`})`);
     let back = false;
     while (!back && Date.now() - t0 < (seconds + 90) * 1000) {
       await sleep(2000);
