@@ -7,16 +7,15 @@
 // program holds; bounded: a search of a silent line ends at the time given, with what it found.
 // And the page's form in Debian's chromium (puppeteer-core): the admin searches the free line
 // from the editor, sees the meters found, and adds them to the text being edited.
-import { createHash, X509Certificate } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer from "puppeteer-core";
 import { SerialPort } from "serialport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capture, elvacoSecond, SimBus } from "../drivers/mbus-peer.js";
 import { HAVE_SOCAT, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, type PtyPair } from "../drivers/peers.js";
-import { basic, fetchPage, PASSWORDS, startWebGateway, type Reply, type WebGateway } from "./helpers.js";
+import { CHROMIUM_MISSING, launchChromium, logIn } from "./browser.js";
+import { basic, fetchPage, startWebGateway, type Reply, type WebGateway } from "./helpers.js";
 
 const missing = HAVE_SOCAT ? "" : SOCAT_MISSING;
 /**
@@ -26,8 +25,6 @@ const missing = HAVE_SOCAT ? "" : SOCAT_MISSING;
  * missed a meter now and then).
  */
 const ANSWER_MS = 50;
-const CHROMIUM = "/usr/bin/chromium";
-const NO_CHROMIUM = existsSync(CHROMIUM) ? "" : "Debian's chromium (apt-get install chromium)";
 
 describe.skipIf(skipWithout(missing))(`the editor's search for devices${missing ? ` (skipped: ${missing})` : ""}`, () => {
   const dir = mkdtempSync(join(tmpdir(), "fieldgate-device-search-"));
@@ -163,22 +160,13 @@ devices:
     }
   });
 
-  it.skipIf(skipWithout(NO_CHROMIUM))(`is run from the editor's form, the finds added to the text${NO_CHROMIUM ? ` (skipped: ${NO_CHROMIUM})` : ""}`, async () => {
-    requirePeers(NO_CHROMIUM);
-    const spki = createHash("sha256").update(new X509Certificate(g.server.pki!.ownCertificate).publicKey.export({ type: "spki", format: "der" })).digest("base64");
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: join(dir, "chromium-profile"),
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", `--ignore-certificate-errors-spki-list=${spki}`],
-    });
+  it.skipIf(skipWithout(CHROMIUM_MISSING))(`is run from the editor's form, the finds added to the text${CHROMIUM_MISSING ? ` (skipped: ${CHROMIUM_MISSING})` : ""}`, async () => {
+    requirePeers(CHROMIUM_MISSING);
+    const browser = await launchChromium(g, join(dir, "chromium-profile"));
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 1000 });
-      await page.goto(g.url, { waitUntil: "load" });
-      await page.type("input[name=user]", "admin");
-      await page.type("input[name=password]", PASSWORDS.admin);
-      await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")]);
+      await logIn(page, g, "admin");
       await page.click("#edit-devices");
       await page.waitForFunction(() => (document.getElementById("editor-text") as HTMLTextAreaElement | null)?.value.includes("name: heat"), { timeout: 10_000 });
       await page.click("#editor-search");
