@@ -2,7 +2,11 @@
 // kepware` converts and what a driver's search finds (src/devices/discovery.ts). Each tag is one
 // flow mapping on its line, as maps are written by hand; the text is checked against the map's
 // schema before anyone sees it, so that what is printed is what `fieldgate validate` accepts.
-import { Document, isMap, isSeq } from "yaml";
+// And the same entries added to a map being edited (the status page's Kepware upload and search),
+// whose comments and layout stay as they were. Parsing a whole map grows with it: the page has it
+// done on the validation worker (validate-off-loop.ts).
+import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
+import { sameConfig } from "./same-config.js";
 import { deviceMapSchema, type MapDrivers } from "./device-map.js";
 import { validateYaml, type ConfigIssue } from "./load.js";
 
@@ -30,6 +34,75 @@ export function deviceEntriesText(
   const text = `${comments.map((line) => `# ${line}`.trimEnd()).join("\n")}${comments.length > 0 ? "\n" : ""}${doc.toString({ lineWidth: 0 })}`;
   const check = validateYaml(deviceMapSchema(drivers), text, file);
   return { text, issues: check.ok ? [] : check.issues };
+}
+
+export interface EntriesAdded {
+  /** The map with the devices added. */
+  readonly text: string;
+  /** The devices added, by name. */
+  readonly added: readonly string[];
+  /** Those not added: the map has a device of that name. */
+  readonly skipped: readonly string[];
+}
+
+/** The map node at `key` of `doc`, made (empty, as `empty`) when absent; undefined when it is there but another kind. */
+function section(doc: Document, key: string, empty: unknown[] | Record<string, never>): YAMLSeq | YAMLMap | undefined {
+  let node = doc.get(key);
+  if (node === undefined || node === null) {
+    doc.set(key, doc.createNode(empty));
+    node = doc.get(key);
+  }
+  return Array.isArray(empty) ? (isSeq(node) ? node : undefined) : isMap(node) ? node : undefined;
+}
+
+/**
+ * The map `text` with `devices` (entries as written, `tags` last) appended to its devices, but
+ * for those whose name it has; and the entries of `sections` (e.g. `buses: {heating: {...}}`, the
+ * bus they name) added where the map has none of their names. With `sameSections`, an entry the
+ * map has under that name must be the same (a search's bus on another port is refused);
+ * without, the map's is kept (a placeholder the person filled in).
+ */
+export function addDeviceEntries(
+  text: string,
+  devices: readonly Readonly<Record<string, unknown>>[],
+  sections: Readonly<Record<string, unknown>>,
+  o: { readonly sameSections?: boolean } = {},
+): EntriesAdded | { readonly error: string } {
+  const doc = parseDocument(text.trim() === "" ? "devices: []\n" : text);
+  if (doc.errors.length > 0) return { error: `the map has a YAML syntax error (${doc.errors[0]!.message.split("\n")[0]}): fix it first` };
+  if (!isMap(doc.contents)) return { error: "the map is not a mapping of devices: fix it first" };
+  const list = section(doc, "devices", []) as YAMLSeq | undefined;
+  if (list === undefined) return { error: "devices: is not a list in the map: fix it first" };
+  for (const [key, value] of Object.entries(sections)) {
+    const into = section(doc, key, {}) as YAMLMap | undefined;
+    if (into === undefined) return { error: `${key}: is not a mapping in the map: fix it first` };
+    if (typeof value !== "object" || value === null) continue;
+    for (const [name, v] of Object.entries(value)) {
+      const has = into.get(name, true);
+      if (has === undefined) into.set(name, doc.createNode(v));
+      else if (o.sameSections && !sameConfig(JSON.parse(JSON.stringify(has)), v)) {
+        return { error: `the map has ${key}.${name} already, as ${JSON.stringify(has)}, not ${JSON.stringify(v)}: give the new one another name` };
+      }
+    }
+  }
+  const names = new Set(list.items.map((d) => (isMap(d) ? String(d.get("name")) : "")));
+  const added: string[] = [];
+  const skipped: string[] = [];
+  // A flow list ([]) would put the whole device on one line.
+  list.flow = false;
+  for (const d of devices) {
+    const name = String(d.name);
+    if (names.has(name)) {
+      skipped.push(name);
+      continue;
+    }
+    names.add(name);
+    const node = doc.createNode(d);
+    flowTags(node);
+    list.items.push(node);
+    added.push(name);
+  }
+  return { text: doc.toString({ lineWidth: 0 }), added, skipped };
 }
 
 /** Each tag of a device node on a line of its own (`- { name: ..., address: ... }`), as the shipped map writes them. */

@@ -16,6 +16,7 @@ import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { readConfigText } from "../config/config-text.js";
 import { validateFile, validateYaml } from "../config/load.js";
 import { networkSchema } from "../config/network-config.js";
+import type { Schema } from "../config/schema.js";
 import { checkAuthorizedKeys } from "./authorized-keys.js";
 
 /** The files the folder may hold, by the name they have there (any case). */
@@ -35,6 +36,8 @@ export interface SetFile {
   readonly sha256: string;
   /** authorized_keys: the key lines; empty turns SSH off. */
   readonly keys?: readonly string[];
+  /** A settings file's content as validated (what its version's summary compares). */
+  readonly value?: unknown;
 }
 
 export interface CheckedSet {
@@ -103,6 +106,11 @@ export function readSet(from: string, targets: SetTargets): CheckedSet {
   return { files: checked, issues };
 }
 
+/** The schema of a settings file: the one validator's, as everywhere. */
+export function settingsSchema(name: Exclude<SettingsName, "authorized_keys">, drivers: MapDrivers): Schema {
+  return name === "gateway.yaml" ? gatewaySchema : name === "devices.yaml" ? deviceMapSchema(drivers) : networkSchema;
+}
+
 function whole(file: string, message: string): ConfigIssue {
   return { file, line: 0, column: 0, path: "", message };
 }
@@ -136,14 +144,14 @@ function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[], gatew
       issues.push(...r.issues);
       if (r.ok) checkDataDir(f, r.value, targets, issues);
       gateway(r.ok ? r.value : null);
-      return f;
+      return r.ok ? { ...f, value: r.value } : f;
     }
     case "devices.yaml":
-      issues.push(...validateYaml(deviceMapSchema(targets.drivers), f.text, f.shown, dir).issues);
-      return f;
-    case "network.yaml":
-      issues.push(...validateYaml(networkSchema, f.text, f.shown, dir).issues);
-      return f;
+    case "network.yaml": {
+      const r = validateYaml(settingsSchema(f.name, targets.drivers), f.text, f.shown, dir);
+      issues.push(...r.issues);
+      return r.ok ? { ...f, value: r.value } : f;
+    }
     case "authorized_keys": {
       const r = checkAuthorizedKeys(f.text, f.shown);
       issues.push(...r.issues);

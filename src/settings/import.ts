@@ -8,10 +8,12 @@
 //   3. commit: the journal (<configDir>/.settings-import.json) lists what goes where; from here
 //      on the import is finished by whichever run finds the journal
 //   4. apply: each staged file renamed over its target, the old one kept as <name>.previous
-//   5. on the drive: the set moved to fieldgate/applied/<time>/, IMPORT-RESULT.txt written
-//   6. the status file written, the journal removed
+//   5. the versions: each file kept as a version by "FIELDGATE drive" in the page's store
+//      (import-versions.ts; what it changed was worked out before the commit)
+//   6. on the drive: the set moved to fieldgate/applied/<time>/, IMPORT-RESULT.txt written
+//   7. the status file written, the journal removed
 // A power cut before 3 leaves every target as it was and the set on the drive, imported again
-// at the next boot; after 3 the next run completes 4 to 6 from the journal (each step looks
+// at the next boot; after 3 the next run completes 4 to 7 from the journal (each step looks
 // before it acts, so it can be repeated), and a set is never applied twice: it has left the
 // folder once its import is done. Every target is the old file or the new one at every moment
 // (atomic-file.ts), never half of one.
@@ -23,6 +25,7 @@ import type { ConfigIssue } from "../config/errors.js";
 import { fsyncDir, keepPrevious, removeFile, replaceFile, writeSynced } from "./atomic-file.js";
 import { readSet, sha256Of, type SetFile, type SettingsName } from "./import-set.js";
 import { appliedText, crlf, refusedText, RESULT_FILE, type ImportStatus } from "./import-result.js";
+import { recordImported, versionBefore } from "./import-versions.js";
 
 export interface ImportPaths {
   /** The drive's fieldgate/ folder. */
@@ -33,6 +36,8 @@ export interface ImportPaths {
   readonly sshDir: string;
   /** What the page reads: /var/lib/fieldgate/settings-import.json. */
   readonly statusFile: string;
+  /** The versions the page keeps of each file (/var/lib/fieldgate/versions); undefined: none recorded. */
+  readonly versionsDir?: string;
 }
 
 export interface ImportOptions {
@@ -58,6 +63,8 @@ interface JournalFile {
   readonly sha256: string;
   readonly keys?: readonly string[];
   readonly actions: readonly Action[];
+  /** What it changes, in words, for its version; undefined: no version is recorded. */
+  readonly summary?: string;
 }
 
 interface Journal {
@@ -65,6 +72,8 @@ interface Journal {
   readonly id: string;
   readonly at: string;
   readonly files: readonly JournalFile[];
+  /** What could not be done before the commit that the outcome names (a version not kept). */
+  readonly notes?: readonly string[];
 }
 
 const journalOf = (p: ImportPaths): string => join(p.configDir, ".settings-import.json");
@@ -83,7 +92,9 @@ export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: Im
   if (set.files.length === 0) return { result: "nothing" };
 
   const at = now();
-  const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files: set.files.map((f) => plan(f, paths)) };
+  const notes: string[] = [];
+  const files = set.files.map((f) => ({ ...plan(f, paths), ...summaryOf(f, paths, drivers, notes) }));
+  const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files, ...(notes.length > 0 ? { notes } : {}) };
   // 2. Stage.
   for (const f of set.files) stage(f, journal.files.find((j) => j.name === f.name)!);
   step("staged");
@@ -91,6 +102,19 @@ export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: Im
   replaceFile(journalOf(paths), JSON.stringify(journal, null, 1), { mode: 0o600 });
   step("committed");
   return finish(paths, journal, step, false);
+}
+
+/** What `f` changes, for its version (and the file it replaces kept as the first one). */
+function summaryOf(f: SetFile, p: ImportPaths, drivers: MapDrivers, notes: string[]): { summary?: string } {
+  if (p.versionsDir === undefined) return {};
+  try {
+    const summary = versionBefore(p.versionsDir, f, join(p.configDir, f.name), drivers);
+    return summary === undefined ? {} : { summary };
+  } catch (err) {
+    // The versions are the page's convenience: the import goes on without them.
+    notes.push(`${f.shown} is not kept as a version for the status page: ${err instanceof Error ? err.message : String(err)}`);
+    return {};
+  }
 }
 
 /** Where each file goes, and how. */
@@ -131,7 +155,7 @@ function stage(f: SetFile, j: JournalFile): void {
 
 /** Steps 4 to 6; each looks before it acts, so a run after a power cut repeats what it must. */
 function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, resumed: boolean): ImportOutcome {
-  const notes: string[] = [];
+  const notes: string[] = [...(j.notes ?? [])];
   // 4. Apply.
   for (const f of j.files) {
     for (const a of f.actions) {
@@ -147,7 +171,17 @@ function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, re
       step(`applied ${basename(a.dest)}`);
     }
   }
-  // 5. The drive: the set leaves the folder (only files still as they were imported).
+  // 5. The versions.
+  for (const f of j.files) {
+    if (paths.versionsDir === undefined || f.summary === undefined) continue;
+    try {
+      recordImported(paths.versionsDir, f.name, f.actions[0]!.dest, f.summary, new Date(j.at));
+    } catch (err) {
+      notes.push(`${f.shown} is not kept as a version for the status page: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  step("versions recorded");
+  // 6. The drive: the set leaves the folder (only files still as they were imported).
   const movedTo = `applied/${j.id}`;
   const text = appliedText(new Date(j.at), j.files, movedTo);
   if (existsSync(paths.from)) {
@@ -171,7 +205,7 @@ function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, re
   } else {
     notes.push(`the drive's folder ${paths.from} is not there: the set was applied, but not moved to ${movedTo}`);
   }
-  // 6. The status for the page; the journal goes last.
+  // 7. The status for the page; the journal goes last.
   writeStatus(paths, { format: 1, result: "applied", at: j.at, files: j.files.map((f) => f.shown), issues: [], movedTo, fingerprint: j.id, text });
   step("status written");
   unlinkSync(journalOf(paths));

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { ConfigVersions } from "../../src/settings/config-versions.js";
 import { importSettings, KEEP_APPLIED, readStatus, type ImportPaths } from "../../src/settings/import.js";
 import { DRIVERS } from "../helpers/map.js";
 
@@ -37,7 +38,13 @@ const read = (f: string): string => readFileSync(f, "utf8");
 
 /** A gateway as shipped, in folders under `base`, and its drive with what the image puts there. */
 function freshGateway(base: string): void {
-  paths = { from: join(base, "drive/fieldgate"), configDir: join(base, "etc/fieldgate"), sshDir: join(base, "data/etc/ssh"), statusFile: join(base, "var/lib/fieldgate/settings-import.json") };
+  paths = {
+    from: join(base, "drive/fieldgate"),
+    configDir: join(base, "etc/fieldgate"),
+    sshDir: join(base, "data/etc/ssh"),
+    statusFile: join(base, "var/lib/fieldgate/settings-import.json"),
+    versionsDir: join(base, "var/lib/fieldgate/versions"),
+  };
   drive = paths.from;
   for (const d of [paths.from, paths.configDir, paths.sshDir]) mkdirSync(d, { recursive: true });
   writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
@@ -78,6 +85,33 @@ describe("fieldgate settings import", () => {
     const status = readStatus(paths)!;
     expect(status).toMatchObject({ result: "applied", files: ["devices.yaml", "Network.yaml", "authorized_keys"], issues: [], movedTo: "applied/2026-12-05_140211" });
     expect(existsSync(join(paths.configDir, ".settings-import.json"))).toBe(false);
+  });
+
+  it("keeps each file it applies as a version by the FIELDGATE drive, after the file it replaced, saying what changed", () => {
+    writeFileSync(join(drive, "devices.yaml"), NEW_DEVICES.replace(/^  - name: simulator$/m, "  - name: press"));
+    writeFileSync(join(drive, "network.yaml"), STATIC);
+    writeFileSync(join(drive, "gateway.yaml"), GATEWAY.replace(/^log:\n  level: info/m, "log:\n  level: debug"));
+    importSettings(paths, DRIVERS, { now: clock("2026-12-05T14:02:11Z") });
+    const kept = (kind: string) => new ConfigVersions(join(paths.versionsDir!, kind));
+    const devices = kept("devices").list();
+    expect(devices.map((v) => [v.id, v.user, v.at])).toEqual([
+      [2, "FIELDGATE drive", "2026-12-05T14:02:11.000Z"],
+      [1, "on disk", expect.stringMatching(/^\d{4}-/)],
+    ]);
+    expect(devices[0]!.summary).toBe("added press; removed simulator; 0 unchanged");
+    expect(devices[1]!.summary).toBe("the file as it was before the first change from the FIELDGATE drive");
+    expect(kept("devices").text(1)).toBe(DEVICES);
+    expect(kept("devices").text(2)).toBe(read(join(paths.configDir, "devices.yaml")));
+    expect(kept("network").list()[0]!.summary).toBe("changed: hostname, ports");
+    expect(kept("gateway").list()[0]!.summary).toBe("changed: log");
+    // A later import: one more version each, the one before not kept again.
+    writeFileSync(join(drive, "network.yaml"), `# the same, said again\n${STATIC}`);
+    importSettings(paths, DRIVERS, { now: clock("2026-12-06T08:00:00Z") });
+    expect(kept("network").list().map((v) => [v.id, v.user, v.summary])).toEqual([
+      [3, "FIELDGATE drive", "the same settings (comments or layout changed)"],
+      [2, "FIELDGATE drive", "changed: hostname, ports"],
+      [1, "on disk", "the file as it was before the first change from the FIELDGATE drive"],
+    ]);
   });
 
   it("applies a set once: the next boot finds nothing, and a later change made on the gateway stays", () => {
@@ -239,7 +273,7 @@ describe("a power cut during an import", () => {
     const steps: string[] = [];
     putSet(key);
     importSettings(paths, DRIVERS, { step: (s) => steps.push(s) });
-    expect(steps).toEqual(["staged", "committed", "applied devices.yaml", "applied network.yaml", "applied root", "applied enabled", "moved devices.yaml", "moved network.yaml", "moved authorized_keys", "result written", "status written"]);
+    expect(steps).toEqual(["staged", "committed", "applied devices.yaml", "applied network.yaml", "applied root", "applied enabled", "versions recorded", "moved devices.yaml", "moved network.yaml", "moved authorized_keys", "result written", "status written"]);
 
     for (let cut = 0; cut < steps.length; cut++) {
       freshGateway(join(root, `cut-${cut}`));
@@ -269,6 +303,11 @@ describe("a power cut during an import", () => {
       expect(read(join(drive, "IMPORT-RESULT.txt"))).toContain("APPLIED.");
       expect(readStatus(paths)?.result).toBe("applied");
       expect(readdirSync(paths.configDir).filter((f) => f.startsWith("."))).toEqual([]);
+      // Each file a version once, after the one it replaced.
+      for (const kind of ["devices", "network"]) {
+        const kept = new ConfigVersions(join(paths.versionsDir!, kind)).list();
+        expect(kept.map((v) => v.user), `${steps[cut]}: ${kind}`).toEqual(["FIELDGATE drive", "on disk"]);
+      }
       // And once only.
       expect(importSettings(paths, DRIVERS)).toEqual({ result: "nothing" });
     }
