@@ -146,6 +146,19 @@ describe("admin-password.txt on the drive", () => {
     for (const secret of ["short1", "Kessel", "Haus", "noch-ein", "se-Kessel", "0xE4", PASSWORD]) expect(said).not.toContain(secret);
   });
 
+  it("the image's example, renamed as it is, sets nothing: all comments, refused, the gateway.yaml untouched", async () => {
+    const example = readFileSync(join(repo, "image/settings-drive/admin-password.txt.example"), "utf8");
+    writeFileSync(join(drive, "admin-password.txt"), example.replace(/\n/g, "\r\n"));
+    writeFileSync(join(drive, "admin-password.txt.example"), example);
+    expect(await importSettings(paths, DRIVERS)).toMatchObject({ result: "refused", files: ["admin-password.txt"], issues: [expect.objectContaining({ file: "admin-password.txt", message: expect.stringMatching(/^has no password in it/) })] });
+    expect(read(join(paths.configDir, "gateway.yaml"))).toBe(GATEWAY);
+    // Notepad's ".txt" added to the name is named, as for the other files.
+    rmSync(join(drive, "admin-password.txt"));
+    writeFileSync(join(drive, "admin-password.txt.txt"), `${PASSWORD}\r\n`);
+    const r = await importSettings(paths, DRIVERS);
+    expect(r).toMatchObject({ result: "refused", issues: [expect.objectContaining({ file: "admin-password.txt.txt", message: expect.stringMatching(/^Notepad added ".txt" to the name: rename it to admin-password\.txt/) })] });
+  });
+
   it("refuses a user name gateway.yaml would not take, naming the name (not the password)", async () => {
     writeFileSync(join(drive, "admin-password.txt"), `${"n".repeat(65)}: ${PASSWORD}\n`);
     const r = await importSettings(paths, DRIVERS);
