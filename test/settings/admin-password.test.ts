@@ -4,7 +4,7 @@
 // its scrypt hash (applied/, IMPORT-RESULT.txt, the status file, the versions, the command's
 // output); the hash logs in through the gateway's own check; a power cut at every step.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { UserDirectory, userEntries } from "../../src/sessions/users.js";
 import { settingsCommand } from "../../src/settings/cli.js";
 import { ConfigVersions } from "../../src/settings/config-versions.js";
 import { importSettings, readStatus, type ImportPaths } from "../../src/settings/import.js";
+import { importCutAt, importFolders, PowerCut } from "../helpers/import-folders.js";
 import { DRIVERS } from "../helpers/map.js";
 
 const repo = resolve(__dirname, "../..");
@@ -32,21 +33,13 @@ let drive: string;
 const read = (f: string): string => readFileSync(f, "utf8");
 const clock = (iso: string) => () => new Date(iso);
 
-beforeEach(() => {
-  const base = join(root, String(++n));
-  paths = {
-    from: join(base, "drive/fieldgate"),
-    configDir: join(base, "etc/fieldgate"),
-    sshDir: join(base, "data/etc/ssh"),
-    statusFile: join(base, "var/lib/fieldgate/settings-import.json"),
-    versionsDir: join(base, "var/lib/fieldgate/versions"),
-  };
+/** A gateway as shipped, and its drive, under `base`. */
+function freshGateway(base: string): void {
+  paths = importFolders(base, { "gateway.yaml": GATEWAY, "devices.yaml": DEVICES });
   drive = paths.from;
-  for (const d of [paths.from, paths.configDir, paths.sshDir]) mkdirSync(d, { recursive: true });
-  writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
-  writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
-  writeFileSync(join(drive, "README.txt"), "read me\r\n");
-});
+}
+
+beforeEach(() => freshGateway(join(root, String(++n))));
 
 /** The gateway.yaml on the gateway, as validated. */
 function running() {
@@ -203,7 +196,6 @@ describe("admin-password.txt on the drive", () => {
 });
 
 describe("a power cut during an import with admin-password.txt", () => {
-  class PowerCut extends Error {}
 
   function putSet(): void {
     writeFileSync(join(drive, "admin-password.txt"), `${PASSWORD}\n`);
@@ -226,22 +218,9 @@ describe("a power cut during an import with admin-password.txt", () => {
     expect(steps).toEqual(["staged", "committed", "applied gateway.yaml", "applied devices.yaml", "versions recorded", "moved devices.yaml", "removed admin-password.txt", "result written", "status written"]);
 
     for (let cut = 0; cut < steps.length; cut++) {
-      rmSync(join(root, "cut"), { recursive: true, force: true });
-      const base = join(root, "cut");
-      paths = { from: join(base, "drive"), configDir: join(base, "etc"), sshDir: join(base, "ssh"), statusFile: join(base, "var/status.json"), versionsDir: join(base, "var/versions") };
-      drive = paths.from;
-      for (const d of [paths.from, paths.configDir]) mkdirSync(d, { recursive: true });
-      writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
-      writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
+      freshGateway(join(root, `cut-${cut}`));
       putSet();
-      let k = 0;
-      await expect(
-        importSettings(paths, DRIVERS, {
-          step: () => {
-            if (k++ === cut) throw new PowerCut(steps[cut]);
-          },
-        }),
-      ).rejects.toThrow(PowerCut);
+      await importCutAt(paths, DRIVERS, cut);
       const state = gatewayWhole();
       if (cut < 2) expect(state, steps[cut]).toBe("old");
       if (cut >= 2) expect(state, steps[cut]).toBe("new");

@@ -3,12 +3,13 @@
 // in a set, a set applied once and never again, the editors' slips, and a power cut at every
 // step of an import (the process stopped there; the next run finishes or starts over).
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigVersions } from "../../src/settings/config-versions.js";
 import { importSettings, KEEP_APPLIED, readStatus, type ImportPaths } from "../../src/settings/import.js";
+import { importCutAt, importFolders, PowerCut } from "../helpers/import-folders.js";
 import { DRIVERS } from "../helpers/map.js";
 
 const repo = resolve(__dirname, "../..");
@@ -38,20 +39,9 @@ const read = (f: string): string => readFileSync(f, "utf8");
 
 /** A gateway as shipped, in folders under `base`, and its drive with what the image puts there. */
 function freshGateway(base: string): void {
-  paths = {
-    from: join(base, "drive/fieldgate"),
-    configDir: join(base, "etc/fieldgate"),
-    sshDir: join(base, "data/etc/ssh"),
-    statusFile: join(base, "var/lib/fieldgate/settings-import.json"),
-    versionsDir: join(base, "var/lib/fieldgate/versions"),
-  };
+  paths = importFolders(base, { "gateway.yaml": GATEWAY, "devices.yaml": DEVICES, "network.yaml": NETWORK });
   drive = paths.from;
-  for (const d of [paths.from, paths.configDir, paths.sshDir]) mkdirSync(d, { recursive: true });
-  writeFileSync(join(paths.configDir, "gateway.yaml"), GATEWAY);
-  writeFileSync(join(paths.configDir, "devices.yaml"), DEVICES);
-  writeFileSync(join(paths.configDir, "network.yaml"), NETWORK);
   // Never applied.
-  writeFileSync(join(drive, "README.txt"), "read me\r\n");
   writeFileSync(join(drive, "devices.yaml.example"), crlf(DEVICES));
 }
 
@@ -246,7 +236,6 @@ describe("fieldgate settings import", () => {
 });
 
 describe("a power cut during an import", () => {
-  class PowerCut extends Error {}
   const files = ["devices.yaml", "network.yaml"] as const;
 
   /** The set of the tests below, on the drive. */
@@ -278,14 +267,7 @@ describe("a power cut during an import", () => {
     for (let cut = 0; cut < steps.length; cut++) {
       freshGateway(join(root, `cut-${cut}`));
       putSet(key);
-      let k = 0;
-      await expect(
-        importSettings(paths, DRIVERS, {
-          step: () => {
-            if (k++ === cut) throw new PowerCut(steps[cut]);
-          },
-        }),
-      ).rejects.toThrow(PowerCut);
+      await importCutAt(paths, DRIVERS, cut);
       const states = targetsWhole();
       // Before the commit nothing has changed; after it, the order of the journal.
       if (cut < 2) expect(states, steps[cut]).toEqual(["old", "old"]);
