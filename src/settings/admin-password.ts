@@ -58,7 +58,8 @@ export function readPasswordFile(file: string, shown: string): DrivePassword | C
   const named = NAMED.exec(found.text);
   const user = named ? named[1]! : DEFAULT_ADMIN;
   const password = named ? found.text.slice(named[0].length) : found.text;
-  if (named && !USER_NAME.test(user)) return issue(shown, found.line, 1, "user", `expected a user name of 1 to 64 characters without spaces or ':', got ${JSON.stringify(user)}`);
+  // Not repeated: what stands before ": " may be part of a password.
+  if (named && !USER_NAME.test(user)) return issue(shown, found.line, 1, "user", "expected a user name of at most 64 characters without spaces before the first ': ' (a password with ': ' in it needs the name before it: admin: <password>)");
   const problem = passwordProblem(password);
   if (problem !== undefined) return issue(shown, found.line, named ? named[0].length + 1 : 1, "password", problem);
   return { user, password };

@@ -58,12 +58,16 @@ export function refusedText(at: Date, files: readonly string[], issues: readonly
   return `${lines.join("\n")}\n`;
 }
 
-/** A file of an applied set: `user` of admin-password.txt; `derived`: the gateway's own gateway.yaml, not listed. */
+/**
+ * A file of an applied set: `user` of admin-password.txt, `kept` when the file was edited on the
+ * drive after the import (it stays); `derived`: the gateway's own gateway.yaml, not listed.
+ */
 export interface AppliedFile {
   readonly name: SettingsName;
   readonly shown: string;
   readonly keys?: readonly string[];
   readonly user?: string;
+  readonly kept?: boolean;
   readonly derived?: boolean;
 }
 
@@ -90,7 +94,10 @@ export function appliedText(at: Date, all: readonly AppliedFile[], movedTo: stri
 }
 
 function describe(f: AppliedFile): string {
-  if (f.name === "admin-password.txt") return `the password of user ${f.user ?? "admin"} was set; ${f.shown} was removed from the drive`;
+  if (f.name === "admin-password.txt") {
+    const set = `the password of user ${f.user ?? "admin"} was set`;
+    return f.kept ? `${set}; ${f.shown} was changed since, so it stays and is applied at the next start` : `${set}; ${f.shown} was removed from the drive`;
+  }
   if (f.name !== "authorized_keys") return WHAT[f.name];
   const n = f.keys?.length ?? 0;
   return n === 0 ? "SSH keys: none, so SSH is off" : `SSH keys: ${n} key${n === 1 ? "" : "s"}; SSH is on (user root, key only)`;

@@ -200,8 +200,10 @@ async function finish(paths: ImportPaths, j: Journal, step: (name: string) => vo
   step("versions recorded");
   // 6. The drive: the set leaves the folder (only files still as they were imported).
   const movedTo = `applied/${j.id}`;
-  const text = appliedText(new Date(j.at), j.files, movedTo);
   const onDrive = j.files.filter((f) => !f.derived);
+  /** admin-password.txt files edited on the drive since the import: they stay there. */
+  const kept = new Set<string>();
+  const resultText = (): string => appliedText(new Date(j.at), j.files.map((f) => (kept.has(f.shown) ? { ...f, kept: true } : f)), movedTo);
   if (existsSync(paths.from)) {
     const moving = onDrive.filter((f) => f.name !== PASSWORD_FILE);
     if (moving.length > 0) {
@@ -220,16 +222,21 @@ async function finish(paths: ImportPaths, j: Journal, step: (name: string) => vo
       fsyncDir(target);
       pruneApplied(join(paths.from, "applied"), j.id);
     }
-    for (const f of onDrive) if (f.name === PASSWORD_FILE && (await removePassword(paths.from, f, notes))) step(`removed ${f.shown}`);
+    for (const f of onDrive) {
+      if (f.name !== PASSWORD_FILE) continue;
+      const done = await removePassword(paths.from, f, notes);
+      if (done === "removed") step(`removed ${f.shown}`);
+      if (done === "kept") kept.add(f.shown);
+    }
     fsyncDir(paths.from);
-    writeResult(paths.from, text);
+    writeResult(paths.from, resultText());
     step("result written");
   } else {
     notes.push(`the drive's folder ${paths.from} is not there: the set was applied, but not moved to ${movedTo}`);
   }
   // 7. The status for the page; the journal goes last.
   const files = onDrive.map((f) => f.shown);
-  writeStatus(paths, { format: 1, result: "applied", at: j.at, files, issues: [], movedTo, fingerprint: j.id, text });
+  writeStatus(paths, { format: 1, result: "applied", at: j.at, files, issues: [], movedTo, fingerprint: j.id, text: resultText() });
   step("status written");
   unlinkSync(journalOf(paths));
   fsyncDir(paths.configDir);
@@ -239,20 +246,21 @@ async function finish(paths: ImportPaths, j: Journal, step: (name: string) => vo
 /**
  * admin-password.txt leaves the drive once its user is in place, when it still holds the password
  * that was imported (checked against the hash, as a login would: no digest of the password is
- * kept anywhere); one edited since stays, to be imported at the next start. Whether it was removed.
+ * kept anywhere); one edited since stays, to be imported at the next start. "gone": removed by an
+ * earlier run.
  */
-async function removePassword(from: string, f: JournalFile, notes: string[]): Promise<boolean> {
+async function removePassword(from: string, f: JournalFile, notes: string[]): Promise<"removed" | "kept" | "gone"> {
   const file = join(from, f.shown);
-  if (!existsSync(file)) return false;
+  if (!existsSync(file)) return "gone";
   const pw = readPasswordFile(file, f.shown);
   const hash = f.hash === undefined ? undefined : parsePasswordHash(f.hash);
   const same = !("file" in pw) && pw.user === f.user && hash !== undefined && typeof hash !== "string" && (await verifyPassword(pw.password, hash));
   if (!same) {
     notes.push(`${f.shown} changed on the drive after it was imported: left where it is, to be imported at the next start`);
-    return false;
+    return "kept";
   }
   unlinkSync(file);
-  return true;
+  return "removed";
 }
 
 function refuse(paths: ImportPaths, shown: readonly string[], files: readonly SetFile[], issues: readonly ConfigIssue[], at: Date): ImportOutcome {
