@@ -5,7 +5,7 @@
 // And the same entries added to a map being edited (the status page's Kepware upload and search),
 // whose comments and layout stay as they were. Parsing a whole map grows with it: the page has it
 // done on the validation worker (validate-off-loop.ts).
-import { Document, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
+import { Document, isMap, isScalar, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
 import { sameConfig } from "./same-config.js";
 import { deviceMapSchema, type MapDrivers } from "./device-map.js";
 import { validateYaml, type ConfigIssue } from "./load.js";
@@ -109,4 +109,66 @@ export function addDeviceEntries(
 export function flowTags(device: unknown): void {
   const tags = isMap(device) ? device.get("tags") : undefined;
   if (isSeq(tags)) for (const item of tags.items) if (isMap(item)) item.flow = true;
+}
+
+/**
+ * `text` with the entry `name` of its top-level mapping `key` set to `value` (a user of
+ * gateway.yaml's `users`): added after the entries there are, or the one of that name replaced
+ * whole. The rest of the file stays as written, byte for byte, comments and their alignment
+ * included: the entry is spliced in where the yaml library's Document places the nodes. The
+ * result is parsed again and must hold exactly the values of `text` with the entry set; where it
+ * would not (a flow mapping, an empty `key:`), the Document itself writes the file, which keeps
+ * the comments but not their layout.
+ */
+export function setSectionEntry(text: string, key: string, name: string, value: Readonly<Record<string, unknown>>): { readonly text: string } | { readonly error: string } {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return { error: `the file has a YAML syntax error (${doc.errors[0]!.message.split("\n")[0]}): fix it first` };
+  if (doc.contents !== null && !isMap(doc.contents)) return { error: "the file is not a mapping of settings: fix it first" };
+  const want = (doc.toJS() ?? {}) as Record<string, unknown>;
+  const sectionValue = want[key];
+  if (sectionValue !== undefined && sectionValue !== null && (typeof sectionValue !== "object" || Array.isArray(sectionValue))) return { error: `${key}: is not a mapping in the file: fix it first` };
+  want[key] = { ...((sectionValue ?? {}) as Record<string, unknown>), [name]: value };
+  const spliced = spliceEntry(doc, text, key, name, value);
+  if (spliced !== undefined) {
+    const again = parseDocument(spliced);
+    if (again.errors.length === 0 && sameConfig(again.toJS(), want)) return { text: spliced };
+  }
+  const into = section(doc, key, {}) as YAMLMap;
+  into.set(name, doc.createNode(value));
+  return { text: doc.toString({ lineWidth: 0 }) };
+}
+
+/** The text with the entry spliced into a block mapping `key` (or a new `key:` section at the end); undefined where it cannot be. */
+function spliceEntry(doc: Document, text: string, key: string, name: string, value: Readonly<Record<string, unknown>>): string | undefined {
+  const rendered = new Document({ [name]: value }).toString({ lineWidth: 0 }).replace(/\n$/, "").split("\n");
+  const node = isMap(doc.contents) ? doc.contents.get(key, true) : undefined;
+  if (node === undefined) {
+    const sep = text === "" || text.endsWith("\n") ? "" : "\n";
+    return `${text}${sep}${key}:\n${rendered.map((l) => `  ${l}`).join("\n")}\n`;
+  }
+  if (!isMap(node) || node.flow || node.items.length === 0) return undefined;
+  /** The offset after the line on which `end` (a node's end) lies: a block node's end is after its line already. */
+  const afterLine = (end: number): number => {
+    if (end > 0 && text[end - 1] === "\n") return end;
+    const nl = text.indexOf("\n", end);
+    return nl < 0 ? text.length : nl + 1;
+  };
+  const endOf = (p: (typeof node.items)[number]): number | undefined => ((p.value as { range?: number[] } | null)?.range ?? (p.key as { range?: number[] } | null)?.range)?.[1];
+  const firstKey = (node.items[0]!.key as { range?: number[] } | null)?.range?.[0];
+  if (firstKey === undefined) return undefined;
+  const indent = " ".repeat(firstKey - (text.lastIndexOf("\n", firstKey - 1) + 1));
+  const block = rendered.map((l) => `${indent}${l}`).join("\n");
+  const has = node.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
+  if (has !== undefined) {
+    const start = (has.key as { range?: number[] }).range?.[0];
+    const end = endOf(has);
+    if (start === undefined || end === undefined) return undefined;
+    const stop = afterLine(end);
+    return `${text.slice(0, start)}${block.slice(indent.length)}\n${text.slice(stop)}`;
+  }
+  const end = endOf(node.items[node.items.length - 1]!);
+  if (end === undefined) return undefined;
+  const at = afterLine(end);
+  const sep = at > 0 && text[at - 1] !== "\n" ? "\n" : "";
+  return `${text.slice(0, at)}${sep}${block}\n${text.slice(at)}`;
 }

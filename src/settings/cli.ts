@@ -98,7 +98,7 @@ export async function settingsCommand(argv: string[], drivers: () => MapDrivers,
   }
   // The gateway's data folder holds both the status file and the versions the page keeps.
   const versionsDir = str("versions") ?? join(dirname(statusFile), "versions");
-  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile, versionsDir }, drivers());
+  const outcome = await importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile, versionsDir }, drivers());
   switch (outcome.result) {
     case "nothing":
       out(`fieldgate settings: nothing to import in ${from}`);

@@ -18,12 +18,13 @@ import { sameConfig } from "../config/same-config.js";
 import { ConfigVersions, FROM_THE_DRIVE } from "./config-versions.js";
 import { settingsSchema, type SetFile, type SettingsName } from "./import-set.js";
 
-type Kept = Exclude<SettingsName, "authorized_keys">;
+type Kept = Exclude<SettingsName, "authorized_keys" | "admin-password.txt">;
 
 /** The store's kind of each file: the page's names (web/config-api.ts SETTINGS_KINDS). */
 const KIND: Readonly<Record<Kept, string>> = { "gateway.yaml": "gateway", "devices.yaml": "devices", "network.yaml": "network" };
 
-const isKept = (name: SettingsName): name is Kept => name !== "authorized_keys";
+/** SSH keys are not the page's to show; admin-password.txt is kept as the gateway.yaml it changes. */
+const isKept = (name: SettingsName): name is Kept => name !== "authorized_keys" && name !== "admin-password.txt";
 
 /** The store of `name` under `dir` (<dataDir>/versions), its files owned as `dir`'s parent is. */
 function storeOf(dir: string, name: Kept): ConfigVersions {

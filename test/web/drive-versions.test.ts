@@ -28,7 +28,7 @@ describe("versions from the FIELDGATE drive and the page in one list", () => {
     mkdirSync(drive, { recursive: true });
     writeFileSync(join(drive, "devices.yaml"), FROM_DRIVE);
     const data = join(dir, "data");
-    const r = importSettings(
+    const r = await importSettings(
       { from: drive, configDir: dir, sshDir: join(dir, "ssh"), statusFile: join(data, "settings-import.json"), versionsDir: join(data, "versions") },
       DRIVERS,
       { now: () => new Date("2026-12-05T14:02:11Z") },
