@@ -4,15 +4,16 @@
 //                  the map it had; IMPORT-RESULT.txt, read back from the disk with mtools after
 //                  the boot, names file:line:column
 //   before boot 5  network.yaml (a static address by MAC, hostname, time zone, NTP),
-//                  authorized_keys and gateway.yaml (the example with an admin user): boot 5
+//                  authorized_keys and admin-password.txt (the first admin, as a person on
+//                  Windows makes it): boot 5
 //                  runs on the test's own network without DHCP, where the OPC UA client reads a
 //                  tag at the static address and ssh logs in; the status page's API, logged in
 //                  as that admin with HTTP Basic as a script would, lists the drive's files as
 //                  versions and proposes a change of address that nobody confirms: its timer
 //                  reverts it, and the old address answers again; after the boot the set is in
-//                  applied/ on the drive.
+//                  applied/ on the drive and the password file is gone from it.
 import { spawnSync } from "node:child_process";
-import { generateKeyPairSync, randomBytes, scryptSync } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
 import { AttributeIds } from "node-opcua-client";
@@ -27,7 +28,7 @@ export const STATIC_URL = `opc.tcp://${STATIC}:4840`;
 const OTHER_URL = `opc.tcp://${OTHER}:4840`;
 /** The status page's port in the image's gateway.yaml (web.port). */
 const WEB_PORT = 8443;
-/** The admin the drive's gateway.yaml brings, with a password made for this run. */
+/** The admin the drive's admin-password.txt brings, with a password made for this run. */
 const ADMIN = { user: "admin", password: randomBytes(12).toString("base64url") };
 const networkYaml = (address) =>
   `# put on the drive by image/settings-check.mjs\nhostname: line3-gateway\ntimeZone: Europe/Berlin\nntp: [192.168.77.1]\nports:\n  - mac: ${MAC}\n    addresses: [${address}/24]\n    dns: [192.168.77.1]\n`;
@@ -109,16 +110,15 @@ export class SettingsCheck {
       this.key = undefined;
     }
     this.drive.load();
-    // The example as a person would edit it: its commented users section given an admin.
-    const example = this.drive.read("/fieldgate/gateway.yaml.example");
-    const gateway = example.replace(/^# users:\r\n/m, `users:\r\n  ${ADMIN.user}:\r\n    role: admin\r\n    password: "${passwordHash(ADMIN.password)}"\r\n`);
-    if (gateway === example) throw new Error("gateway.yaml.example on the drive has no `# users:` line to fill in");
+    // The example as a person would make it in Notepad: its comments kept, the password added.
+    const example = this.drive.read("/fieldgate/admin-password.txt.example");
+    const password = `${example.endsWith("\r\n") ? example : `${example}\r\n`}${ADMIN.password}\r\n`;
     this.drive
       .write("/fieldgate/network.yaml", crlf(networkYaml(STATIC)), this.scratch)
       .write("/fieldgate/authorized_keys", crlf(`${pub}\n`), this.scratch)
-      .write("/fieldgate/gateway.yaml", gateway, this.scratch)
+      .write("/fieldgate/admin-password.txt", password, this.scratch)
       .save();
-    log(`the drive: fieldgate/network.yaml (${STATIC}/24 on ${MAC}, no DHCP), authorized_keys, gateway.yaml (user ${ADMIN.user}, role admin)`);
+    log(`the drive: fieldgate/network.yaml (${STATIC}/24 on ${MAC}, no DHCP), authorized_keys, admin-password.txt (user ${ADMIN.user})`);
   }
 
   async tagAtStaticAddress(session, tag) {
@@ -166,9 +166,14 @@ export class SettingsCheck {
     const who = versions.map((v) => v.user).join(", ");
     check(list.status === 200 && who === "FIELDGATE drive, on disk" && /^changed: .*ports/.test(versions[0].summary),
       `boot 5: https://${STATIC}:${WEB_PORT}/api/config/network/versions as ${ADMIN.user}: ${list.status} ${who}${versions[0] ? ` (${versions[0].summary})` : list.body.slice(0, 200)}`);
+    const gw = await api(STATIC, "GET", "/api/config/gateway/versions");
+    const gwVersions = gw.status === 200 ? JSON.parse(gw.body) : [];
+    check(gw.status === 200 && gwVersions[0]?.user === "FIELDGATE drive" && /users/.test(gwVersions[0]?.summary ?? ""),
+      `boot 5: the drive's password as a version of gateway.yaml: ${gw.status} ${gwVersions.map((v) => `${v.user} (${v.summary})`).join(", ") || gw.body.slice(0, 200)}`);
     const page = await api(STATIC, "GET", "/");
     const result = /id="import-result">([^<]*)</.exec(page.body)?.[1] ?? "";
-    check(page.status === 200 && /^applied .*: gateway\.yaml, network\.yaml, authorized_keys$/.test(result), `boot 5: the page shows the drive's import: "${result || page.body.slice(0, 200)}"`);
+    const shown = (/^applied [^ ]+: (.*)$/.exec(result)?.[1] ?? "").split(", ").sort().join(",");
+    check(page.status === 200 && shown === "admin-password.txt,authorized_keys,network.yaml", `boot 5: the page shows the drive's import: "${result || page.body.slice(0, 200)}"`);
   }
 
   /**
@@ -213,7 +218,7 @@ export class SettingsCheck {
     const listing = this.drive.list("/fieldgate");
     const sets = this.drive.list("/fieldgate/applied");
     const moved = sets.length === 1 ? this.drive.list(`/fieldgate/applied/${sets[0]}`) : [];
-    check(/APPLIED\./.test(text) && !listing.includes("network.yaml") && !listing.includes("authorized_keys") && !listing.includes("gateway.yaml") && moved.sort().join(",") === "authorized_keys,gateway.yaml,network.yaml",
+    check(/APPLIED\./.test(text) && /admin-password\.txt was removed from the drive/.test(text) && !listing.includes("network.yaml") && !listing.includes("authorized_keys") && !listing.includes("admin-password.txt") && moved.sort().join(",") === "authorized_keys,network.yaml",
       `after boot 5, on the drive: IMPORT-RESULT.txt "${text.split("\r\n")[2]}", the set in applied/${sets.join(",")}/ (${moved.join(", ")}), the folder: ${listing.join(" ")}`);
   }
 }
@@ -231,14 +236,6 @@ async function readGood(session, tag) {
     dv = await session.read({ nodeId: tag, attributeId: AttributeIds.Value });
   }
   return dv;
-}
-
-/** A password hash as `fieldgate password` makes it (src/sessions/users.ts: scrypt, PHC string, base64 without "="). */
-function passwordHash(password) {
-  const salt = randomBytes(16);
-  const key = scryptSync(password, salt, 32, { N: 2 ** 14, r: 8, p: 1 });
-  const b64 = (b) => b.toString("base64").replace(/=+$/, "");
-  return `$scrypt$ln=14,r=8,p=1$${b64(salt)}$${b64(key)}`;
 }
 
 /**

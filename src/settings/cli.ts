@@ -109,7 +109,11 @@ export async function settingsCommand(argv: string[], drivers: () => MapDrivers,
       return 3;
     case "applied":
       for (const n of outcome.notes) err(`fieldgate settings: ${n}`);
-      out(`fieldgate settings: applied ${outcome.files.join(", ")}${outcome.resumed ? " (finishing an import that a restart interrupted)" : ""}; moved to ${outcome.movedTo} on the drive`);
+      {
+        // admin-password.txt is removed from the drive, never moved: a set of it alone moves nothing.
+        const moved = outcome.files.some((f) => f !== "admin-password.txt") ? `moved to ${outcome.movedTo} on the drive` : "admin-password.txt removed from the drive";
+        out(`fieldgate settings: applied ${outcome.files.join(", ")}${outcome.resumed ? " (finishing an import that a restart interrupted)" : ""}; ${moved}`);
+      }
       return 0;
   }
 }
