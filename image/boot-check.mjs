@@ -48,7 +48,7 @@ export async function connectOnce() {
 }
 
 /** One UA-TCP Hello (Part 6 §7.1.2.3); true when the answer is an Acknowledge. Cheap to repeat. */
-function helloAnswered(url) {
+export function helloAnswered(url) {
   const { hostname, port } = new URL(url.replace(/^opc\.tcp:/, "http:"));
   const body = Buffer.from(url, "utf8");
   const hel = Buffer.alloc(32 + body.length);

@@ -11,11 +11,13 @@
 # other one), the units of systemd/ enabled. No loop devices: every file system is made in a
 # file (mkfs.ext4 -d, mkfs.vfat + mtools) and copied into the disk image at its offset.
 #
-# Layout (GPT):  1 fieldgate-boot   FAT32 ESP: systemd-boot, kernel, initramfs
-#                2 fieldgate-rootA  ext4, mounted read-only
-#                3 fieldgate-rootB  the other slot for A/B updates (empty until the first one)
-#                4 fieldgate-data   ext4: /etc/fieldgate, /var/lib/fieldgate, machine-id, SSH
-#                                   host keys, /var/lib/systemd, update/; grown to the card at boot
+# Layout (GPT):  1 fieldgate-boot      FAT32 ESP: systemd-boot, kernel, initramfs
+#                2 fieldgate-settings  FAT32, basic data, volume FIELDGATE: the drive a laptop
+#                                      shows; its fieldgate/ folder is imported at boot
+#                3 fieldgate-rootA     ext4, mounted read-only
+#                4 fieldgate-rootB     the other slot for A/B updates (empty until the first one)
+#                5 fieldgate-data      ext4: /etc/fieldgate, /var/lib/fieldgate, machine-id, SSH
+#                                      host keys, /var/lib/systemd, update/; grown to the card at boot
 # Output: DIR/fieldgate-ARCH.img (+ .vmlinuz, .initrd for direct-kernel boots in image/test.sh,
 # .manifest with the package list), and .img.xz or .img.zst with --compress; and the update
 # bundle DIR/fieldgate-ARCH.fgu: the same root file system, kernel and initramfs, signed with
@@ -35,6 +37,8 @@ compress=none
 root_mib=1024
 data_mib=128
 boot_mib=256
+# Settings files, examples and the last applied sets: a device map of 10,000 tags is ~1.5 MiB.
+settings_mib=64
 version=""
 key=${HOME:-/root}/.config/fieldgate/update-key.pem
 
@@ -136,6 +140,7 @@ if [ -f "$app/config/devices.yaml" ]; then
   sed -i 's|^# devices: ./devices.yaml|devices: ./devices.yaml|' "$app/config/gateway.yaml"
 fi
 node "$app/dist/src/cli.js" validate --config "$app/config/gateway.yaml"
+node "$app/dist/src/cli.js" validate --network "$app/config/network.yaml"
 
 # --- The signing key of updates: the public half goes into the image. ----------------------------
 if [ ! -f "$key" ]; then
@@ -152,7 +157,7 @@ log "version $version, update key $(basename "$key"), history schema $history_sc
 # --- The root file system. -----------------------------------------------------------------------
 packages=(systemd systemd-sysv udev systemd-timesyncd systemd-resolved systemd-boot-efi
   "$kernel_pkg" initramfs-tools busybox zstd kmod nodejs procps e2fsprogs fdisk iproute2
-  openssh-server)
+  openssh-server dosfstools)
 export FIELDGATE_APP=$app FIELDGATE_REPO=$repo FIELDGATE_NATIVE=$native FIELDGATE_WORK=$work
 export FIELDGATE_VERSION=$version FIELDGATE_UPDATE_KEY=$work/update-key.pub
 log "mmdebstrap $suite $arch: ${packages[*]}"
@@ -194,6 +199,9 @@ chown -R "$uid:$gid" "$data/var/lib/fieldgate"; chmod 0750 "$data/var/lib/fieldg
 rm -f "$rootfs/etc/machine-id" "$rootfs/var/lib/dbus/machine-id"
 ln -s /data/etc/machine-id "$rootfs/etc/machine-id"
 [ -d "$rootfs/var/lib/dbus" ] && ln -s /etc/machine-id "$rootfs/var/lib/dbus/machine-id"
+# The time zone of network.yaml: a link that `fieldgate network apply` makes in /run at boot
+# (src/settings/network-apply.ts); until then, and without one, glibc and Node use UTC.
+ln -sfn /run/fieldgate/localtime "$rootfs/etc/localtime"
 mkdir -p "$rootfs/data" "$rootfs/etc/fieldgate" "$rootfs/var/lib/fieldgate" "$rootfs/efi"
 rm -rf "${rootfs:?}"/etc/fieldgate/* "${rootfs:?}"/var/lib/fieldgate/*
 rm -f "$rootfs"/etc/ssh/ssh_host_*
@@ -210,7 +218,7 @@ cmdline="root=PARTLABEL=fieldgate-rootA $cmdline_rest"
 echo "$cmdline" > "$out/fieldgate-$arch.cmdline"
 boot=$work/boot.fat
 rm -f "$boot"
-mkfs.vfat -F 32 -n FIELDGATE -C "$boot" $((boot_mib * 1024)) >/dev/null
+mkfs.vfat -F 32 -n FG-BOOT -C "$boot" $((boot_mib * 1024)) >/dev/null
 mmd -i "$boot" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries ::/fieldgate-a
 mcopy -i "$boot" "$rootfs/usr/lib/systemd/boot/efi/$efi_src" "::/EFI/BOOT/$efi_name"
 mcopy -i "$boot" "$out/fieldgate-$arch.vmlinuz" ::/fieldgate-a/vmlinuz
@@ -223,6 +231,30 @@ printf 'timeout 0\neditor no\n' > "$work/loader.conf"
 printf 'title fieldgate %s (A)\nsort-key fieldgate\nversion 1\nlinux /fieldgate-a/vmlinuz\ninitrd /fieldgate-a/initrd.img\noptions %s quiet\n' "$version" "$cmdline" > "$work/fieldgate-a.conf"
 mcopy -i "$boot" "$work/loader.conf" ::/loader/loader.conf
 mcopy -i "$boot" "$work/fieldgate-a.conf" ::/loader/entries/fieldgate-a.conf
+
+# --- The settings drive: what a laptop shows when the card is plugged in. ------------------------
+# A partition of its own, typed Microsoft basic data (Windows gives an EFI system partition no
+# drive letter), never written by an update, mounted on the gateway only while it imports at
+# boot (systemd/fieldgate-settings). The examples are the image's own files (the data folder on
+# the data partition, the simulator's map) under names that are never applied; README.txt and
+# the examples have CRLF line ends for Notepad.
+log "settings drive"
+settings=$work/settings.fat
+rm -f "$settings"
+mkfs.vfat -F 32 -n FIELDGATE -C "$settings" $((settings_mib * 1024)) >/dev/null
+mmd -i "$settings" ::/fieldgate ::/fieldgate/schemas
+crlf() { sed 's/\r*$/\r/' "$1" > "$2"; }
+for f in "$here"/settings-drive/*; do
+  crlf "$f" "$work/${f##*/}"
+  mcopy -i "$settings" "$work/${f##*/}" ::/fieldgate/
+done
+for name in gateway devices network; do
+  # Editors with a YAML language server find the JSON Schema beside the file on the drive.
+  sed "1s|\$schema=\./$name\.schema\.json|\$schema=./schemas/$name.schema.json|" "$app/config/$name.yaml" > "$work/$name.yaml.lf"
+  crlf "$work/$name.yaml.lf" "$work/$name.yaml.example"
+  mcopy -i "$settings" "$work/$name.yaml.example" ::/fieldgate/
+  mcopy -i "$settings" "$app/config/$name.schema.json" ::/fieldgate/schemas/
+done
 
 # --- File systems in files, then the disk. -------------------------------------------------------
 log "ext4 file systems"
@@ -239,19 +271,21 @@ mkfs.ext4 -q -F -b 4096 -T default -L fieldgate-data -d "$data" "$work/data.ext4
 
 img=$out/fieldgate-$arch.img
 rm -f "$img"
-total_mib=$((1 + boot_mib + 2 * root_mib + data_mib + 1))
+total_mib=$((1 + boot_mib + settings_mib + 2 * root_mib + data_mib + 1))
 truncate -s "${total_mib}M" "$img"
 sfdisk --quiet "$img" <<PARTS
 label: gpt
 start=1MiB, size=${boot_mib}MiB, type=uefi, name=fieldgate-boot
+size=${settings_mib}MiB, type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7, name=fieldgate-settings
 size=${root_mib}MiB, type=$root_type, name=fieldgate-rootA
 size=${root_mib}MiB, type=$root_type, name=fieldgate-rootB
 size=${data_mib}MiB, type=linux, name=fieldgate-data
 PARTS
 put() { dd if="$1" of="$img" bs=1M seek="$2" conv=notrunc,sparse status=none; }
 put "$boot" 1
-put "$work/rootA.ext4" $((1 + boot_mib))
-put "$work/data.ext4" $((1 + boot_mib + 2 * root_mib))
+put "$settings" $((1 + boot_mib))
+put "$work/rootA.ext4" $((1 + boot_mib + settings_mib))
+put "$work/data.ext4" $((1 + boot_mib + settings_mib + 2 * root_mib))
 dpkg-query --admindir="$rootfs/var/lib/dpkg" -W -f '${Package} ${Version}\n' > "$out/fieldgate-$arch.manifest"
 
 # --- The update bundle: the same root file system, kernel and initramfs, signed. -----------------

@@ -67,10 +67,13 @@ log "units"
 install -m 0644 "$repo/systemd/fieldgate.service" "$root/usr/lib/systemd/system/fieldgate.service"
 install -m 0644 "$repo/systemd/fieldgate-firstboot.service" "$root/usr/lib/systemd/system/fieldgate-firstboot.service"
 install -m 0755 "$repo/systemd/fieldgate-firstboot" "$root/usr/libexec/fieldgate/firstboot"
-for u in fieldgate-trial.service fieldgate-update.service fieldgate-update.path fieldgate-update.timer; do
+for u in fieldgate-trial.service fieldgate-update.service fieldgate-update.path fieldgate-update.timer \
+         fieldgate-network-request.path fieldgate-network-request.service; do
   install -m 0644 "$repo/systemd/$u" "$root/usr/lib/systemd/system/$u"
 done
 install -m 0755 "$repo/systemd/fieldgate-trial" "$root/usr/libexec/fieldgate/trial"
+install -m 0644 "$repo/systemd/fieldgate-settings.service" "$root/usr/lib/systemd/system/fieldgate-settings.service"
+install -m 0755 "$repo/systemd/fieldgate-settings" "$root/usr/libexec/fieldgate/settings"
 mkdir -p "$root/etc/systemd/system.conf.d"
 install -m 0644 "$repo/systemd/system.conf" "$root/etc/systemd/system.conf.d/fieldgate.conf"
 install -m 0644 "$repo/systemd/sysusers.conf" "$root/usr/lib/sysusers.d/fieldgate.conf"
@@ -84,13 +87,13 @@ for f in "$root"/usr/share/fieldgate/config/*; do
 done > "$root/usr/lib/tmpfiles.d/fieldgate-defaults.conf"
 
 in_root systemd-sysusers
-in_root systemctl enable fieldgate.service fieldgate-firstboot.service systemd-networkd.service \
+in_root systemctl enable fieldgate.service fieldgate-firstboot.service fieldgate-settings.service systemd-networkd.service \
   systemd-resolved.service systemd-timesyncd.service ssh.service \
-  fieldgate-trial.service fieldgate-update.path fieldgate-update.timer
+  fieldgate-trial.service fieldgate-update.path fieldgate-update.timer fieldgate-network-request.path
 # Nothing writes the read-only root: no package timers, no interactive first-boot questions.
 in_root systemctl mask apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
   e2scrub_reap.service systemd-firstboot.service ssh.socket 2>/dev/null || true
 in_root passwd -l root >/dev/null
 log "systemd-analyze verify (the target's systemd)"
-in_root systemd-analyze verify --man=no fieldgate.service fieldgate-firstboot.service fieldgate-trial.service \
-  fieldgate-update.service fieldgate-update.path fieldgate-update.timer
+in_root systemd-analyze verify --man=no fieldgate.service fieldgate-firstboot.service fieldgate-settings.service fieldgate-trial.service \
+  fieldgate-update.service fieldgate-update.path fieldgate-update.timer fieldgate-network-request.path fieldgate-network-request.service

@@ -14,7 +14,11 @@
 # installed from the inbox, its trial boot, back on N by itself; the good N+1 installed with
 # `fieldgate update`, its trial confirmed, the history kept; N+1 again after a reboot. N+1 is
 # the image's root file system with another version stamp (debugfs), signed with --key (the
-# key image/build.sh signed the image's bundle with).
+# key image/build.sh signed the image's bundle with). On the way, the FIELDGATE drive
+# (image/settings-check.mjs): a broken devices.yaml refused at boot 1, a static address and SSH
+# keys applied at boot 5, which runs on a network of the test's own without DHCP: a tap in a
+# network namespace made here (root, /dev/net/tun), where qemu and the checks run; nothing of it
+# reaches beyond this machine.
 # --direct: one boot of the kernel and initramfs next to the image instead (no firmware needed).
 # Exit status: 0 pass, 1 fail, 77 skipped (qemu, firmware or the image missing; the message says which).
 set -euo pipefail
@@ -52,6 +56,7 @@ if [ "$uefi" = 1 ]; then
   [ -f "$fw" ] || skip "no UEFI firmware $fw (Debian: apt-get install $fwpkg); --direct boots without"
   command -v qemu-img >/dev/null || skip "qemu-img is missing (Debian: apt-get install qemu-utils)"
   command -v debugfs >/dev/null && command -v mkfs.ext4 >/dev/null || skip "debugfs or mkfs.ext4 is missing (Debian: apt-get install e2fsprogs)"
+  command -v mcopy >/dev/null && command -v qemu-io >/dev/null && command -v sfdisk >/dev/null || skip "mtools, qemu-io or sfdisk is missing (Debian: apt-get install mtools qemu-utils fdisk)"
   [ -f "$out/fieldgate-$arch.fgu" ] || skip "no update bundle at $out/fieldgate-$arch.fgu (image/build.sh makes it)"
   [ -f "$key" ] || skip "no signing key $key (the --key image/build.sh signed the bundle with)"
 fi
@@ -59,8 +64,10 @@ fi
 tmp=$(mktemp -d /var/tmp/fieldgate-boot.XXXXXX)
 t_test=$(date +%s)
 qemu_pid=""
+netns=""
 cleanup() {
   if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then kill "$qemu_pid"; wait "$qemu_pid" 2>/dev/null || true; fi
+  if [ -n "$netns" ]; then ip netns del "$netns" 2>/dev/null || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -153,10 +160,30 @@ if [ "$uefi" = 1 ]; then
     shell=(-device virtio-serial-pci -chardev "socket,id=shell,path=@SOCK@,server=on,wait=off" -device virtconsole,chardev=shell); shell_tty=hvc0
   fi
   json() { node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- "$@"; }
-  echo "test.sh: the update test of $img ($arch, $accel, UEFI), $version -> $next"
+  # The test's own network for the boot with a static address: a namespace with a tap whose
+  # other end is the gateway's port (192.168.77.1 here, no DHCP server anywhere on it). The
+  # whole test runs in it: qemu's user network forwards opc.tcp to 127.0.0.1 there as elsewhere.
+  in_ns=()
+  tap=""
+  tap_error=""
+  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    tap_error="needs root and iproute2 (ip)"
+  elif [ ! -c /dev/net/tun ]; then
+    tap_error="no /dev/net/tun"
+  else
+    netns=fieldgate-test-$$
+    if ip netns add "$netns" && ip -n "$netns" link set lo up && ip netns exec "$netns" ip tuntap add dev fgtap0 mode tap \
+      && ip -n "$netns" addr add 192.168.77.1/24 dev fgtap0 && ip -n "$netns" link set fgtap0 up; then
+      in_ns=(ip netns exec "$netns"); tap=fgtap0
+    else
+      tap_error="could not make a network namespace with a tap"
+    fi
+  fi
+  echo "test.sh: the update test of $img ($arch, $accel, UEFI), $version -> $next${tap:+; the static-address boot on tap $tap in namespace $netns}"
   set +e
-  node "$here/update-check.mjs" --qemu "$qemu" --args "$(json "${common[@]}")" --shell "$(json "${shell[@]}")" --shell-tty "$shell_tty" \
-    --disk "$tmp/disk.qcow2" --work "$tmp" --timeout "$timeout" --version "$version" --next "$next" 2>&1 \
+  "${in_ns[@]}" node "$here/update-check.mjs" --qemu "$qemu" --args "$(json "${common[@]}")" --shell "$(json "${shell[@]}")" --shell-tty "$shell_tty" \
+    --disk "$tmp/disk.qcow2" --work "$tmp" --timeout "$timeout" --version "$version" --next "$next" \
+    --image "$img" --tap "$tap" --tap-error "$tap_error" 2>&1 \
     | grep --line-buffered -v -E '^[0-9:.]+Z :|^ \.\.\. '
   status=${PIPESTATUS[0]}
   set -e

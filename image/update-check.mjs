@@ -10,6 +10,10 @@
 //   4  N+1's trial boot in slot B: the new version answers, its trial is confirmed, the tag's
 //      history from boot 1 is still there; the same bundle again is refused
 //   5  N+1 stays: the confirmed entry is started again
+// and, on the way, the FIELDGATE drive (settings-check.mjs): boot 1 finds a broken devices.yaml
+// there, refuses it and serves the map it had; boot 5 finds a network.yaml with a static address
+// and authorized_keys, and runs on a network of the test's own without DHCP (a tap in a network
+// namespace that test.sh made, which this process runs in), where the checks reach it.
 // Prints the figures (bundle sizes come from test.sh); exit 0 = pass.
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -17,6 +21,7 @@ import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { AttributeIds } from "node-opcua-client";
 import { check, configure, failures, figures, onTheGateway, openShell, opcua, sleep, waitForSession } from "./boot-check.mjs";
+import { SettingsCheck, STATIC_URL, MAC, unitTime } from "./settings-check.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -30,6 +35,9 @@ const { values: opt } = parseArgs({
     timeout: { type: "string", default: "600" },
     version: { type: "string" },
     next: { type: "string" },
+    image: { type: "string" }, // the raw image: where the settings partition is
+    tap: { type: "string", default: "" }, // a tap in this process's network namespace, for boot 5
+    "tap-error": { type: "string", default: "" }, // why there is none
   },
 });
 const N = opt.version;
@@ -52,8 +60,12 @@ function freePort() {
 let bootNo = 0;
 /** The emulator running now: powered off when the test fails, or it would outlive the test and hold its output open. */
 let running;
-/** Powers the gateway on; the promise `exited` settles when it reboots or powers off (qemu ends). */
-async function powerOn() {
+/**
+ * Powers the gateway on; the promise `exited` settles when it reboots or powers off (qemu ends).
+ * Its port is on qemu's user network (DHCP, opc.tcp forwarded to 127.0.0.1), or with `tap` on
+ * the test's own network without DHCP, reached at the static address of the drive's network.yaml.
+ */
+async function powerOn({ tap } = {}) {
   bootNo++;
   if (bootNo > 1) {
     const r = spawnSync("qemu-img", ["resize", "-q", opt.disk, `+${opt.grow}M`], { encoding: "utf8" });
@@ -64,8 +76,8 @@ async function powerOn() {
   const consoleLog = `${opt.work}/console-${bootNo}.log`;
   const args = [
     ...common,
-    "-netdev", `user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:${port}-:4840`,
-    "-device", "virtio-net-pci,netdev=n0",
+    "-netdev", tap ? `tap,id=n0,ifname=${tap},script=no,downscript=no` : `user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:${port}-:4840`,
+    "-device", `virtio-net-pci,netdev=n0,mac=${MAC}`,
     "-serial", `file:${consoleLog}`,
     ...shellArgs.map((a) => a.replace("@SOCK@", sock)),
     // systemd-boot appends this to the entry's command line (SMBIOS type 11): the debug shell
@@ -76,8 +88,9 @@ async function powerOn() {
   const proc = spawn(opt.qemu, args, { stdio: ["ignore", "inherit", "inherit"] });
   running = proc;
   const exited = new Promise((resolve) => proc.on("exit", () => resolve(Date.now())));
-  console.log(`boot ${bootNo}: power on at ${iso(t0)}, opc.tcp on 127.0.0.1:${port}`);
-  configure({ url: `opc.tcp://127.0.0.1:${port}`, t0: String(t0), timeout: opt.timeout, shell: sock, console: consoleLog });
+  const url = tap ? STATIC_URL : `opc.tcp://127.0.0.1:${port}`;
+  console.log(`boot ${bootNo}: power on at ${iso(t0)}, opc.tcp at ${url}${tap ? ` (tap ${tap}, no DHCP)` : ""}`);
+  configure({ url, t0: String(t0), timeout: opt.timeout, shell: sock, console: consoleLog });
   return { proc, port, sock, consoleLog, t0, exited };
 }
 
@@ -157,9 +170,12 @@ async function grownToTheEnd(sh) {
 }
 
 async function main() {
-  // ---- Boot 1: N in slot A.
+  const settings = new SettingsCheck(opt.disk, opt.image, opt.work);
+  // ---- Boot 1: N in slot A, with a broken devices.yaml on the FIELDGATE drive.
+  settings.putBrokenMap();
   let boot = await powerOn();
   await opcua();
+  await withSession((s) => settings.previousMapServes(s, TAG));
   let before;
   await withSession(async (s) => {
     const v = await systemVars(s);
@@ -174,6 +190,7 @@ async function main() {
     check(edit.endsWith("2\nvalid"), `gateway.yaml: history.clockSyncWait 0s, update.reboot now (${edit.replace(/\n/g, " ")})`);
   });
   let sh = await openShell(boot.sock);
+  await settings.refusedOnTheGateway(sh);
   const grown = [await grownToTheEnd(sh)];
   // History of the tag before any update: the samples since the restart.
   await withSession(async (s) => {
@@ -196,6 +213,8 @@ async function main() {
   sh.close();
   const tTrial = await waitExit(boot, 900, "broken N+1 from the inbox");
   figures.inboxToRebootSeconds = Math.round((tTrial - tInbox) / 1000);
+  // The card in the laptop: IMPORT-RESULT.txt says what to fix; the broken file is taken away.
+  settings.refusedOnTheDrive();
 
   // ---- Boot 2: the broken N+1's trial in slot B; it must reboot by itself.
   boot = await powerOn();
@@ -279,6 +298,8 @@ async function main() {
   });
   sh = await openShell(boot.sock);
   grown.push(await grownToTheEnd(sh));
+  // The settings unit at a boot whose drive brings nothing: a look, and network.yaml rendered.
+  figures.settingsUnitNothing = await unitTime(sh);
   const after = await sh.run("ls -1 /efi/loader/entries; systemctl --failed --no-legend --plain");
   check(/fieldgate-b\.conf/.test(after) && /fieldgate-a\.conf/.test(after) && after.split("\n").length === 2,
     `boot 4: slot B's entry confirmed, slot A's kept as the previous version, no failed unit: ${after.replace(/\n/g, " ")}`);
@@ -288,18 +309,29 @@ async function main() {
   await waitExit(boot, 300, "systemctl reboot");
   sh.close();
 
-  // ---- Boot 5: the confirmed N+1 stays.
-  boot = await powerOn();
+  // ---- Boot 5: the confirmed N+1 stays; the drive brings a static address and SSH keys, on a
+  // network without DHCP.
+  settings.putStaticNetwork();
+  if (!opt.tap) check(false, `boot 5: no network of the test's own (${opt["tap-error"] || "no tap given"}): the static address is not checked`);
+  boot = await powerOn({ tap: opt.tap || undefined });
   await withSession(async (s) => {
     const v = await systemVars(s);
     check(v.RunningVersion === NEXT && v.RootSlot === "B", `boot 5: still ${v.RunningVersion} from slot ${v.RootSlot} after a plain reboot`);
+    if (opt.tap) await settings.tagAtStaticAddress(s, TAG);
   });
   sh = await openShell(boot.sock);
   grown.push(await grownToTheEnd(sh));
   figures.dataPartitionMiB = grown;
+  await settings.appliedOnTheGateway(sh);
+  if (opt.tap) {
+    await settings.sshLogin();
+    await settings.driveVersionsOnThePage();
+    await settings.unconfirmedChangeReverts(sh);
+  }
   sh.socket.write("systemctl poweroff\n");
   await waitExit(boot, 120, "systemctl poweroff");
   sh.close();
+  settings.appliedOnTheDrive();
 }
 
 try {
@@ -307,6 +339,19 @@ try {
 } catch (err) {
   failures.push(err instanceof Error ? err.message : String(err));
   console.log(`FAIL ${failures.at(-1)}`);
+  await guestReport();
+}
+
+/** What the running guest says about its gateway when a check gave up on it: its units and journal. */
+async function guestReport() {
+  if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
+  const s = await openShell(`${opt.work}/shell-${bootNo}.sock`).catch(() => undefined);
+  if (!s) return log("(the debug shell did not answer)");
+  const out = await s
+    .run("systemctl --failed --no-legend --plain; systemctl status fieldgate fieldgate-settings fieldgate-trial --no-pager -l | head -60; journalctl -b -u fieldgate -u fieldgate-settings -u fieldgate-trial -u systemd-networkd --no-pager -o short-monotonic | tail -80", 120_000)
+    .catch((e) => `(the shell failed: ${e?.message ?? e})`);
+  s.close();
+  log(`boot ${bootNo}, the guest:\n       ${out.replace(/\n/g, "\n       ")}`);
 }
 if (running !== undefined && running.exitCode === null && running.signalCode === null) running.kill("SIGKILL");
 console.log(`figures: ${JSON.stringify(figures)}`);

@@ -14,4 +14,6 @@ import { builtFile } from "./worker-file.js";
 // (src/signals.ts), not the end of a half-started process.
 holdSignals();
 
-await import(builtFile("main").href);
+// `settings` and `network` run at every boot before the gateway: their own entry (src/settings-main.ts).
+const own = process.argv[2] === "settings" || process.argv[2] === "network";
+await import(builtFile(own ? "settings-main" : "main").href);

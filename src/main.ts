@@ -1,9 +1,12 @@
-// `fieldgate run | validate | cert | update | import | export`: the gateway service and its
-// operators' tools (src/cli.ts is the command that loads this).
+// `fieldgate run | validate | cert | update | import | export | settings | network`: the gateway
+// service and its operators' tools (src/cli.ts is the command that loads this), and the commands
+// its drivers add (DriverCommand: `fieldgate <name> ...`, loaded when run).
 import { parseArgs } from "node:util";
 import { validateDeviceMapFile } from "./config/device-map.js";
+import { validateNetworkFile } from "./config/network-config.js";
 import { builtinDrivers } from "../drivers/builtin.js";
 import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
+import { passwordProblem } from "./config/credentials.js";
 import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./sessions/users.js";
 import { releaseSignals } from "./signals.js";
@@ -13,22 +16,27 @@ import { releaseSignals } from "./signals.js";
 // machinery, the Kepware CSV tools with the full yaml library), which cost start time and
 // memory at rest (bench/RESULTS.md).
 async function usage(): Promise<string> {
-  const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }] = await Promise.all([
+  const [{ CERT_USAGE }, { UPDATE_USAGE }, { EXPORT_USAGE, IMPORT_USAGE }, { SETTINGS_USAGE, NETWORK_USAGE }] = await Promise.all([
     import("./security/cert-cli.js"),
     import("./update/cli.js"),
     import("./config/kepware-cli.js"),
+    import("./settings/cli.js"),
   ]);
   return `usage:
   fieldgate run --config FILE [--port N]    run the gateway
   fieldgate validate --config FILE          check a config and the device map it names, and exit
                                             (0 = valid)
   fieldgate validate --devices FILE         check a device map alone
+  fieldgate validate --network FILE         check network settings (network.yaml)
   fieldgate password                        read a password (stdin; no echo on a terminal) and
                                             print its hash for users.<name>.password
 ${CERT_USAGE}
 ${UPDATE_USAGE}
 ${IMPORT_USAGE}
 ${EXPORT_USAGE}
+${SETTINGS_USAGE}
+${NETWORK_USAGE}
+${builtinDrivers().commandList().map((c) => c.usage).join("\n")}
   fieldgate help | --help                   print this`;
 }
 
@@ -41,15 +49,22 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // `cert`, `update`, `import` and `export` take positionals: they parse their own arguments.
+  // (`settings` and `network` never come here: src/cli.ts runs src/settings-main.ts for them.)
   if (command === "cert") return (await import("./security/cert-cli.js")).certCommand(rest);
   if (command === "update") return (await import("./update/cli.js")).updateCommand(rest);
   if (command === "import") return (await import("./config/kepware-cli.js")).importCommand(rest, builtinDrivers());
   if (command === "export") return (await import("./config/kepware-cli.js")).exportCommand(rest, builtinDrivers());
+  const drivers = builtinDrivers();
+  const driverCommand = command === undefined ? undefined : drivers.commandNamed(command);
+  if (driverCommand !== undefined) {
+    return driverCommand.run(rest, { drivers, out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) });
+  }
   const { values } = parseArgs({
     args: rest,
     options: {
       config: { type: "string", short: "c" },
       devices: { type: "string" },
+      network: { type: "string" },
       port: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -63,7 +78,11 @@ async function main(argv: string[]): Promise<number> {
   const configFile = values.config ?? "config/gateway.yaml";
   switch (command) {
     case "validate":
-      return validate(values.devices === undefined || values.config !== undefined ? configFile : undefined, values.devices);
+      return validate(
+        (values.devices === undefined && values.network === undefined) || values.config !== undefined ? configFile : undefined,
+        values.devices,
+        values.network,
+      );
     case "run":
       return runGateway(configFile, values.port);
     case "password":
@@ -74,8 +93,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** `fieldgate validate`: the gateway config and the device map it names, or a device map alone. */
-function validate(configFile: string | undefined, devicesFile: string | undefined): number {
+/** `fieldgate validate`: the gateway config and the device map it names, or a device map or network.yaml alone. */
+function validate(configFile: string | undefined, devicesFile: string | undefined, networkFile: string | undefined): number {
   const checked: string[] = [];
   const issues: ConfigIssue[] = [];
   if (configFile !== undefined) {
@@ -87,6 +106,10 @@ function validate(configFile: string | undefined, devicesFile: string | undefine
   if (devicesFile !== undefined) {
     issues.push(...validateDeviceMapFile(devicesFile, builtinDrivers()));
     checked.push(devicesFile);
+  }
+  if (networkFile !== undefined) {
+    issues.push(...validateNetworkFile(networkFile));
+    checked.push(networkFile);
   }
   for (const i of issues) console.error(formatIssue(i));
   if (issues.length === 0) for (const f of checked) console.log(`${f}: valid`);
@@ -110,6 +133,12 @@ async function password(): Promise<number> {
   }
   if (!pw) {
     console.error("fieldgate: no password given");
+    return 1;
+  }
+  // The same rule as the FIELDGATE drive's admin-password.txt: one rule for every password set.
+  const problem = passwordProblem(pw);
+  if (problem !== undefined) {
+    console.error(`fieldgate: password: ${problem}`);
     return 1;
   }
   console.log(await hashPassword(pw));

@@ -49,6 +49,8 @@ export interface RunningServer {
   readonly pinnedCpu: number | undefined;
   /** The last lines the server wrote (stdout and stderr), for error messages. */
   outputTail(): string;
+  /** Calls `fn` with every line the server writes from now on (stdout and stderr, diagnostics lines aside). */
+  onLine(fn: (line: string) => void): void;
   /** True once the process has exited (a crash under load shows up here). */
   readonly exited: boolean;
   /**
@@ -89,6 +91,7 @@ class SpawnedServer implements RunningServer {
   diagnostics = false;
   readonly reports: DiagnosticsSnapshot[] = [];
   private readonly tail: string[] = [];
+  private readonly lineListeners: ((line: string) => void)[] = [];
   private exitWait: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(
@@ -118,6 +121,11 @@ class SpawnedServer implements RunningServer {
     }
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
+    for (const fn of this.lineListeners) fn(line);
+  }
+
+  onLine(fn: (line: string) => void): void {
+    this.lineListeners.push(fn);
   }
 
   outputTail(): string {

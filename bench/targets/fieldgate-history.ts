@@ -14,11 +14,11 @@
 //
 // Parameters come in FIELDGATE_BENCH_HISTORY (JSON, HistoryPreloadParams). Worker threads see the
 // same environment and load preloads too: only the main thread acts.
-import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isMainThread } from "node:worker_threads";
 import { BENCH_HISTORY_NODE, BENCH_HISTORY_URI, fillHistory } from "../scenarios/history-read-load.js";
+import { serverModule } from "./server-module.js";
 
 export const HISTORY_PRELOAD_ENV = "FIELDGATE_BENCH_HISTORY";
 
@@ -45,18 +45,6 @@ interface ServerLike {
 interface ServerClass {
   new (config: unknown, log: unknown): ServerLike;
   prototype: ServerLike;
-}
-
-/**
- * The module whose FieldgateServer the CLI will run, so that the wrapped start is that one: the
- * bundle's (dist/bundle/server.js) where src/cli.ts takes the bundle (present, and not older
- * than the last compile), else the compiled module.
- */
-function serverModule(root: string): string {
-  const bundled = join(root, "dist", "bundle", "server.js");
-  const compiled = join(root, "dist", "tsconfig.tsbuildinfo");
-  const fresh = existsSync(bundled) && (!existsSync(compiled) || statSync(bundled).mtimeMs >= statSync(compiled).mtimeMs);
-  return pathToFileURL(fresh ? bundled : join(root, "dist", "src", "server", "server.js")).href;
 }
 
 async function prepare(p: HistoryPreloadParams): Promise<void> {

@@ -1,7 +1,7 @@
 // Framing of one link: the request ADU around a PDU, and cutting answers out of the bytes the
 // link receives. One receive buffer per link with cursors (no Buffer.concat per chunk; the
 // pg-protocol parser pattern in STYLE.md). What differs per transport lives beside this file:
-// mbap.ts (Modbus TCP) and rtu.ts (RTU on a serial line or through a TCP gateway).
+// mbap.ts (Modbus TCP), rtu.ts (RTU on a serial line or through a TCP gateway) and ascii.ts.
 import { FunctionCode } from "./pdu.js";
 import type { Job } from "./queue.js";
 
@@ -10,7 +10,7 @@ export const NEED_MORE = -1;
 /** The TCP byte stream cannot be framed any more: the connection must go. */
 export const MALFORMED = -2;
 
-/** Room for a few frames; a frame is at most 260 bytes and the scans never keep more than one. */
+/** Room for a few frames; a frame is at most 260 bytes (513 characters in ASCII) and the scans never keep more than one. */
 const RX_SIZE = 1024;
 
 /** The address a job's current request carries: FC5/FC6 sequences write one item per request. */
@@ -56,6 +56,9 @@ export abstract class Framing {
     this.discardedBytes += this.end - this.start;
     this.start = this.end = 0;
   }
+
+  /** Longest request ADU this framing writes, bytes (RTU and TCP: 260; ASCII: 513 characters). */
+  readonly maxAdu: number = 260;
 
   /** Unit ids a request may address on this transport. */
   abstract readonly minUnit: number;

@@ -1,4 +1,4 @@
-// The Modbus drivers (issue 4): Modbus TCP, RTU on a serial line, RTU through a TCP gateway.
+// The Modbus drivers: Modbus TCP, RTU or ASCII on a serial line, RTU through a TCP gateway.
 // One Driver per physical link; every unit id on that link shares its one serialized queue.
 // Function codes 1-6, 15, 16; exception codes map to StatusCodes as pdu.ts documents.
 import { ModbusLink } from "./link.js";

@@ -131,7 +131,7 @@ function exportPlace(tag: TagConfig, device: DeviceConfig): { readonly address: 
 function importDevice(driver: string, o: KepwareDeviceOptions): KepwareDevice | string {
   const byteOrder = o.byteOrder?.toUpperCase();
   if (byteOrder !== undefined && !(BYTE_ORDERS as readonly string[]).includes(byteOrder)) return `--byte-order: expected one of ${BYTE_ORDERS.join(", ")}, got "${o.byteOrder}"`;
-  const rtu = driver === "modbus-rtu";
+  const rtu = driver === "modbus-rtu" || driver === "modbus-ascii";
   const keys: Record<string, unknown> = {};
   if (driver === "modbus-tcp" || driver === "modbus-rtu-over-tcp") keys.host = o.host ?? "127.0.0.1";
   if (rtu) keys.bus = "rs485-1";
@@ -145,7 +145,7 @@ function importDevice(driver: string, o: KepwareDeviceOptions): KepwareDevice | 
       "Kepware's CSV holds the tags only: check the device's address, port, unit id and, for 32- and 64-bit",
       "values, byteOrder (Kepware's Data Encoding settings; ABCD is Modbus's own order), then",
       "    fieldgate validate --devices THIS_FILE",
-      ...(rtu ? ["The serial bus (rs485-1 on /dev/ttyUSB0, 9600 8E1) is a placeholder: set its port and line settings."] : []),
+      ...(rtu ? [`The serial bus (rs485-1 on /dev/ttyUSB0, ${driver === "modbus-ascii" ? "9600 7E1" : "9600 8E1"}) is a placeholder: set its port and line settings.`] : []),
     ],
   };
 }

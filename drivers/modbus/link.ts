@@ -3,8 +3,9 @@
 // outstanding; each waits at most `timeout`, so a dead slave delays the others by at most that.
 //
 // This file is the request path: the Driver API, the queue, one request on the wire, its answer
-// or time-out. Beside it: framing.ts with mbap.ts and rtu.ts (ADUs per transport), connection.ts
-// (opening, reconnect backoff), streams.ts (socket and serial handlers), queue.ts, pdu.ts.
+// or time-out. Beside it: framing.ts with mbap.ts, rtu.ts and ascii.ts (ADUs per transport),
+// queue.ts, pdu.ts; under drivers/stream/, connection.ts (opening, reconnect backoff) and
+// streams.ts (socket and serial handlers), which the M-Bus link shares.
 //
 // Framing is ours, on `net` and `serialport`, not modbus-serial's client: its RTU port does not
 // drop stale input before a request (a late answer to a timed-out request is taken as the next
@@ -18,7 +19,7 @@
 // the time-out timer is one Node timer re-armed with refresh(); stream handlers are module-level
 // functions that reach the connection through a symbol (streams.ts).
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import type { BlockRequest, DeviceLinkCounters, Driver } from "../../src/devices/driver.js";
+import type { BlockRequest, DeviceLinkCounters, Driver, DriverError } from "../../src/devices/driver.js";
 import {
   FunctionCode, MAX_READ_BITS, MAX_READ_REGISTERS, MAX_WRITE_BITS, MAX_WRITE_REGISTERS,
   checkResponsePdu, decodeReadData, exceptionError, isBusyException, isGatewayException,
@@ -30,11 +31,9 @@ import type { Job, JobResult } from "./queue.js";
 import { MALFORMED, NEED_MORE, sentAddress, type Framing } from "./framing.js";
 import { MbapFraming } from "./mbap.js";
 import { RtuFraming } from "./rtu.js";
-import { LINK_STATE_NAMES, LinkConnection, LinkState, type ConnectionOwner } from "./connection.js";
-import type { LinkStream } from "./streams.js";
-
-/** TCP ADU: 7-byte MBAP header + 253-byte PDU (MBAP spec §4.1). */
-const MAX_ADU = 260;
+import { AsciiFraming } from "./ascii.js";
+import { LINK_STATE_NAMES, LinkConnection, LinkState, type ConnectionOwner } from "../stream/connection.js";
+import type { LinkStream } from "../stream/streams.js";
 
 function onLinkTimer(link: ModbusLink): void {
   link.timerFired();
@@ -50,7 +49,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
   private readonly queue = new JobQueue();
   private inFlight: Job | null = null;
 
-  private tx = Buffer.allocUnsafe(MAX_ADU);
+  private tx: Buffer;
   private txViews: (Buffer | undefined)[] = [];
   private readonly rx: Framing;
   private inReceive = false;
@@ -76,7 +75,8 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
 
   constructor(options: ResolvedLinkOptions) {
     this.options = options;
-    this.rx = options.kind === "tcp" ? new MbapFraming() : new RtuFraming();
+    this.rx = options.kind === "tcp" ? new MbapFraming() : options.kind === "ascii" ? new AsciiFraming() : new RtuFraming();
+    this.tx = Buffer.allocUnsafe(this.rx.maxAdu);
     this.conn = new LinkConnection(options, this);
   }
 
@@ -250,7 +250,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
     // A write the OS has not taken yet still references the transmit buffer: leave it to that
     // write and encode into a fresh one (only a stalled link gets here).
     if (stream.writableLength > 0) {
-      this.tx = Buffer.allocUnsafe(MAX_ADU);
+      this.tx = Buffer.allocUnsafe(this.rx.maxAdu);
       this.txViews.length = 0;
     }
     const tx = this.tx;
@@ -358,7 +358,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
     this.fail(job, exceptionError(job.unitId, job.fc, code, what));
   }
 
-  private fail(job: Job, err: ModbusError): void {
+  private fail(job: Job, err: DriverError): void {
     const reject = job.reject!;
     if (this.inFlight === job) this.finish(performance.now());
     this.count(job, err);
@@ -366,7 +366,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
     reject(err);
   }
 
-  private count(job: Job, err: ModbusError): void {
+  private count(job: Job, err: DriverError): void {
     this.errors++;
     this.lastError = err.message;
     job.unit!.errors++;
@@ -406,7 +406,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
     const err = new ModbusError("timeout", StatusCodes.BadCommunicationError, `unit ${job.unitId}: ${this.timeoutText(job)}`, true);
     // On TCP, a run of time-outs with no answer from anyone on the link means the connection is
     // likely half-open (peer rebooted, NAT state lost): open a new one, with backoff.
-    if (this.options.kind !== "rtu" && ++this.consecutiveTimeouts >= this.options.maxConsecutiveTimeouts) {
+    if (!this.options.serial && ++this.consecutiveTimeouts >= this.options.maxConsecutiveTimeouts) {
       this.consecutiveTimeouts = 0;
       this.inFlight = null;
       this.drop(`${this.options.maxConsecutiveTimeouts} time-outs in a row`);
@@ -453,7 +453,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
   }
 
   /** @internal ConnectionOwner */
-  connectFailed(err: ModbusError): void {
+  connectFailed(err: DriverError): void {
     this.communicationErrors++;
     this.failQueued(err);
   }
@@ -478,7 +478,7 @@ export class ModbusLink implements Driver<number>, ConnectionOwner {
     }
   }
 
-  private failQueued(err: ModbusError): void {
+  private failQueued(err: DriverError): void {
     let j = this.queue.drain();
     while (j !== null) {
       const next = j.next;

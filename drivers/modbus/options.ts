@@ -1,22 +1,27 @@
 // Options and diagnostics of a Modbus link, and their defaults.
 import type { DriverHealth } from "../../src/devices/driver.js";
 
-export type ModbusLinkKind = "tcp" | "rtu" | "rtu-over-tcp";
+export type ModbusLinkKind = "tcp" | "rtu" | "ascii" | "rtu-over-tcp";
+
+/** The kinds on a serial line (the others are TCP connections). */
+export function isSerialKind(kind: ModbusLinkKind): boolean {
+  return kind === "rtu" || kind === "ascii";
+}
 
 export interface ModbusLinkOptions {
-  /** tcp: Modbus TCP (MBAP); rtu: a serial line; rtu-over-tcp: RTU frames through a TCP gateway. */
+  /** tcp: Modbus TCP (MBAP); rtu, ascii: a serial line in RTU or ASCII mode; rtu-over-tcp: RTU frames through a TCP gateway. */
   kind: ModbusLinkKind;
   /** tcp, rtu-over-tcp. */
   host?: string;
   /** tcp, rtu-over-tcp; default 502. */
   port?: number;
-  /** rtu: the serial device, e.g. /dev/ttyUSB0. */
+  /** rtu, ascii: the serial device, e.g. /dev/ttyUSB0. */
   path?: string;
   /** rtu; default 19200 (serial spec §2.5.1: the default rate devices must support). */
   baudRate?: number;
   /** rtu; default "even" (serial spec §2.5.1: even parity is the required default). */
   parity?: "none" | "even" | "odd";
-  /** rtu; default 8 (RTU frames are 8-bit; 7 is for ASCII mode). */
+  /** rtu, ascii; default 8 for rtu (RTU frames are 8-bit), 7 for ascii (serial spec §2.5.2.1). */
   dataBits?: 7 | 8;
   /** rtu; default 1. */
   stopBits?: 1 | 2;
@@ -49,6 +54,8 @@ export interface ModbusLinkOptions {
 
 export interface ResolvedLinkOptions {
   readonly kind: ModbusLinkKind;
+  /** A serial line (rtu, ascii): the connection opens `path`, else a TCP connection. */
+  readonly serial: boolean;
   readonly host: string;
   readonly port: number;
   readonly path: string;
@@ -111,11 +118,12 @@ function positive(name: string, v: number | undefined, fallback: number, min = 0
 /** Fills defaults and checks what the link needs; a programming error throws RangeError. */
 export function resolveLinkOptions(o: ModbusLinkOptions): ResolvedLinkOptions {
   const kind = o.kind;
-  if (kind !== "tcp" && kind !== "rtu" && kind !== "rtu-over-tcp") throw new RangeError(`modbus link: unknown kind ${String(kind)}`);
-  if (kind === "rtu" ? !o.path : !o.host) throw new RangeError(`modbus link: ${kind} needs ${kind === "rtu" ? "path" : "host"}`);
+  if (kind !== "tcp" && kind !== "rtu" && kind !== "ascii" && kind !== "rtu-over-tcp") throw new RangeError(`modbus link: unknown kind ${String(kind)}`);
+  const serial = isSerialKind(kind);
+  if (serial ? !o.path : !o.host) throw new RangeError(`modbus link: ${kind} needs ${serial ? "path" : "host"}`);
   const baudRate = positive("baudRate", o.baudRate, 19200, 1);
   const parity = o.parity ?? "even";
-  const dataBits = o.dataBits ?? 8;
+  const dataBits = o.dataBits ?? (kind === "ascii" ? 7 : 8);
   const stopBits = o.stopBits ?? 1;
   let gap = 0;
   if (kind === "rtu") {
@@ -124,6 +132,7 @@ export function resolveLinkOptions(o: ModbusLinkOptions): ResolvedLinkOptions {
   }
   return {
     kind,
+    serial,
     host: o.host ?? "",
     port: positive("port", o.port, 502, 1),
     path: o.path ?? "",
@@ -148,5 +157,5 @@ export function resolveLinkOptions(o: ModbusLinkOptions): ResolvedLinkOptions {
  * driver (one queue), e.g. every unit id on one serial bus or behind one gateway address.
  */
 export function modbusLinkKey(o: Pick<ModbusLinkOptions, "kind" | "host" | "port" | "path">): string {
-  return o.kind === "rtu" ? `rtu:${o.path}` : `${o.kind}:${o.host}:${o.port ?? 502}`;
+  return isSerialKind(o.kind) ? `${o.kind}:${o.path}` : `${o.kind}:${o.host}:${o.port ?? 502}`;
 }

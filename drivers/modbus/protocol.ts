@@ -161,7 +161,7 @@ const tagKeys = {
 const deviceKeys = {
   host: optional(text({ description: "Address of the device or of the TCP-to-RTU gateway (modbus-tcp, modbus-rtu-over-tcp).", minLength: 1, maxLength: MAX_HOST })),
   port: optional(integer({ description: "TCP port (default 502); for the simulator, the port it listens on (default 0: any free port).", min: 0, max: 65535 })),
-  bus: optional(string({ description: "Name of the serial bus under `buses` (modbus-rtu).", minLength: 1 })),
+  bus: optional(string({ description: "Name of the serial bus under `buses` (modbus-rtu, modbus-ascii).", minLength: 1 })),
   unitId: integer({ description: "Modbus unit id (slave address): 1-247 on a serial bus, 0-255 over TCP.", default: 1, min: 0, max: 255 }),
   timeout: duration({ description: "How long to wait for an answer.", default: "1s", min: "10ms", max: "60s" }),
   byteOrder: enumOf(BYTE_ORDERS, { description: "Default byte order of the device's multi-register values.", default: "ABCD" }),
@@ -214,14 +214,15 @@ function checkDevice(device: DeviceConfig, c: Checker): void {
   const tcp = d.driver === "modbus-tcp" || d.driver === "modbus-rtu-over-tcp";
   if (tcp && d.host === undefined) c.report("host", `missing required key; ${d.driver} needs the host to connect to`);
   if (!tcp && d.host !== undefined) c.report("host", `host applies to modbus-tcp and modbus-rtu-over-tcp, this device is ${d.driver}`);
-  if (d.driver === "modbus-rtu") {
-    if (d.bus === undefined) c.report("bus", "missing required key; a modbus-rtu device names its serial bus (see `buses`)");
-    if (d.port !== undefined) c.report("port", "a modbus-rtu device is reached through its bus; port applies to TCP drivers");
+  const serial = d.driver === "modbus-rtu" || d.driver === "modbus-ascii";
+  if (serial) {
+    if (d.bus === undefined) c.report("bus", `missing required key; a ${d.driver} device names its serial bus (see \`buses\`)`);
+    if (d.port !== undefined) c.report("port", `a ${d.driver} device is reached through its bus; port applies to TCP drivers`);
     if (d.interRequestDelay !== undefined) c.report("interRequestDelay", "on a serial bus, set interRequestDelay on the bus");
   } else if (d.bus !== undefined) {
-    c.report("bus", `bus applies to modbus-rtu devices, this one is ${d.driver}`);
+    c.report("bus", `bus applies to modbus-rtu and modbus-ascii devices, this one is ${d.driver}`);
   }
-  if ((d.driver === "modbus-rtu" || d.driver === "modbus-rtu-over-tcp") && (d.unitId < 1 || d.unitId > 247)) {
+  if ((serial || d.driver === "modbus-rtu-over-tcp") && (d.unitId < 1 || d.unitId > 247)) {
     c.report("unitId", `expected a unit id between 1 and 247 on a serial line (0 is broadcast, which never answers), got ${d.unitId}`);
   }
   d.tags.forEach((t, i) => {

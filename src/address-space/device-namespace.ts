@@ -24,7 +24,7 @@ import {
 import { DataTypeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec, RangeCodec } from "../ua/generated/types.js";
-import { UNECE_NAMESPACE_URI } from "../ua/generated/units.js";
+import { UNECE_NAMESPACE_URI, type UneceUnit } from "../ua/generated/units.js";
 import { isScaled, tagNodeIdText, type DeviceConfig, type TagConfig } from "../config/device-map.js";
 import { HistoryFeed } from "../history/feed.js";
 import type { HistorySink } from "../history/sink.js";
@@ -33,7 +33,7 @@ import type { DeviceNodes as RuntimeNodes } from "../devices/device-runtime.js";
 import { PolledTag } from "../devices/poll-group.js";
 import type { DriverProtocol } from "../devices/registry.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { runSteps, TAGS_PER_SLICE } from "../sampling/slices.js";
+import type { SlicedTask } from "../sampling/slices.js";
 import { MemoryNamespace, type MemoryVariable, type WriteHandler } from "./memory-namespace.js";
 import type { NamespaceRegistry } from "./namespace-registry.js";
 import { NodeClassMask, type NodeReference, type NodeSummary, type ValueSource } from "./node-manager.js";
@@ -107,6 +107,7 @@ function scalar(dataType: BuiltinType, value: unknown): Variant {
 }
 
 const WAITING: DataValue = Object.freeze({ statusCode: StatusCodes.BadWaitingForInitialData });
+const NO_UNIT: DataValue = Object.freeze({ statusCode: StatusCodes.BadConfigurationError });
 /** ms between two updates of a device's Diagnostics nodes while its state stays the same. */
 const DIAGNOSTICS_INTERVAL = 1000;
 const ROLE_BITS = { viewer: 1, operator: 2, admin: 4 } as const;
@@ -217,10 +218,10 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
       { referenceTypeId: HAS_COMPONENT, isForward: false, targetId: this.device.object },
     ];
   }
-  /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit. */
+  /** Part 8 §5.3.2: AnalogItemType when the tag has an EURange, BaseAnalogType with only a unit (the map's or its device's). */
   get typeDefinition(): NodeId {
     if (!isNumeric(this.builtinType)) return BASE_DATA_VARIABLE;
-    return this.config.range ? ANALOG_ITEM : this.config.unit ? BASE_ANALOG : BASE_DATA_VARIABLE;
+    return this.config.range ? ANALOG_ITEM : hasUnit(this) ? BASE_ANALOG : BASE_DATA_VARIABLE;
   }
   get dataType(): NodeId {
     return BUILTIN_IDS[this.builtinType]!;
@@ -262,6 +263,24 @@ class TagVariable extends PolledTag implements MemoryVariable, NodeReference {
  * such a tag's list must be one that stays. Filled by addTag before it adds the properties.
  */
 const STORED_REFERENCES = new WeakMap<TagVariable, NodeReference[]>();
+
+/** Whether the tag shows EngineeringUnits: the map names its unit, or its device's answers give it (TagCodec.unitOf). */
+function hasUnit(t: PolledTag): boolean {
+  return t.config.unit !== undefined || t.codec.unitOf !== undefined;
+}
+
+/** EngineeringUnits' value (Part 8 §5.6.3: EUInformation with the UNECE namespace and UnitId). */
+function euInformation(u: UneceUnit): Variant {
+  return scalar(BuiltinType.ExtensionObject, {
+    typeId: numericNodeId(EUInformationCodec.binaryEncodingId),
+    body: {
+      namespaceUri: UNECE_NAMESPACE_URI,
+      unitId: u.unitId,
+      displayName: { locale: "en", text: u.displayName },
+      description: { locale: "en", text: u.description },
+    },
+  });
+}
 
 /** Numbers (not bool, bit or string tags) have analog properties (Part 8 §5.3.2). */
 function isNumeric(builtinType: BuiltinType): boolean {
@@ -350,90 +369,98 @@ export class DeviceNamespace implements RuntimeNodes {
   }
 
   /**
-   * Creates the device's nodes, or brings existing ones in line with `config` (reload). `slots`
-   * are the tags' value cache slots, in the order of config.tags. A device of more than
-   * `perSlice` tags (TAGS_PER_SLICE unless said) is synced in slices, a turn of the event loop
-   * between them (a promise).
+   * Creates the device's nodes, or brings existing ones in line with `config` (reload), in the
+   * slices of `task`. `slots` are the tags' value cache slots, in the order of config.tags;
+   * `protocol` is the device's driver's, which makes its tags' codecs and describes them.
    */
-  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice = TAGS_PER_SLICE): void | Promise<void> {
-    const big = config.tags.length > perSlice || (this.devices.get(config.name)?.tags.length ?? 0) > perSlice;
-    return runSteps(this.syncSteps(config, protocol, slots, perSlice), !big, `nodes of ${config.name} (a slice)`);
-  }
-
-  /**
-   * syncDevice's work, pausing (yield) after every `perSlice` tags. The loops over tags are
-   * methods of their own (addTags, classifyTags, syncTags): a generator with hot loops is
-   * compiled by TurboFan whole, on the loop (runtime-flags.ts), one long task of a reload.
-   */
-  private *syncSteps(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice: number): Generator<void, void, void> {
+  async syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], task: SlicedTask): Promise<void> {
     const added: NodeId[] = [];
     const removed: NodeId[] = [];
     const n = config.tags.length;
-    let nodes = this.devices.get(config.name);
-    if (!nodes) {
-      nodes = this.addDeviceNodes(config, protocol);
+    const existing = this.devices.get(config.name);
+    if (!existing) {
+      const nodes = this.addDeviceNodes(config, protocol);
       added.push(nodes.object);
-      for (let start = 0; start < n; start += perSlice) {
-        if (start > 0) yield;
-        this.addTags(nodes, config, slots, start, Math.min(n, start + perSlice), added);
-      }
+      await task.loop(n, (from) => this.addTags(nodes, config, slots, from, added, task));
       this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
       if (added.length > 0) this.onModelChange?.({ added, removed });
       return;
     }
+    const nodes = existing;
     const object = this.ns.getNode(nodes.object)!;
     object.description = config.description === undefined ? undefined : { text: config.description };
     const before = nodes.config;
     const old = new Map<string, TagVariable>();
-    for (const v of nodes.tags) old.set(v.config.name, v);
+    await task.loop(nodes.tags.length, (from) => byName(nodes.tags, old, from, task));
     nodes.config = config;
     nodes.protocol = protocol;
     nodes.writeRoleMask = roleMask(config.writeRoles);
-    // First which nodes stay, which are replaced and which go. Nodes that go are removed first
-    // (in one pass per slice: see MemoryNamespace.removeNodes); a replaced node is removed and
-    // added again with its NodeId in the same slice, so that between two turns no NodeId of the
-    // new map is missing (a Read, or a monitored item re-bound after the reload, would find
-    // nothing and fall back to BadNodeIdUnknown or to sampling by read()).
+    // First which nodes stay, which are replaced and which go. Nodes that go are removed first;
+    // a replaced node is removed and added again with its NodeId in the same slice, so that
+    // between two turns no NodeId of the new map is missing (a Read, or a monitored item re-bound
+    // after the reload, would find nothing and fall back to BadNodeIdUnknown or to sampling by
+    // read()).
     const plan: SyncPlan<TagVariable> = { old, sameRoles: roleMask(before.writeRoles) === nodes.writeRoleMask, kept: new Array(n), replaced: new Array(n) };
-    for (let start = 0; start < n; start += perSlice) {
-      if (start > 0) yield;
-      classifyTags(plan, config, protocol, start, Math.min(n, start + perSlice));
-    }
+    await task.loop(n, (from) => classifyPart(plan, config, protocol, from, task));
     const gone = [...old.values()];
-    for (let i = 0; i < gone.length; i += perSlice) {
-      yield;
-      this.removeTags(gone.slice(i, i + perSlice), removed);
-    }
+    await task.loop(gone.length, (from) => this.removeGone(gone, from, removed, task));
     nodes.tags.length = 0;
-    for (let start = 0; start < n; start += perSlice) {
-      if (start > 0) yield;
-      this.syncTags(nodes, plan, config, slots, start, Math.min(n, start + perSlice), added, removed);
-    }
+    await task.loop(n, (from) => this.syncTags(nodes, plan, config, slots, from, added, removed, task));
     this.onTagsSynced?.(config.name, nodes.object, nodes.tags);
     if (added.length > 0 || removed.length > 0) this.onModelChange?.({ added, removed });
   }
 
-  /** New nodes for tags [from, to) of a device that has none yet. */
-  private addTags(nodes: DeviceNodes, config: DeviceConfig, slots: readonly number[], from: number, to: number, added: NodeId[]): void {
-    for (let i = from; i < to; i++) added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
+  /** New nodes for tags from `from` on of a device that had none, until the slice is spent; returns where it stopped. */
+  private addTags(nodes: DeviceNodes, config: DeviceConfig, slots: readonly number[], from: number, added: NodeId[], task: SlicedTask): number {
+    const n = config.tags.length;
+    let i = from;
+    while (i < n) {
+      added.push(this.addTag(nodes, config.tags[i]!, slots[i]!).nodeId);
+      i++;
+      if ((i & 7) === 0 && task.over()) break;
+    }
+    return i;
   }
 
-  /** Tags [from, to) of a reload: replaced nodes removed, kept ones retargeted, new ones added. */
-  private syncTags(nodes: DeviceNodes, plan: SyncPlan<TagVariable>, config: DeviceConfig, slots: readonly number[], from: number, to: number, added: NodeId[], removed: NodeId[]): void {
-    const part: TagVariable[] = [];
-    for (let i = from; i < to; i++) if (plan.replaced[i] !== undefined) part.push(plan.replaced[i]!);
-    if (part.length > 0) this.removeTags(part, removed);
-    for (let i = from; i < to; i++) {
-      const t = config.tags[i]!;
-      const existing = plan.kept[i];
-      if (existing) {
-        // The tag's address or scaling may have moved: the node shows the new config.
-        existing.retarget(t, nodes.protocol.tag(t, config), slots[i]!);
-        nodes.tags.push(existing);
-        continue;
-      }
-      added.push(this.addTag(nodes, t, slots[i]!).nodeId);
+  /** Nodes of tags gone from the map, from `from` on, TAGS_PER_REMOVAL a pass, until the slice is spent; returns where it stopped. */
+  private removeGone(gone: readonly TagVariable[], from: number, removed: NodeId[], task: SlicedTask): number {
+    let i = from;
+    while (i < gone.length) {
+      const to = Math.min(gone.length, i + TAGS_PER_REMOVAL);
+      this.removeTags(gone.slice(i, to), removed);
+      i = to;
+      if (task.over()) break;
     }
+    return i;
+  }
+
+  /**
+   * Tags of a reload from `from` on, TAGS_PER_REMOVAL at a time, until the slice is spent:
+   * replaced nodes removed, kept ones retargeted, new ones added. Returns where it stopped.
+   */
+  private syncTags(nodes: DeviceNodes, plan: SyncPlan<TagVariable>, config: DeviceConfig, slots: readonly number[], from: number, added: NodeId[], removed: NodeId[], task: SlicedTask): number {
+    const n = config.tags.length;
+    let at = from;
+    while (at < n) {
+      const to = Math.min(n, at + TAGS_PER_REMOVAL);
+      const part: TagVariable[] = [];
+      for (let i = at; i < to; i++) if (plan.replaced[i] !== undefined) part.push(plan.replaced[i]!);
+      if (part.length > 0) this.removeTags(part, removed);
+      for (let i = at; i < to; i++) {
+        const t = config.tags[i]!;
+        const existing = plan.kept[i];
+        if (existing) {
+          // The tag's address or scaling may have moved: the node shows the new config.
+          existing.retarget(t, nodes.protocol.tag(t, config), slots[i]!);
+          nodes.tags.push(existing);
+          continue;
+        }
+        added.push(this.addTag(nodes, t, slots[i]!).nodeId);
+      }
+      at = to;
+      if (task.over()) break;
+    }
+    return at;
   }
 
   private removeTags(part: readonly TagVariable[], removed: NodeId[]): void {
@@ -441,28 +468,21 @@ export class DeviceNamespace implements RuntimeNodes {
     for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
   }
 
-  /** Removes a device's nodes: its tags in slices of TAGS_PER_SLICE when it has more, then the rest. */
-  removeDevice(name: string): void | Promise<void> {
+  /**
+   * Removes a device's nodes in the slices of `task`: its object lets go of its tags at once (so
+   * that removing them does not scan its references again each time), then the tags, then the
+   * object with the rest.
+   */
+  async removeDevice(name: string, task: SlicedTask): Promise<void> {
     const nodes = this.devices.get(name);
     if (!nodes) return;
     this.devices.delete(name);
-    return runSteps(this.removeSteps(name, nodes), nodes.tags.length <= TAGS_PER_SLICE, `nodes of ${name} (a slice)`);
-  }
-
-  private *removeSteps(name: string, nodes: DeviceNodes): Generator<void, void, void> {
     const removed: NodeId[] = [];
     const tags = nodes.tags;
-    if (tags.length > TAGS_PER_SLICE) {
-      for (let i = 0; i < tags.length; i += TAGS_PER_SLICE) {
-        if (i > 0) yield;
-        const part = tags.slice(i, i + TAGS_PER_SLICE);
-        for (const v of part) this.unfeed(v);
-        for (const id of this.ns.removeNodes(part.map((v) => v.nodeId))) removed.push(id);
-      }
-      yield;
-    } else {
-      for (const v of tags) this.unfeed(v);
-    }
+    const object = this.ns.getNode(nodes.object);
+    if (object !== undefined) await task.loop(1, () => (dropTagReferences(object.references), 1));
+    await task.loop(tags.length, (from) => this.removeGone(tags, from, removed, task));
+    await task.yield();
     for (const id of this.ns.removeNode(nodes.object)) removed.push(id);
     this.onDeviceRemoved?.(name);
     this.onModelChange?.({ added: [], removed });
@@ -474,6 +494,19 @@ export class DeviceNamespace implements RuntimeNodes {
     if (!nodes) return;
     nodes.writer = poller;
     poller.onChange = (p, stateChanged) => this.showDiagnostics(p, stateChanged);
+    poller.onUnit = (tag, unit) => this.showUnit(tag, unit);
+  }
+
+  /**
+   * A tag's EngineeringUnits as its device's answer gave them (TagCodec.unitOf), for a tag whose
+   * map names no unit: the EUInformation, or Bad_ConfigurationError (Part 4 §7.34) when the answer
+   * names none the UNECE table has.
+   */
+  private showUnit(tag: PolledTag, unit: UneceUnit | undefined): void {
+    if (!(tag instanceof TagVariable) || tag.config.unit !== undefined) return;
+    const v = this.ns.variable(`${tagNodeIdText(tag.device.config.name, tag.config.name)}/EngineeringUnits`);
+    if (v === undefined) return;
+    this.ns.setValue(v, unit === undefined ? NO_UNIT : { value: euInformation(unit), sourceTimestamp: Date.now() });
   }
 
   /**
@@ -546,7 +579,8 @@ export class DeviceNamespace implements RuntimeNodes {
     const id = tagNodeIdText(device.config.name, t.name);
     const variable = new TagVariable(this.nodeIdOf(device.config.name, t, slot), t, device, slot);
     ns.adoptNode(variable, device.object, HAS_COMPONENT, variable);
-    if (t.range || t.unit) STORED_REFERENCES.set(variable, variable.ownReferences());
+    const unit = hasUnit(variable);
+    if (t.range || unit) STORED_REFERENCES.set(variable, variable.ownReferences());
     device.tags.push(variable);
     if (t.range) {
       ns.addProperty(variable.nodeId, {
@@ -556,21 +590,13 @@ export class DeviceNamespace implements RuntimeNodes {
         value: scalar(BuiltinType.ExtensionObject, { typeId: numericNodeId(RangeCodec.binaryEncodingId), body: { low: t.range[0], high: t.range[1] } }),
       });
     }
-    if (t.unit) {
-      const u = t.unit;
+    if (unit) {
+      // A unit the device's answers give shows BadWaitingForInitialData until the first answer.
       ns.addProperty(variable.nodeId, {
         nodeId: `${id}/EngineeringUnits`,
         browseName: { namespaceIndex: 0, name: "EngineeringUnits" },
         dataType: DataTypeIds.EUInformation,
-        value: scalar(BuiltinType.ExtensionObject, {
-          typeId: numericNodeId(EUInformationCodec.binaryEncodingId),
-          body: {
-            namespaceUri: UNECE_NAMESPACE_URI,
-            unitId: u.unitId,
-            displayName: { locale: "en", text: u.displayName },
-            description: { locale: "en", text: u.description },
-          },
-        }),
+        value: t.unit ? euInformation(t.unit) : WAITING,
       });
     }
     if (t.history && this.history) {
@@ -605,4 +631,42 @@ export class DeviceNamespace implements RuntimeNodes {
 /** The Description of a tag without one, in its driver's words: "uint16 at holding:100", "float32 at input:2, raw * 0.1 + 0". */
 function describeTag(t: TagConfig, protocol: DriverProtocol): string {
   return `${protocol.syntax.valueType(t).name} at ${protocol.formatAddress(t)}${isScaled(t) ? `, raw * ${t.scale} + ${t.offset}` : ""}`;
+}
+
+/** Tags passed to one removal of nodes: MemoryNamespace.removeNodes scans the references of their device object once a call. */
+const TAGS_PER_REMOVAL = 32;
+
+/** Tags from `from` on into `old` by name, until the slice is spent; returns where it stopped. */
+function byName(tags: readonly TagVariable[], old: Map<string, TagVariable>, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < tags.length) {
+    const v = tags[i]!;
+    old.set(v.config.name, v);
+    i++;
+    if ((i & 63) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** classifyTags from `from` on, until the slice is spent; returns where it stopped. */
+function classifyPart(plan: SyncPlan<TagVariable>, config: DeviceConfig, protocol: DriverProtocol, from: number, task: SlicedTask): number {
+  const n = config.tags.length;
+  let i = from;
+  while (i < n) {
+    const to = Math.min(n, i + 16);
+    classifyTags(plan, config, protocol, i, to);
+    i = to;
+    if (task.over()) break;
+  }
+  return i;
+}
+
+/** Drops a device object's references to its tag variables (the object is going), in place. */
+function dropTagReferences(refs: NodeReference[]): void {
+  let keep = 0;
+  for (let i = 0; i < refs.length; i++) {
+    const r = refs[i]!;
+    if (!(r instanceof TagVariable)) refs[keep++] = r;
+  }
+  refs.length = keep;
 }

@@ -348,7 +348,9 @@ export class MemoryNamespace implements NodeManager, ReferenceTarget {
       let keep = 0;
       for (let i = 0; i < refs.length; i++) {
         const r = refs[i]!;
-        const target = r.targetId.namespace === this.namespaceIndex ? this.find(r.targetId) : undefined;
+        // A reference that is a node is the reference to that node itself (adoptNode's `forward`:
+        // the device namespace's tag variables), found without making its NodeId and looking it up.
+        const target = isNode(r) ? r : r.targetId.namespace === this.namespaceIndex ? this.find(r.targetId) : undefined;
         if (target === undefined || !doomed.has(target)) refs[keep++] = r;
       }
       refs.length = keep;
@@ -571,4 +573,9 @@ function dropReference(refs: NodeReference[], referenceTypeId: NodeId, targetId:
     const r = refs[i]!;
     if (r.isForward === isForward && nodeIdEquals(r.targetId, targetId) && nodeIdEquals(r.referenceTypeId, referenceTypeId)) refs.splice(i, 1);
   }
+}
+
+/** Whether a reference object is a node itself (adoptNode's `forward`). */
+function isNode(r: NodeReference): r is NodeReference & UaNode {
+  return (r as Partial<UaNode>).nodeClass !== undefined;
 }

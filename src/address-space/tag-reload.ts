@@ -4,10 +4,11 @@
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
 import type { DriverProtocol } from "../devices/registry.js";
 
-/** What of a tag's node decides whether it is kept: its data type and its tag's config. */
+/** What of a tag's node decides whether it is kept: its data type, its tag's config, and whether its device gives its unit. */
 export interface KeptNode {
   readonly builtinType: number;
   readonly config: TagConfig;
+  readonly codec: { readonly unitOf?: unknown };
 }
 
 /** A reload's sync of one device: the old nodes by tag name, and which of them stay or are replaced. */
@@ -40,8 +41,10 @@ export function classifyTags<V extends KeptNode>(plan: SyncPlan<V>, config: Devi
  */
 function sameNode(v: KeptNode, t: TagConfig, device: DeviceConfig, protocol: DriverProtocol): boolean {
   const o = v.config;
+  const codec = protocol.tag(t, device).codec;
   return (
-    v.builtinType === protocol.tag(t, device).codec.builtinType &&
+    v.builtinType === codec.builtinType &&
+    (v.codec.unitOf === undefined) === (codec.unitOf === undefined) &&
     o.unit?.code === t.unit?.code &&
     o.range?.[0] === t.range?.[0] &&
     o.range?.[1] === t.range?.[1] &&

@@ -28,7 +28,12 @@ async function main(argv: string[]): Promise<number> {
   const result = await esbuild.build({
     // server.js as an entry of its own, sharing its chunks with main.js: a preload that wraps
     // FieldgateServer's prototype (the bench's history case) reaches the class the CLI runs.
-    entryPoints: { main: join(dist, "src", "main.js"), server: join(dist, "src", "server", "server.js") },
+    // settings-main: the boot's `fieldgate settings|network` (src/cli.ts), without the gateway.
+    entryPoints: {
+      main: join(dist, "src", "main.js"),
+      server: join(dist, "src", "server", "server.js"),
+      "settings-main": join(dist, "src", "settings-main.js"),
+    },
     outdir,
     bundle: true,
     splitting: true,

@@ -1,12 +1,13 @@
-// Writes config/gateway.schema.json and config/devices.schema.json from the schemas in
-// src/config/gateway-config.ts and device-map.ts, the latter with the built-in drivers' keys:
+// Writes config/gateway.schema.json, config/devices.schema.json and config/network.schema.json
+// from the schemas in src/config/gateway-config.ts, device-map.ts (with the built-in drivers'
+// keys) and network-config.ts:
 //   node dist/src/build/write-schema.js           writes them
 //   node dist/src/build/write-schema.js --check   exits 1 if a committed file is stale
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { builtinDrivers } from "../../drivers/builtin.js";
-import { renderDeviceMapJsonSchema, renderGatewayJsonSchema } from "../config/json-schema.js";
+import { renderDeviceMapJsonSchema, renderGatewayJsonSchema, renderNetworkJsonSchema } from "../config/json-schema.js";
 
 /** The repository root: the nearest folder above this script with a package.json (the script
  * runs from src/ under a TS runner and from dist/src/ once built). */
@@ -23,6 +24,7 @@ function repoRoot(): string {
 const files: ReadonlyArray<readonly [string, string]> = [
   ["gateway.schema.json", renderGatewayJsonSchema()],
   ["devices.schema.json", renderDeviceMapJsonSchema(builtinDrivers())],
+  ["network.schema.json", renderNetworkJsonSchema()],
 ];
 
 for (const [name, text] of files) {

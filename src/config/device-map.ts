@@ -12,7 +12,10 @@
 // - Who may write a readwrite tag is `writeRoles` (anonymous sessions are viewers, so the
 //   default keeps anonymous clients read-only).
 // - A serial line is hardware, not protocol: `buses` is common to the drivers whose devices
-//   are on one (DeviceSyntax.busKey), which share it one request at a time.
+//   are on one (DeviceSyntax.busKey), which share it one request at a time. Its line settings
+//   default to those of its devices' driver (DeviceSyntax.lineDefaults: a fieldbus has its own
+//   customary speed and framing), else to 9600 baud 8E1; a bus whose devices' drivers default
+//   differently must give the settings they differ in.
 import { join } from "node:path";
 import { unitByCode, unitByDisplayName, unitDisplayNames, type UneceUnit } from "../ua/generated/units.js";
 import { ConfigError, loadFile, validateFile, type ConfigIssue } from "./load.js";
@@ -80,19 +83,23 @@ const unit = custom<UneceUnit>({
 
 // ---- schema ---------------------------------------------------------------------------------
 
-const rate = (description: string, def?: string) =>
+const rate = (description: string, def?: string | number) =>
   duration({ description, min: "10ms", max: "24h", ...(def === undefined ? {} : { default: def }) });
+
+/** The line settings of a bus that neither the map nor its devices' drivers give. */
+export const LINE_DEFAULTS: LineSettings = { baudRate: 9600, parity: "even", dataBits: 8, stopBits: 1 };
+const LINE_KEYS = ["baudRate", "parity", "dataBits", "stopBits"] as const;
 
 const bus = object(
   {
     port: text({ description: "Serial device, e.g. /dev/ttyUSB0 or /dev/ttyAMA0.", minLength: 1, maxLength: MAX_PATH }),
-    baudRate: integer({ description: "Bits per second.", default: 9600, min: 300, max: 4_000_000 }),
-    parity: enumOf(["none", "even", "odd"] as const, { description: "Parity (most fieldbuses default to even).", default: "even" }),
-    dataBits: enumOf([7, 8] as const, { description: "Data bits per character.", default: 8 }),
-    stopBits: enumOf([1, 2] as const, { description: "Stop bits per character.", default: 1 }),
+    baudRate: optional(integer({ description: "Bits per second; default that of its devices' driver (9600 where it names none).", min: 300, max: 4_000_000 })),
+    parity: optional(enumOf(["none", "even", "odd"] as const, { description: "Parity; default that of its devices' driver (even where it names none)." })),
+    dataBits: optional(enumOf([7, 8] as const, { description: "Data bits per character; default that of its devices' driver (8 where it names none)." })),
+    stopBits: optional(enumOf([1, 2] as const, { description: "Stop bits per character; default that of its devices' driver (1 where it names none)." })),
     interRequestDelay: duration({ description: "Quiet time between two requests on this bus, for slow devices.", default: 0, max: "10s" }),
   },
-  { description: "A serial line (RS-485/RS-232) shared by the devices on it: one request at a time." },
+  { description: "A serial line (RS-485/RS-232, or a level converter's) shared by the devices on it: one request at a time." },
 );
 
 /** The limits of a tag's limit alarm, highest first (Part 9 §5.8.18 LimitAlarmType). */
@@ -152,8 +159,9 @@ const deviceName = string({ description: "Device name; becomes Objects/Devices/<
 const DRIVER_TEXT = "How the device is reached.";
 
 /** A device's keys of every driver, after its name, driver and its driver's keys (tags last). */
+const DEVICE_RATE_TEXT = "Default poll rate of the device's tags.";
 const deviceShape = {
-  rate: rate("Default poll rate of the device's tags.", "1s"),
+  rate: rate(DEVICE_RATE_TEXT, "1s"),
   retryBackoff: duration({ description: "First wait before retrying a device that stopped answering; doubles up to maxBackoff.", default: "1s", min: "10ms", max: "1h" }),
   maxBackoff: duration({ description: "Longest wait between retries of a silent device.", default: "30s", min: "10ms", max: "24h" }),
   demoteAfter: integer({ description: "Failed poll cycles after which the device is demoted: skipped, and only probed now and then.", default: 3, min: 1, max: 1000 }),
@@ -173,7 +181,15 @@ function resolveRates(d: WrittenDevice): DeviceConfig {
   return d as DeviceConfig;
 }
 
-export type BusConfig = Infer<typeof bus>;
+/** The line settings of a serial bus. */
+export interface LineSettings {
+  readonly baudRate: number;
+  readonly parity: "none" | "even" | "odd";
+  readonly dataBits: 7 | 8;
+  readonly stopBits: 1 | 2;
+}
+/** A bus as the gateway uses it: its line settings resolved (as written, else its devices' driver's, else LINE_DEFAULTS). */
+export type BusConfig = Omit<Infer<typeof bus>, keyof LineSettings> & LineSettings;
 export interface DeviceMap {
   readonly buses: Readonly<Record<string, BusConfig>>;
   readonly devices: readonly DeviceConfig[];
@@ -209,6 +225,22 @@ export interface DeviceSyntax {
   checkTag?(tag: TagConfig, c: Checker): void;
   /** Checks across a device's keys and its tags, beside the common ones. */
   checkDevice?(device: DeviceConfig, c: Checker): void;
+  /**
+   * Checks across the devices of this syntax on one serial bus, with the bus's resolved line
+   * settings (what a device's keys alone cannot tell: the time a request takes at the bus's
+   * speed, several devices at one address). Paths are from the map's root (["devices", 3, "rate"]).
+   */
+  checkBus?(bus: BusConfig, busName: string, members: readonly BusMember[], c: Checker): void;
+  /** The line settings a bus of this syntax's devices takes where the map gives none. */
+  readonly lineDefaults?: Partial<LineSettings>;
+  /** The device `rate` where the map gives none, as written in YAML ("1s", "15m"); default "1s". */
+  readonly defaultRate?: string;
+}
+
+/** A device on a bus, with its index in the map's devices (for messages). */
+export interface BusMember {
+  readonly device: DeviceConfig;
+  readonly index: number;
 }
 
 /** The drivers a map may name, as the validator needs them: the driver registry (src/devices/registry.ts) is one. */
@@ -251,7 +283,11 @@ function makeMapSchema(drivers: MapDrivers, names: readonly string[]): DeviceMap
     }),
     devices: array(variant<DeviceConfig>("driver", variants, common, { description: DEVICE_TEXT }), { description: "The devices to poll.", default: [] }),
   };
-  return object(mapShape, { description: "fieldgate device map.", check: (m, c) => checkMap(m, c, drivers) });
+  return object(mapShape, {
+    description: "fieldgate device map.",
+    check: (m, c) => checkMap(m as unknown as DeviceMap, c, drivers),
+    resolve: (m: unknown) => resolveBuses(m as DeviceMap, drivers),
+  }) as unknown as DeviceMapSchema;
 }
 
 /** A driver's keys may add to the common ones, never replace one. */
@@ -272,8 +308,9 @@ function deviceSchema(syntax: DeviceSyntax, driver: Schema): Schema {
     },
   );
   const keys = own(syntax.deviceKeys, { name: deviceName, driver, tags: tag, ...deviceShape }, "device");
+  const shape = syntax.defaultRate === undefined ? deviceShape : { ...deviceShape, rate: rate(DEVICE_RATE_TEXT, syntax.defaultRate) };
   return object(
-    { name: deviceName, driver, ...keys, ...deviceShape, tags: array(tag, { description: "The values to poll.", minItems: 1 }) },
+    { name: deviceName, driver, ...keys, ...shape, tags: array(tag, { description: "The values to poll.", minItems: 1 }) },
     {
       description: DEVICE_TEXT,
       check: (d, c) => {
@@ -329,6 +366,17 @@ function checkMap(m: DeviceMap, c: Checker, drivers: MapDrivers): void {
     if (first !== undefined) c.report(["buses", name, "port"], `${port} is already the port of bus "${first}"; put the devices of both on one bus`);
     else ports.set(port, name);
   }
+  // One driver a bus: the link of a bus is its driver's, and two drivers would each open the port.
+  for (const [name, members] of busMembers(m, drivers)) {
+    const driver = members[0]!.device.driver;
+    const other = members.find((x) => x.device.driver !== driver);
+    if (other !== undefined) {
+      c.report(["devices", other.index, "driver"], `bus "${name}" carries ${driver} devices (devices[${members[0]!.index}]); a serial bus speaks one protocol: put the ${other.device.driver} devices on a bus of their own`);
+      continue;
+    }
+    const syntax = drivers.syntaxOf(driver);
+    syntax.checkBus?.(resolvedBus(m.buses[name]!, syntax), name, members, c);
+  }
   const devices = new Map<string, number>();
   /** Every NodeId the map makes (devices and tags), to catch "a.b" + "c" against "a" + "b.c". */
   const nodeIds = new Map<string, string>();
@@ -360,6 +408,39 @@ function checkMap(m: DeviceMap, c: Checker, drivers: MapDrivers): void {
       claim(tagNodeIdText(d.name, t.name), ["devices", i, "tags", j, "name"], `tag "${t.name}" of device "${d.name}"`);
     });
   });
+}
+
+/** The devices on each bus the map defines, by bus name, in map order (a device's bus is its syntax's busKey). */
+function busMembers(m: DeviceMap, drivers: MapDrivers): Map<string, BusMember[]> {
+  const out = new Map<string, BusMember[]>();
+  m.devices.forEach((device, index) => {
+    const busKey = drivers.syntaxOf(device.driver).busKey;
+    const name = busKey === undefined ? undefined : (device as unknown as Record<string, unknown>)[busKey];
+    if (typeof name !== "string" || !Object.hasOwn(m.buses, name)) return;
+    let list = out.get(name);
+    if (list === undefined) out.set(name, (list = []));
+    list.push({ device, index });
+  });
+  return out;
+}
+
+/** A bus with the line settings the map left out taken from `syntax` (its devices'), else LINE_DEFAULTS. */
+function resolvedBus(bus: BusConfig, syntax: DeviceSyntax | undefined): BusConfig {
+  const given = bus as Partial<LineSettings>;
+  const out: Record<string, unknown> = { ...bus };
+  for (const key of LINE_KEYS) out[key] = given[key] ?? syntax?.lineDefaults?.[key] ?? LINE_DEFAULTS[key];
+  return out as unknown as BusConfig;
+}
+
+/** Fills every bus's line settings in place, once the map is valid (a bus without devices takes LINE_DEFAULTS). */
+function resolveBuses(m: DeviceMap, drivers: MapDrivers): DeviceMap {
+  const members = busMembers(m, drivers);
+  const buses = m.buses as Record<string, BusConfig>;
+  for (const name of Object.keys(buses)) {
+    const first = members.get(name)?.[0];
+    buses[name] = resolvedBus(buses[name]!, first === undefined ? undefined : drivers.syntaxOf(first.device.driver));
+  }
+  return m;
 }
 
 // ---- loading ----------------------------------------------------------------------------------

@@ -4,11 +4,11 @@
 // with something left out, as FILE:LINE: tag: what.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Document } from "yaml";
-import { deviceMapSchema, loadDeviceMap } from "./device-map.js";
-import { ConfigError, formatIssue, loadGatewayConfig, validateYaml } from "./load.js";
+import { loadDeviceMap } from "./device-map.js";
+import { deviceEntriesText } from "./entry-yaml.js";
+import { ConfigError, formatIssue, loadGatewayConfig } from "./load.js";
 import { decodeText, exportKepwareCsv, importKepwareCsv, type KepwareDrivers } from "./kepware.js";
-import { flowTags, kepwareDeviceValue } from "./kepware-map.js";
+import { kepwareDeviceValue } from "./kepware-map.js";
 
 export const IMPORT_USAGE = `  fieldgate import kepware TAGS.csv --device NAME [--host H] [--port N] [--unit-id N]
                  [--driver D] [--byte-order ABCD|CDAB|BADC|DCBA] [--out FILE]
@@ -81,17 +81,15 @@ export async function importCommand(argv: string[], drivers: KepwareDrivers, out
     err(`fieldgate import: no tag converted from ${file} (${result.rows} rows)`);
     return 2;
   }
-  const doc = new Document({ ...entry.sections, devices: [kepwareDeviceValue(v.device, driver, entry, result)] });
-  flowTags(doc.getIn(["devices", 0], true));
+  const device = kepwareDeviceValue(v.device, driver, entry, result);
   const header = [
-    `# Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
-    ...entry.advice.map((line) => `# ${line}`),
+    `Imported from ${file} by \`fieldgate import kepware\`: ${result.tags.length} of ${result.rows} rows (${skipped} not converted, listed when it ran).`,
+    ...entry.advice,
   ];
-  const text = `${header.join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
   // What was written must load: the import is only as good as the map it makes.
-  const check = validateYaml(deviceMapSchema(drivers), text, v.out ?? "import.yaml");
-  if (!check.ok) {
-    for (const i of check.issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
+  const { text, issues } = deviceEntriesText(header, entry.sections, [device], drivers, v.out ?? "import.yaml");
+  if (issues.length > 0) {
+    for (const i of issues) err(`fieldgate import: the map made is not valid: ${formatIssue(i)}`);
     return 2;
   }
   if (v.out !== undefined) writeFileSync(v.out, text);

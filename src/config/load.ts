@@ -17,15 +17,16 @@ export { ConfigError, formatIssue, type ConfigIssue } from "./errors.js";
 
 /**
  * Validates YAML text as if it were the file `file` (shown in messages; its folder anchors
- * relative paths). Used by the loaders below and by tests.
+ * relative paths unless `dir` names another: the FAT drive's import checks a file under the
+ * name it has there, with paths as they will resolve where it goes). Used by the loaders below,
+ * the import and tests.
  *
  * Two passes at most: the fast parser (fast-yaml.ts) for files in its plain subset, and when
  * it declines the file, or the file has any issue, the yaml library's Document, whose positions
  * and syntax errors are the ones every message has always been given from. A valid device map
  * of 10,000 tags is read in the first pass alone; a bad one is worth the second.
  */
-export function validateYaml<S extends Schema>(schema: S, text: string, file: string): ValidationResult<Infer<S>> {
-  const dir = dirname(resolve(file));
+export function validateYaml<S extends Schema>(schema: S, text: string, file: string, dir = dirname(resolve(file))): ValidationResult<Infer<S>> {
   const root = parseFast(text);
   if (root !== undefined) {
     const fast = validateDocument(schema, { root, lines: NO_LINES, file, dir });

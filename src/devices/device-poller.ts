@@ -11,6 +11,7 @@
 // its reason in lastError; a refusal of one block while others answer is those tags' alone.
 import type { DeviceConfig } from "../config/device-map.js";
 import type { StatusCode, Variant } from "../ua/builtins.js";
+import type { UneceUnit } from "../ua/generated/units.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { Clock } from "../sampling/clock.js";
@@ -18,12 +19,16 @@ import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { Block, BlockLimits } from "./block-plan.js";
 import { DriverError, isDeviceFault, type BlockData, type Driver } from "./driver.js";
-import { deliverTag, PollGroup, PolledTag, type PollTarget, type TaskTimer } from "./poll-group.js";
+import { deliverTag, PollGroup, PolledTag, type PollTarget } from "./poll-group.js";
 import type { DriverProtocol } from "./registry.js";
+import type { Slicer } from "../sampling/slices.js";
 
 export type DeviceState = "waiting" | "ok" | "failing" | "demoted";
 
 export type StateChangeListener = (device: DevicePoller, previous: DeviceState, downSince: number, failedCycles: number) => void;
+
+/** A tag's engineering unit as the device's answer gave it (TagCodec.unitOf), when it differs from the one seen before. */
+export type UnitListener = (tag: PolledTag, unit: UneceUnit | undefined) => void;
 
 /** What the address space calls to write a tag: by its place in the device's tag list. */
 export interface TagWriter {
@@ -51,8 +56,8 @@ export interface DevicePollerOptions {
   readonly tags?: readonly PolledTag[];
   /** Where the lateness of every poll slot goes (poll jitter). */
   readonly lateness?: LatenessHistogram;
-  /** Where the time each poll's delivery holds the loop goes. */
-  readonly trace?: TaskTimer;
+  /** Where a poll's delivery of many values is sliced, and timed for the loop trace. */
+  readonly slicer: Slicer;
 }
 
 function messageOf(err: unknown): string {
@@ -72,7 +77,7 @@ export class DevicePoller implements PollTarget, TagWriter {
   readonly tags: readonly PolledTag[];
   readonly groups: readonly PollGroup[];
   readonly lateness: LatenessHistogram | undefined;
-  readonly trace: TaskTimer | undefined;
+  readonly slicer: Slicer;
   /**
    * Called after every poll cycle (`stateChanged` false) and after every change of state, error
    * or failure count (true): diagnostics.
@@ -84,6 +89,10 @@ export class DevicePoller implements PollTarget, TagWriter {
    * device back to ok, the outage that just ended). The server logs outages with it.
    */
   onStateChange: StateChangeListener | undefined;
+  /** Called when a tag's unit as the device's answers give it changes (first answer included): its EngineeringUnits follow. */
+  onUnit: UnitListener | undefined;
+  /** The units the answers gave the tags whose codecs read one (TagCodec.unitOf); undefined when no tag does. */
+  private units: Map<PolledTag, UneceUnit | undefined> | undefined;
 
   state: DeviceState = "waiting";
   consecutiveFailures = 0;
@@ -108,10 +117,11 @@ export class DevicePoller implements PollTarget, TagWriter {
     this.clock = options.clock;
     this.values = options.values;
     this.lateness = options.lateness;
-    this.trace = options.trace;
+    this.slicer = options.slicer;
     this.limits = options.protocol.readLimits(c);
     const slots = options.slots;
     this.tags = options.tags ?? c.tags.map((t, i) => new PolledTag(t, options.protocol.tag(t, c), slots[i]!));
+    for (const t of this.tags) if (t.codec.unitOf !== undefined) this.units ??= new Map();
     const byRate = new Map<number, PolledTag[]>();
     for (let i = 0; i < c.tags.length; i++) {
       const rate = c.tags[i]!.rate;
@@ -187,7 +197,21 @@ export class DevicePoller implements PollTarget, TagWriter {
       throw err;
     }
     this.lastRoundTrip = this.clock.now() - start;
+    if (this.units !== undefined) this.noteUnits(block, data);
     return data;
+  }
+
+  /** The units an answer gives its block's tags, handed on where they changed. */
+  private noteUnits(block: Block<PolledTag>, data: BlockData): void {
+    const units = this.units!;
+    for (const tag of block.tags) {
+      const unitOf = tag.codec.unitOf;
+      if (unitOf === undefined) continue;
+      const unit = unitOf.call(tag.codec, data, tag.start - block.start);
+      if (units.has(tag) && units.get(tag) === unit) continue;
+      units.set(tag, unit);
+      this.onUnit?.(tag, unit);
+    }
   }
 
   answered(): void {

@@ -6,33 +6,32 @@
 // A device whose settings or link changed is stopped and started again with the new ones; its
 // tags keep their cache slots (and so their values and subscribers) where the tag still exists,
 // and its unchanged tag nodes stay (device-namespace.ts). Slots of tags that are gone are released.
-import { tagNodeIdText, type DeviceConfig, type DeviceMap } from "../config/device-map.js";
+import { tagNodeIdText, type DeviceConfig, type DeviceMap, type TagConfig } from "../config/device-map.js";
 import type { Clock } from "../sampling/clock.js";
 import { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { ValueCache } from "../values/value-cache.js";
 import { DevicePoller, type StateChangeListener } from "./device-poller.js";
-import { PolledTag, type TaskTimer } from "./poll-group.js";
-import { RELOAD_TAGS_PER_SLICE, sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
+import { PolledTag } from "./poll-group.js";
+import type { SlicedTask, Slicer } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
 import type { DriverProtocol, DriverRegistry, RegisteredDriver } from "./registry.js";
 import { readDeviceOnce, type DeviceReading } from "./read-once.js";
-import { sameConfig } from "./same-config.js";
+import { sameConfig } from "../config/same-config.js";
 import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
 
-export { sameConfig } from "./same-config.js";
+export { sameConfig } from "../config/same-config.js";
 export type { ApplyReport } from "./map-changes.js";
 
 /** The device namespace as the runtime sees it. */
 export interface DeviceNodes {
   /**
-   * Creates or updates the device's nodes; `slots` are its tags' cache slots, in the order of
-   * config.tags, and `protocol` its driver's, which makes its tags' codecs. A device of more
-   * than `perSlice` tags is synced in slices (then a promise).
+   * Creates or updates the device's nodes, in the slices of `task`; `slots` are its tags' cache
+   * slots, in the order of config.tags, and `protocol` its driver's, which makes its tags' codecs.
    */
-  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], perSlice?: number): void | Promise<void>;
-  /** Removes the device's nodes (in slices for a device of many tags: then a promise). */
-  removeDevice(name: string): void | Promise<void>;
+  syncDevice(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], task: SlicedTask): Promise<void>;
+  /** Removes the device's nodes, in the slices of `task`. */
+  removeDevice(name: string, task: SlicedTask): Promise<void>;
   /** The device's writes and diagnostics go to this poller from now on. */
   bind(poller: DevicePoller): void;
   /**
@@ -55,8 +54,8 @@ export interface DeviceRuntimeOptions {
   readonly values: ValueCache;
   readonly drivers: DriverRegistry;
   readonly log?: RuntimeLog;
-  /** Where the time each poll's delivery holds the loop goes (the loop trace). */
-  readonly trace?: TaskTimer;
+  /** Where a start or reload, and each poll's delivery of many values, runs its slices. */
+  readonly slicer: Slicer;
   /** Given to every poller started (DevicePoller.onStateChange): the server logs outages with it. */
   readonly onStateChange?: StateChangeListener;
 }
@@ -83,6 +82,10 @@ interface DeviceLink {
 }
 
 const SILENT: RuntimeLog = { info: () => undefined, warn: () => undefined };
+
+/** The loop trace's names of a first start's and a reload's slices. */
+const START_LABEL = "device map start (a slice)";
+const RELOAD_LABEL = "device map reload (a slice)";
 
 /**
  * The cache key of a tag: the text of its default NodeId (`<device>.<tag>`), unique since the
@@ -129,9 +132,9 @@ export class DeviceRuntime {
   }
 
   /**
-   * Brings the running devices in line with `map`; calls run one after the other. With none
-   * running, the devices start before apply returns (its promise settles once the links no
-   * device uses are closed).
+   * Brings the running devices in line with `map`, in the slicer's slices; calls run one after
+   * the other. The promise settles once every device of the map runs and the links no device
+   * uses are closed.
    */
   apply(map: DeviceMap): Promise<ApplyReport> {
     const run = () => this.applyNow(map);
@@ -155,7 +158,7 @@ export class DeviceRuntime {
     const driver = this.o.drivers.get(config.driver);
     const key = driver.linkKey(config, map);
     const running = this.links.get(key);
-    const o = { clock: this.o.clock, protocol: driver.protocol };
+    const o = { clock: this.o.clock, protocol: driver.protocol, slicer: this.o.slicer };
     if (running !== undefined) return readDeviceOnce(config, running.driver, o);
     const sharing = map.devices.filter((d) => d.enabled && d.driver === config.driver && driver.linkKey(d, map) === key);
     const link = driver.open(driver.linkOptions(sharing.length > 0 ? sharing : [config], map), { log: this.log });
@@ -180,109 +183,115 @@ export class DeviceRuntime {
 
   private async applyNow(map: DeviceMap): Promise<ApplyReport> {
     if (this.stopped) throw new Error("device runtime stopped");
+    const task = this.o.slicer.task(this.running.size > 0 ? RELOAD_LABEL : START_LABEL);
+    try {
+      return await this.applyIn(map, task);
+    } finally {
+      task.done();
+    }
+  }
+
+  /**
+   * First what differs, compared while every device polls on; then the devices gone from the map
+   * are stopped and their nodes removed; then the map's devices in its order, a changed one
+   * stopped right before it starts again, so that its tags (and their monitored items) miss only
+   * its own restart, not the whole reload's. The steps are functions of their own, each small:
+   * V8 compiles an async function whole, on the loop (runtime-flags.ts).
+   */
+  private async applyIn(map: DeviceMap, task: SlicedTask): Promise<ApplyReport> {
     const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [], details: [] };
     const wanted = map.devices.filter((d) => d.enabled);
     const links = this.linksOf(wanted, map);
     const next = new Map(wanted.map((d) => [d.name, d] as const));
-    /** Slots of stopped devices: released unless a started device took them again. */
-    const dropped: number[] = [];
-    // Devices of up to TAGS_PER_SLICE tags each are stopped and started synchronously: without a
-    // turn of the loop between them, a map of ten such devices was one task of ~90 ms on a reload
-    // (10 x 1,000 tags; the loop's longest gap between two 1 ms timers). Only on a reload: with
-    // none running, the devices start before apply returns (its contract above).
-    const reload = this.running.size > 0;
-    // On a reload, also a device's own start goes in smaller slices (slices.ts RELOAD_TAGS_PER_SLICE).
-    const perSlice = reload ? RELOAD_TAGS_PER_SLICE : TAGS_PER_SLICE;
-    let sinceTurn = 0;
-    // A promise only when it gives a turn: otherwise the start goes on in this task.
-    const turnBefore = (tags: number): Promise<void> | undefined => {
-      const full = reload && sinceTurn > 0 && sinceTurn + tags > perSlice;
-      sinceTurn = full ? tags : sinceTurn + tags;
-      return full ? sliceGate().next() : undefined;
-    };
-
-    for (const [name, r] of [...this.running]) {
-      const d = next.get(name);
-      const link = links.get(name);
-      if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config))) {
-        report.unchanged.push(name);
-        continue;
-      }
-      // Said before the device stops: it polls on while its tags are compared.
-      report.details.push(d ? await deviceChanges(r.config, d) : wholeDevice(r.config, "removed"));
-      const turn = turnBefore(r.poller.tags.length);
-      if (turn !== undefined) await turn;
-      this.stopDevice(r);
-      for (const t of r.poller.tags) dropped.push(t.slot);
-      if (!d) {
-        const removing = this.o.nodes.removeDevice(name);
-        if (removing !== undefined) await removing;
-        report.removed.push(name);
-      } else {
-        report.changed.push(name);
-      }
-    }
+    const restart = new Set<string>();
+    const gone: Running[] = [];
+    for (const r of [...this.running.values()]) await this.compare(r, next.get(r.config.name), links, restart, gone, report, task);
+    for (const r of gone) await this.remove(r, report, task);
     let starting = 0;
-    for (const d of wanted) if (!this.running.has(d.name)) starting += d.tags.length;
+    for (const d of wanted) if (!this.running.has(d.name) || restart.has(d.name)) starting += d.tags.length;
     this.o.values.reserve(starting);
     for (const d of wanted) {
-      if (this.running.has(d.name)) continue;
-      if (!report.changed.includes(d.name)) {
-        report.added.push(d.name);
-        report.details.push(wholeDevice(d, "added"));
-      }
-      const turn = turnBefore(d.tags.length);
-      if (turn !== undefined) await turn;
-      const started = this.startDevice(d, links.get(d.name)!, perSlice);
-      if (started !== undefined) await started;
-      if (this.stopped) throw new Error("device runtime stopped");
-    }
-    if (dropped.length > 0) {
-      const live = new Set<number>();
-      for (const r of this.running.values()) for (const t of r.poller.tags) live.add(t.slot);
-      for (let i = 0; i < dropped.length; i++) {
-        if (i > 0 && i % perSlice === 0) await sliceGate().next();
-        const slot = dropped[i]!;
-        if (!live.has(slot)) this.o.values.release(slot);
-      }
+      const r = this.running.get(d.name);
+      if (r === undefined || restart.has(d.name)) await this.restart(d, r, links.get(d.name)!, report, task);
     }
     await this.closeUnused();
     return report;
   }
 
+  /** Whether a running device stays as it is, is restarted with `d` or goes (`d` undefined): into the report and `restart` or `gone`. */
+  private async compare(r: Running, d: DeviceConfig | undefined, links: Map<string, DeviceLink>, restart: Set<string>, gone: Running[], report: ApplyReport, task: SlicedTask): Promise<void> {
+    await task.yield();
+    const name = r.config.name;
+    const link = links.get(name);
+    if (d && link && link.key === r.linkKey && sameConfig(link.options, r.options) && (await sameDevice(d, r.config, task))) {
+      report.unchanged.push(name);
+      return;
+    }
+    report.details.push(d ? await deviceChanges(r.config, d, task) : wholeDevice(r.config, "removed"));
+    if (d) restart.add(name);
+    else gone.push(r);
+  }
+
+  /** Stops a device gone from the map, removes its nodes and releases its slots. */
+  private async remove(r: Running, report: ApplyReport, task: SlicedTask): Promise<void> {
+    const before = await this.slotsOf(r, task);
+    this.stopDevice(r);
+    await this.o.nodes.removeDevice(r.config.name, task);
+    await this.release(before, undefined, task);
+    report.removed.push(r.config.name);
+  }
+
+  /** Starts `d`: a new device, or `r` stopped right before and its slots that `d` no longer holds released. */
+  private async restart(d: DeviceConfig, r: Running | undefined, link: DeviceLink, report: ApplyReport, task: SlicedTask): Promise<void> {
+    // Its slots before its nodes are synced: the poller's tags may be the nodes' own list.
+    const before = r === undefined ? undefined : await this.slotsOf(r, task);
+    await task.yield();
+    if (r !== undefined) {
+      report.changed.push(d.name);
+      this.stopDevice(r);
+    } else {
+      report.added.push(d.name);
+      report.details.push(wholeDevice(d, "added"));
+    }
+    const slots = await this.startDevice(d, link, task);
+    if (this.stopped) throw new Error("device runtime stopped");
+    if (before !== undefined) await this.release(before, slots, task);
+  }
+
+  /** The cache slots of a running device's tags. */
+  private async slotsOf(r: Running, task: SlicedTask): Promise<number[]> {
+    const tags = r.poller.tags;
+    const slots: number[] = new Array(tags.length);
+    await task.loop(tags.length, (from) => copySlots(tags, slots, from, task));
+    return slots;
+  }
+
+  /** Releases the cache slots `before` (of a device stopped) that `kept` (its slots now) does not hold. */
+  private async release(before: readonly number[], kept: readonly number[] | undefined, task: SlicedTask): Promise<void> {
+    const live = new Set<number>();
+    if (kept !== undefined) await task.loop(kept.length, (from) => addSlots(live, kept, from, task));
+    await task.loop(before.length, (from) => releaseSlots(this.o.values, before, live, from, task));
+  }
+
   /**
-   * Starts one device: its tags' cache slots, nodes and poller. A device of more than `perSlice`
-   * tags is started in slices with a turn of the event loop between them (a promise); a smaller
-   * one is started before this returns.
+   * Starts one device in the slices of `task`: its tags' cache slots, nodes and poller; returns
+   * its slots.
    */
-  private startDevice(config: DeviceConfig, link: DeviceLink, perSlice: number): void | Promise<void> {
+  private async startDevice(config: DeviceConfig, link: DeviceLink, task: SlicedTask): Promise<number[]> {
     const n = config.tags.length;
     const slots: number[] = new Array(n);
     const protocol = link.driver.protocol;
-    if (n <= perSlice) {
-      this.acquireSlots(config, protocol, slots, 0, n);
-      const synced = this.o.nodes.syncDevice(config, protocol, slots, perSlice);
-      if (synced !== undefined) return synced.then(() => this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, protocol, slots, new Array(n), 0, n)));
-      this.runDevice(config, link, slots, this.nodeTags(config, slots) ?? this.makeTags(config, protocol, slots, new Array(n), 0, n));
-      return;
+    await task.loop(n, (from) => this.acquireSlots(config, protocol, slots, from, task));
+    await this.o.nodes.syncDevice(config, protocol, slots, task);
+    let made = this.nodeTags(config, slots);
+    if (made === undefined) {
+      const tags: PolledTag[] = new Array(n);
+      await task.loop(n, (from) => this.makeTags(config, protocol, slots, tags, from, task));
+      made = tags;
     }
-    return (async () => {
-      for (let i = 0; i < n; i += perSlice) {
-        if (i > 0) await sliceGate().next();
-        this.acquireSlots(config, protocol, slots, i, Math.min(n, i + perSlice));
-      }
-      await this.o.nodes.syncDevice(config, protocol, slots, perSlice);
-      let made = this.nodeTags(config, slots);
-      if (made === undefined) {
-        const tags: PolledTag[] = new Array(n);
-        for (let i = 0; i < n; i += perSlice) {
-          await sliceGate().next();
-          this.makeTags(config, protocol, slots, tags, i, Math.min(n, i + perSlice));
-        }
-        made = tags;
-      }
-      if (!this.stopped) this.runDevice(config, link, slots, made);
-    })();
+    await task.yield();
+    if (!this.stopped) this.runDevice(config, link, slots, made);
+    return slots;
   }
 
   /** The nodes' own tag records when they are PolledTags on the slots just acquired (DeviceNodes.tagsOf). */
@@ -293,22 +302,35 @@ export class DeviceRuntime {
     return tags;
   }
 
-  private acquireSlots(config: DeviceConfig, protocol: DriverProtocol, slots: number[], from: number, to: number): void {
+  /** Slots of tags from `from` on, until the slice is spent; returns where it stopped. */
+  private acquireSlots(config: DeviceConfig, protocol: DriverProtocol, slots: number[], from: number, task: SlicedTask): number {
     const values = this.o.values;
-    for (let i = from; i < to; i++) {
+    const n = config.tags.length;
+    let i = from;
+    while (i < n) {
       const t = config.tags[i]!;
       slots[i] = values.acquire(tagSlotKey(config.name, t.name), { builtinType: protocol.tag(t, config).codec.builtinType, rate: t.rate });
+      i++;
+      if ((i & 15) === 0 && task.over()) break;
     }
+    return i;
   }
 
-  private makeTags(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], tags: PolledTag[], from: number, to: number): PolledTag[] {
-    for (let i = from; i < to; i++) tags[i] = new PolledTag(config.tags[i]!, protocol.tag(config.tags[i]!, config), slots[i]!);
-    return tags;
+  /** Poll records of tags from `from` on, until the slice is spent; returns where it stopped. */
+  private makeTags(config: DeviceConfig, protocol: DriverProtocol, slots: readonly number[], tags: PolledTag[], from: number, task: SlicedTask): number {
+    const n = config.tags.length;
+    let i = from;
+    while (i < n) {
+      tags[i] = new PolledTag(config.tags[i]!, protocol.tag(config.tags[i]!, config), slots[i]!);
+      i++;
+      if ((i & 15) === 0 && task.over()) break;
+    }
+    return i;
   }
 
   private runDevice(config: DeviceConfig, link: DeviceLink, slots: readonly number[], tags: readonly PolledTag[]): void {
     const driver = this.acquireLink(link.key, link.driver, link.options);
-    const poller = new DevicePoller({ config, protocol: link.driver.protocol, driver, clock: this.o.clock, values: this.o.values, slots, tags, lateness: this.pollLateness, trace: this.o.trace });
+    const poller = new DevicePoller({ config, protocol: link.driver.protocol, driver, clock: this.o.clock, values: this.o.values, slots, tags, lateness: this.pollLateness, slicer: this.o.slicer });
     poller.onStateChange = this.o.onStateChange;
     this.o.nodes.bind(poller);
     this.running.set(config.name, { config, options: link.options, linkKey: link.key, poller });
@@ -365,20 +387,61 @@ export class DeviceRuntime {
   }
 }
 
-/**
- * sameConfig of two devices, their tags compared TAGS_PER_SLICE at a time with a turn of the
- * event loop between (16,384 tags take ~17 ms); a device of fewer tags at once.
- */
-function sameDevice(a: DeviceConfig, b: DeviceConfig): boolean | Promise<boolean> {
+/** sameConfig of two devices, their tags compared in the slices of `task`. */
+async function sameDevice(a: DeviceConfig, b: DeviceConfig, task: SlicedTask): Promise<boolean> {
   const { tags: ta, ...ra } = a;
   const { tags: tb, ...rb } = b;
   if (ta.length !== tb.length || !sameConfig(ra, rb)) return false;
-  if (ta.length <= TAGS_PER_SLICE) return sameConfig(ta, tb);
-  return (async () => {
-    for (let i = 0; i < ta.length; i++) {
-      if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
-      if (!sameConfig(ta[i], tb[i])) return false;
-    }
-    return true;
-  })();
+  let same = true;
+  await task.loop(ta.length, (from) => {
+    const at = sameTags(ta, tb, from, task);
+    if (at < 0) same = false;
+    return at < 0 ? ta.length : at;
+  });
+  return same;
+}
+
+/** Whether tags from `from` on are the same, until the slice is spent: where it stopped, or -1 at a difference. */
+function sameTags(ta: readonly TagConfig[], tb: readonly TagConfig[], from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < ta.length) {
+    if (!sameConfig(ta[i], tb[i])) return -1;
+    i++;
+    if ((i & 15) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** Slots from `from` on into `live`, until the slice is spent; returns where it stopped. */
+function addSlots(live: Set<number>, slots: readonly number[], from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < slots.length) {
+    live.add(slots[i]!);
+    i++;
+    if ((i & 63) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** Slots of tags from `from` on into `out`, until the slice is spent; returns where it stopped. */
+function copySlots(tags: readonly PolledTag[], out: number[], from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < tags.length) {
+    out[i] = tags[i]!.slot;
+    i++;
+    if ((i & 63) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** Releases the slots from `from` on that are not `live`, until the slice is spent; returns where it stopped. */
+function releaseSlots(values: ValueCache, slots: readonly number[], live: ReadonlySet<number>, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < slots.length) {
+    const slot = slots[i]!;
+    if (!live.has(slot)) values.release(slot);
+    i++;
+    if ((i & 15) === 0 && task.over()) break;
+  }
+  return i;
 }

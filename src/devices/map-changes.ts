@@ -3,16 +3,16 @@
 // the first few names) and the settings that differ. "device map: changed simulator; 0
 // unchanged" left the person who edited the map to guess whether their edit was the one taken.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
-import { sliceGate, TAGS_PER_SLICE } from "../sampling/slices.js";
-import { sameConfig } from "./same-config.js";
+import type { SlicedTask } from "../sampling/slices.js";
+import { sameConfig } from "../config/same-config.js";
 
-/** What an apply changed, by device name. */
+/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
 export interface ApplyReport {
   readonly added: string[];
   readonly removed: string[];
   readonly changed: string[];
   readonly unchanged: string[];
-  /** What changed in each device removed, changed or added, in that order . */
+  /** What changed in each device removed, changed or added, in that order. */
   readonly details: DeviceChanges[];
 }
 
@@ -39,15 +39,6 @@ export interface DeviceChanges {
   readonly tagsChanged: Names;
 }
 
-/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
-export interface ApplyReport {
-  readonly added: string[];
-  readonly removed: string[];
-  readonly changed: string[];
-  readonly unchanged: string[];
-  /** What changed in each device removed, changed or added, in that order. */
-  readonly details: DeviceChanges[];
-}
 
 const NONE: Names = Object.freeze({ count: 0, first: Object.freeze([]) as readonly string[] });
 
@@ -68,33 +59,63 @@ export function wholeDevice(config: DeviceConfig, kind: "added" | "removed"): De
   return { device: config.name, kind, settings: [], tagsAdded: kind === "added" ? tags : NONE, tagsRemoved: kind === "removed" ? tags : NONE, tagsChanged: NONE };
 }
 
-/**
- * The differences of a device in both maps: its settings by key, its tags by name. Compares
- * TAGS_PER_SLICE tags a turn of the event loop (a large device's whole comparison is a long task).
- */
-export async function deviceChanges(before: DeviceConfig, after: DeviceConfig): Promise<DeviceChanges> {
+/** The differences of a device in both maps: its settings by key, its tags by name, compared in the slices of `task`. */
+export async function deviceChanges(before: DeviceConfig, after: DeviceConfig, task: SlicedTask): Promise<DeviceChanges> {
   const settings: string[] = [];
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   keys.delete("tags");
   for (const k of keys) if (!sameConfig((before as unknown as Record<string, unknown>)[k], (after as unknown as Record<string, unknown>)[k])) settings.push(k);
   const old = new Map<string, TagConfig>();
-  for (let i = 0; i < before.tags.length; i++) {
-    if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
-    old.set(before.tags[i]!.name, before.tags[i]!);
-  }
+  await task.loop(before.tags.length, (from) => tagsByName(before.tags, old, from, task));
   const added = new NameList();
   const changed = new NameList();
-  for (let i = 0; i < after.tags.length; i++) {
-    if (i > 0 && i % TAGS_PER_SLICE === 0) await sliceGate().next();
-    const t = after.tags[i]!;
+  await task.loop(after.tags.length, (from) => compareTags(after.tags, old, added, changed, from, task));
+  const removed = new NameList();
+  for (const name of old.keys()) removed.add(name);
+  return { device: after.name, kind: "changed", settings, tagsAdded: added, tagsRemoved: removed, tagsChanged: changed };
+}
+
+/** Tags from `from` on into `old` by name, until the slice is spent; returns where it stopped. */
+function tagsByName(tags: readonly TagConfig[], old: Map<string, TagConfig>, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < tags.length) {
+    old.set(tags[i]!.name, tags[i]!);
+    i++;
+    if ((i & 63) === 0 && task.over()) break;
+  }
+  return i;
+}
+
+/** Tags of the new map from `from` on against `old` (what is left there was removed), until the slice is spent; returns where it stopped. */
+function compareTags(tags: readonly TagConfig[], old: Map<string, TagConfig>, added: NameList, changed: NameList, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < tags.length) {
+    const t = tags[i]!;
     const was = old.get(t.name);
     if (was === undefined) added.add(t.name);
     else if (!sameConfig(was, t)) changed.add(t.name);
     old.delete(t.name);
+    i++;
+    if ((i & 15) === 0 && task.over()) break;
   }
-  const removed = new NameList();
-  for (const name of old.keys()) removed.add(name);
-  return { device: after.name, kind: "changed", settings, tagsAdded: added, tagsRemoved: removed, tagsChanged: changed };
+  return i;
+}
+
+/**
+ * Which devices of `after` are new, gone, changed or the same as in `before`, compared whole
+ * (no details): for a map applied where no runtime compares them (the FIELDGATE drive's import).
+ */
+export function mapChanges(before: readonly DeviceConfig[], after: readonly DeviceConfig[]): ApplyReport {
+  const old = new Map(before.map((d) => [d.name, d]));
+  const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [], details: [] };
+  for (const d of after) {
+    const was = old.get(d.name);
+    if (was === undefined) report.added.push(d.name);
+    else (sameConfig(was, d) ? report.unchanged : report.changed).push(d.name);
+    old.delete(d.name);
+  }
+  report.removed.push(...old.keys());
+  return report;
 }
 
 /** "3 added (a, b, c)", "7 added (a, b, c, d, e and 2 more)". */

@@ -24,7 +24,7 @@ import { blockOf, planBlocks, type Block, type BlockLimits, type Placed } from "
 import { DriverError, isDeviceFault, isLinkFailure, type BlockData } from "./driver.js";
 import type { TagPlan } from "./registry.js";
 import type { SampleTask, ScheduledGroup } from "../sampling/scheduler.js";
-import { deliveryEnded, deliveryStarted, nextTurn } from "../sampling/slices.js";
+import type { Slicer } from "../sampling/slices.js";
 import { ValuePath, variantOf, type TagCodec } from "./tag-codec.js";
 
 /**
@@ -82,8 +82,8 @@ export interface PollTarget {
   readonly values: ValueCache;
   readonly limits: BlockLimits;
   readonly stopped: boolean;
-  /** Where the time a poll's delivery holds the loop goes (the loop trace). */
-  readonly trace: TaskTimer | undefined;
+  /** Where a poll's delivery of many values is sliced (its slices go before other jobs'), and timed. */
+  readonly slicer: Slicer;
   wallNow(): number;
   mayAttempt(now: number): boolean;
   recordLateness(ms: number): void;
@@ -130,13 +130,8 @@ export function deliverTag(values: ValueCache, tag: PolledTag, data: BlockData, 
   values.setDataValue(slot, { value, sourceTimestamp: time }, time);
 }
 
-/** Times tasks on the event loop (src/sampling/loop-trace.ts). */
-export interface TaskTimer {
-  end(label: string, start: number): void;
-}
-
-/** Tags delivered into the cache in one task: ~0.1-0.2 µs each with the items they feed (bench counters at 16,384). */
-const TAGS_PER_DELIVERY = 4096;
+/** Tags delivered between two looks at the clock. */
+const TAGS_PER_CHECK = 64;
 
 /** The tags of one device polled at one rate. */
 export class PollGroup implements SampleTask {
@@ -201,8 +196,10 @@ export class PollGroup implements SampleTask {
       const block = blocks[i]!;
       let parts: Block<PolledTag>[] | undefined;
       try {
-        const rest = this.deliverAll(block, await d.read(block));
-        if (rest !== undefined) await rest;
+        const data = await d.read(block);
+        const time = d.wallNow();
+        const at = this.deliver(block, data, 0, time, d.slicer.end());
+        if (at < block.tags.length) await this.deliverRest(block, data, at, time);
         served = true;
       } catch (err) {
         if (d.stopped) return;
@@ -267,49 +264,52 @@ export class PollGroup implements SampleTask {
         await this.split(sub, out);
         continue;
       }
-      const rest = this.deliverAll(sub, data);
-      if (rest !== undefined) await rest;
+      const time = d.wallNow();
+      const at = this.deliver(sub, data, 0, time, d.slicer.end());
+      if (at < sub.tags.length) await this.deliverRest(sub, data, at, time);
       out.push(sub);
     }
   }
 
   /**
-   * A block's values into the cache, TAGS_PER_DELIVERY at a time with a turn of the event loop
-   * between them: a block of a fieldbus device is one slice, an in-process driver's can hold
-   * 16,384 tags (bench counters: ~2-3 ms delivered whole, which made the next slot late).
+   * The rest of a block's values into the cache, a slice a turn of the event loop: a block of a
+   * fieldbus device fits one slice, an in-process driver's can hold 16,384 tags. The slices of a
+   * delivery go before every other job's (Slicer.firstTask): a slice of other work between two
+   * of them would make the poll last past its group's next slot.
    */
-  private deliverAll(block: Block<PolledTag>, data: BlockData): void | Promise<void> {
-    const time = this.device.wallNow();
-    const first = this.deliver(block, data, 0, time);
-    if (first >= block.tags.length) return;
-    deliveryStarted();
-    return (async () => {
-      try {
-        for (let from = first; from < block.tags.length; ) {
-          await nextTurn();
-          from = this.deliver(block, data, from, time);
-        }
-      } finally {
-        deliveryEnded();
-      }
-    })();
+  private async deliverRest(block: Block<PolledTag>, data: BlockData, from: number, time: number): Promise<void> {
+    const task = this.device.slicer.firstTask(this.deliverLabel);
+    while (from < block.tags.length) {
+      await task.next();
+      from = this.deliver(block, data, from, time, task.end);
+    }
+    task.done();
   }
 
-  /** Tags from `from` on, up to TAGS_PER_DELIVERY of them; returns where it stopped. */
-  private deliver(block: Block<PolledTag>, data: BlockData, from: number, time: number): number {
+  /**
+   * Tags from `from` on until the slicer's clock reaches `end` (looked at every TAGS_PER_CHECK
+   * tags); returns where it stopped. Timed for the loop trace.
+   */
+  private deliver(block: Block<PolledTag>, data: BlockData, from: number, time: number, end: number): number {
     const d = this.device;
     const tags = block.tags;
     if (d.stopped) return tags.length;
     const begun = performance.now();
     const values = d.values;
+    const slicer = d.slicer;
     const start = block.start;
-    const end = Math.min(tags.length, from + TAGS_PER_DELIVERY);
-    for (let i = from; i < end; i++) {
-      const tag = tags[i]!;
-      deliverTag(values, tag, data, tag.start - start, time);
+    const n = tags.length;
+    let i = from;
+    while (i < n) {
+      const stop = i + TAGS_PER_CHECK < n ? i + TAGS_PER_CHECK : n;
+      for (; i < stop; i++) {
+        const tag = tags[i]!;
+        deliverTag(values, tag, data, tag.start - start, time);
+      }
+      if (i < n && slicer.now() >= end) break;
     }
-    d.trace?.end(this.deliverLabel, begun);
-    return end;
+    slicer.timed(this.deliverLabel, begun);
+    return i;
   }
 
   /** Hands on a Bad status for tags whose status changes; values and timestamps are kept. */

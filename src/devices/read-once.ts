@@ -17,6 +17,7 @@ import { ValueCache } from "../values/value-cache.js";
 import { DevicePoller } from "./device-poller.js";
 import type { BlockRequest, Driver } from "./driver.js";
 import type { DriverProtocol } from "./registry.js";
+import type { Slicer } from "../sampling/slices.js";
 
 export interface TagReading {
   readonly name: string;
@@ -63,11 +64,11 @@ function noting(driver: Driver, failures: Failure[]): Driver {
  * Reads every tag of `config` once through `driver`, as `protocol` (its driver's) plans and
  * decodes them; resolves when every poll group has run its cycle.
  */
-export async function readDeviceOnce(config: DeviceConfig, driver: Driver, o: { readonly clock: Clock; readonly protocol: DriverProtocol }): Promise<DeviceReading> {
+export async function readDeviceOnce(config: DeviceConfig, driver: Driver, o: { readonly clock: Clock; readonly protocol: DriverProtocol; readonly slicer: Slicer }): Promise<DeviceReading> {
   const values = new ValueCache();
   const slots = config.tags.map((t) => values.acquire(`${config.name}.${t.name}`, { builtinType: o.protocol.tag(t, config).codec.builtinType, rate: t.rate }));
   const failures: Failure[] = [];
-  const poller = new DevicePoller({ config, protocol: o.protocol, driver: noting(driver, failures), clock: o.clock, values, slots });
+  const poller = new DevicePoller({ config, protocol: o.protocol, driver: noting(driver, failures), clock: o.clock, values, slots, slicer: o.slicer });
   let unreachable: string | undefined;
   poller.onStateChange = (p) => {
     if (p.state === "failing" || p.state === "demoted") unreachable = p.lastError;

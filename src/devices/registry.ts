@@ -8,6 +8,7 @@
 import type { DeviceConfig, DeviceMap, DeviceSyntax, TagConfig } from "../config/device-map.js";
 import type { KepwareAddressing, KepwareDrivers } from "../config/kepware.js";
 import type { BlockLimits } from "./block-plan.js";
+import type { DiscoveredDevice, DiscoveryOptions, DiscoveryTarget } from "./discovery.js";
 import type { Driver } from "./driver.js";
 import type { TagCodec } from "./tag-codec.js";
 
@@ -61,6 +62,30 @@ export interface DriverDefinition<Options> {
   describeLink(device: DeviceConfig): string;
   /** A driver the gateway uses itself (the bench namespace's): a device map cannot name it. */
   readonly internal?: boolean;
+  /**
+   * Finds the devices on a link (a serial bus, a TCP endpoint) and gives each one's entry for
+   * the map, ready to paste; for drivers whose devices can be found (discovery.ts). Rejects with
+   * an Error that says why when the link cannot be opened or the target is not one it can search.
+   */
+  discover?(target: DiscoveryTarget, options: DiscoveryOptions): Promise<DiscoveredDevice[]>;
+}
+
+/** A command a driver adds to the CLI, `fieldgate <name> ...`; its module is loaded when it runs. */
+export interface DriverCommand {
+  readonly name: string;
+  /** Its lines of `fieldgate help`, indented like the others ("  fieldgate <name> ..."). */
+  readonly usage: string;
+  /** Runs it with the words after its name; resolves with the exit code. */
+  run(args: readonly string[], context: CommandContext): Promise<number>;
+}
+
+/** What a driver's command may use of the CLI. */
+export interface CommandContext {
+  /** The gateway's drivers (to validate what a command writes against the map's schema). */
+  readonly drivers: DriverRegistry;
+  /** Standard output, standard error (text as given, no newline added). */
+  out(text: string): void;
+  err(text: string): void;
 }
 
 /** A definition with its options type hidden: the registry only passes them from linkOptions to open. */
@@ -71,6 +96,7 @@ export interface RegisteredDriver extends Omit<DriverDefinition<unknown>, "open"
 
 export class DriverRegistry implements KepwareDrivers {
   private readonly drivers = new Map<string, RegisteredDriver>();
+  private readonly commands = new Map<string, DriverCommand>();
   /** The names a device map may use, in the order registered (MapDrivers.names: a new array for each one added). */
   names: readonly string[] = [];
 
@@ -101,6 +127,23 @@ export class DriverRegistry implements KepwareDrivers {
   /** MapDrivers.syntaxOf. */
   syntaxOf(name: string): DeviceSyntax {
     return this.get(name).protocol.syntax;
+  }
+
+  /** Adds a CLI command (`fieldgate <name>`); the CLI's own commands' names are refused by it. */
+  command(command: DriverCommand): this {
+    if (this.commands.has(command.name)) throw new Error(`a command named "${command.name}" is registered already`);
+    this.commands.set(command.name, command);
+    return this;
+  }
+
+  /** The command a driver added under `name`, if any. */
+  commandNamed(name: string): DriverCommand | undefined {
+    return this.commands.get(name);
+  }
+
+  /** The commands drivers added, in the order added. */
+  commandList(): DriverCommand[] {
+    return [...this.commands.values()];
   }
 
   /** KepwareDrivers.kepwareOf: undefined for a driver whose protocol Kepware has no form for. */

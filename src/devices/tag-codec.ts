@@ -12,6 +12,7 @@
 // order reversed, bytes swapped per word); 16-bit values and strings only know the byte swap.
 import { BuiltinType, VariantArrayType, type StatusCode, type Variant } from "../ua/builtins.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import type { UneceUnit } from "../ua/generated/units.js";
 import { exactInt64, numberVariant } from "../values/value-cache.js";
 import type { BlockData } from "./driver.js";
 
@@ -59,6 +60,13 @@ export interface TagCodec {
   encode(value: Variant): Encoded;
   /** A partial write's data merged into the unit read (`current`), for writing the unit whole. */
   merge(current: BlockData, written: Uint16Array | Uint8Array): Uint16Array | Uint8Array;
+  /**
+   * For a driver whose devices say in their answers what unit a value is in (self-describing
+   * records): the engineering unit of the tag's value in this answer, or undefined when it has
+   * none. Present only on the codecs of tags whose unit comes from the device (the map names no
+   * `unit`): the tag's EngineeringUnits follow it (Part 8 §5.6.3).
+   */
+  unitOf?(data: BlockData, at: number): UneceUnit | undefined;
 }
 
 /**

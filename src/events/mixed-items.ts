@@ -35,15 +35,15 @@ function merge<T>(n: number, isEvent: readonly boolean[], events: readonly T[], 
   return out;
 }
 
-export function createMixed(
+export async function createMixed(
   events: EventItems,
   engine: SubscriptionEngine,
   session: SubscriptionSession,
   subscriptionId: number,
   timestamps: TimestampsToReturn,
   requests: readonly MonitoredItemCreateRequest[],
-  data: (subset: readonly MonitoredItemCreateRequest[]) => MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]>,
-): MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]> {
+  data: (subset: readonly MonitoredItemCreateRequest[]) => Promise<MonitoredItemCreateResult[]>,
+): Promise<MonitoredItemCreateResult[]> {
   let any = false;
   for (const r of requests) if (isEventRequest(r)) any = true;
   if (!any) return data(requests);
@@ -53,8 +53,8 @@ export function createMixed(
   const isEvent = requests.map(isEventRequest);
   const eventResults = events.create(session, subscriptionId, requests.filter((_, i) => isEvent[i]));
   const dataRequests = requests.filter((_, i) => !isEvent[i]);
-  const dataResults = dataRequests.length > 0 ? data(dataRequests) : [];
-  return merge(requests.length, isEvent, eventResults, dataResults);
+  const dataResults = dataRequests.length > 0 ? await data(dataRequests) : [];
+  return merge(requests.length, isEvent, eventResults, dataResults) as MonitoredItemCreateResult[];
 }
 
 /** Splits ids (or requests by id) into event items of `sub` and the rest; undefined when none is an event item. */
@@ -117,13 +117,13 @@ export function setModeMixed(
   return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.setMode(sub, mode, item), data) as number[];
 }
 
-export function deleteMixed(
+export async function deleteMixed(
   events: EventItems,
   engine: SubscriptionEngine,
   session: SubscriptionSession,
   subscriptionId: number,
   ids: readonly number[],
-  data: (subset: readonly number[]) => number[] | Promise<number[]>,
-): number[] | Promise<number[]> {
+  data: (subset: readonly number[]) => Promise<number[]>,
+): Promise<number[]> {
   return byIds(events, engine, session, subscriptionId, ids, (sub, item) => events.delete(sub, item), data);
 }

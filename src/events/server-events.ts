@@ -1,8 +1,9 @@
 // The events the server raises about itself (Part 5 §6.4): SystemStatusChangeEvent when it
 // starts and stops (§6.4.31), GeneralModelChangeEvent when a device-map reload adds, removes or
-// replaces nodes (Part 3 §9.32, Part 5 §6.4.33), and the AuditEvents of the Auditing facet
-// (Part 5 §6.4.3 - §6.4.27; audit.ts builds them), and DeviceFailureEventType when a file on the
-// gateway's storage is found damaged and moved aside (§6.4.29). Each source asks whether anyone listens
+// replaces nodes (Part 3 §9.32, Part 5 §6.4.33; BaseModelChangeEvent when it changes very many),
+// and the AuditEvents of the Auditing facet (Part 5 §6.4.3 - §6.4.27; audit.ts builds them), and
+// DeviceFailureEventType when a file on the gateway's storage is found damaged and moved aside
+// (§6.4.29). Each source asks whether anyone listens
 // before it builds an event: without event monitored items the server spends nothing here.
 import type { ModelChange } from "../address-space/device-namespace.js";
 import { BuiltinType, VariantArrayType, numericNodeId, type NodeId } from "../ua/builtins.js";
@@ -33,6 +34,14 @@ export const enum ModelChangeVerb {
   DataTypeChanged = 16,
 }
 
+/**
+ * Nodes named one by one in a reload's GeneralModelChangeEvent. A reload that changes more is
+ * told as a BaseModelChangeEvent without the list (Part 3 §9.32.7: a Server may use either type;
+ * a Client then assumes any Node may have changed), so that a reload of a large map neither keeps
+ * a record per node nor builds and sends them all in one event.
+ */
+export const MAX_MODEL_CHANGES = 4096;
+
 export interface ServerEventsOptions {
   readonly registry: NamespaceRegistry;
   readonly subscriptions: SubscriptionEngine;
@@ -47,6 +56,8 @@ export class ServerEvents {
   private readonly registry: NamespaceRegistry;
   /** Node changes of the reload under way, by node: the verbs OR-ed (a replaced tag is deleted and added). */
   private readonly changes = new Map<string | number, { affected: NodeId; affectedType: NodeId | undefined; verb: number }>();
+  /** The reload under way changed more than MAX_MODEL_CHANGES nodes: its event has no list. */
+  private changesOverflowed = false;
 
   constructor(o: ServerEventsOptions) {
     this.registry = o.registry;
@@ -104,7 +115,12 @@ export class ServerEvents {
    * the reload is done (flushModelChanges), so that one event names every change of it.
    */
   noteModelChange(change: ModelChange): void {
-    if (!this.wants()) return;
+    if (!this.wants() || this.changesOverflowed) return;
+    if (this.changes.size + change.removed.length + change.added.length > MAX_MODEL_CHANGES) {
+      this.changesOverflowed = true;
+      this.changes.clear();
+      return;
+    }
     for (const id of change.removed) this.note(id, undefined, ModelChangeVerb.NodeDeleted);
     for (const id of change.added) this.note(id, this.typeOf(id), ModelChangeVerb.NodeAdded);
   }
@@ -125,9 +141,23 @@ export class ServerEvents {
 
   /**
    * Raises one GeneralModelChangeEvent (Part 5 §6.4.33) with the changes collected since the
-   * last flush: NodeAdded, NodeDeleted, or both for a node replaced under the same NodeId.
+   * last flush: NodeAdded, NodeDeleted, or both for a node replaced under the same NodeId; a
+   * BaseModelChangeEvent for more than MAX_MODEL_CHANGES of them.
    */
   flushModelChanges(): void {
+    if (this.changesOverflowed) {
+      this.changesOverflowed = false;
+      if (!this.wants()) return;
+      this.raise(
+        new UaEvent(ObjectTypeIds.BaseModelChangeEventType, {
+          sourceNode: SERVER_OBJECT,
+          sourceName: "Server",
+          message: `The address space changed: more than ${MAX_MODEL_CHANGES} node(s) added or removed.`,
+          severity: 100,
+        }),
+      );
+      return;
+    }
     if (this.changes.size === 0) return;
     const list: ExtensionObject[] = [];
     const typeId = numericNodeId(ObjectIds.ModelChangeStructureDataType_Encoding_DefaultBinary);

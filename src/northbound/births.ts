@@ -2,9 +2,9 @@
 // metric with its name, alias, datatype, properties, current value and quality.
 //
 // A DBIRTH of a device of 10,000 tags is one MQTT message of about a megabyte. It is encoded
-// into the writer in slices that stop after ~1 ms (the writer keeps its position), each slice
-// one task, so polling keeps its deadlines; the message goes out once complete.
-import { performance } from "node:perf_hooks";
+// into the writer in the gateway's slices (the writer keeps its position), so polling keeps its
+// deadlines; the message goes out once complete.
+import type { Slicer } from "../sampling/slices.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { DeviceRecord } from "./device-records.js";
 import { qualityOf, writeSlotValue } from "./metrics.js";
@@ -14,9 +14,6 @@ import { DataType, Quality, type PayloadWriter } from "./sparkplug-codec.js";
 /** Names Sparkplug gives meaning to (§6.4.19, §5.17 tck-id-operational-behavior-data-commands-rebirth-*). */
 export const BDSEQ = "bdSeq";
 export const REBIRTH = "Node Control/Rebirth";
-
-/** Time one birth slice may take before it yields, ms. */
-export const SLICE_MS = 1;
 
 /** The will registered with every CONNECT (§6.4.25): only the bdSeq, Int64, no seq. */
 export function encodeNDeath(w: PayloadWriter, bdSeq: number, now: number): Buffer {
@@ -66,15 +63,15 @@ export function encodeNBirth(w: PayloadWriter, bdSeq: number, now: number, nodeM
 }
 
 /**
- * Encodes the metrics of `rec` from tag `from` on until `deadline` (performance.now()) has
- * passed; returns the index to go on from (rec.tags.length when done). Aliases are assigned
+ * Encodes the metrics of `rec` from tag `from` on until the slicer's clock has reached `end`;
+ * returns the index to go on from (rec.tags.length when done). Aliases are assigned
  * from `rec.aliases` (set by the caller). Each tag's value becomes the reported one.
  */
-export function encodeDBirthSlice(w: PayloadWriter, rec: DeviceRecord, values: ValueCache, from: number, now: number, deadline: number): number {
+export function encodeDBirthSlice(w: PayloadWriter, rec: DeviceRecord, values: ValueCache, from: number, now: number, slicer: Slicer, end: number): number {
   const tags = rec.tags;
   let i = from;
   for (; i < tags.length; i++) {
-    if ((i & 63) === 0 && i !== from && performance.now() > deadline) break;
+    if ((i & 63) === 0 && i !== from && slicer.now() >= end) break;
     const slot = rec.slots[i]!;
     if (slot < 0) continue;
     const t = tags[i]!;

@@ -8,7 +8,7 @@
 // DATA messages SHOULD NOT: Eclipse Tahu's JavaScript decoder (sparkplug-payload, under most
 // Node-based host tools) reads a metric's value only through its datatype and hands out null
 // without it. Two bytes per metric buy every such consumer.
-import { performance } from "node:perf_hooks";
+import type { Slicer } from "../sampling/slices.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { DeviceRecord } from "./device-records.js";
 import type { ForwardStore } from "./forward-store.js";
@@ -21,17 +21,17 @@ export const MAX_DATA_METRICS = 4000;
 
 /**
  * Encodes the changed tags of `rec`'s pending list into `w` (a DDATA body: timestamp and metrics,
- * no seq), at most MAX_DATA_METRICS, stopping early once `deadline` (performance.now()) has
- * passed. Returns the number of metrics written; the tags not yet looked at stay pending.
+ * no seq), at most MAX_DATA_METRICS, stopping early once the slicer's clock has reached `end`.
+ * Returns the number of metrics written; the tags not yet looked at stay pending.
  */
-export function encodeChanges(w: PayloadWriter, rec: DeviceRecord, values: ValueCache, now: number, deadline: number): number {
+export function encodeChanges(w: PayloadWriter, rec: DeviceRecord, values: ValueCache, now: number, slicer: Slicer, end: number): number {
   w.reset();
   w.timestamp(now);
   let written = 0;
   let k = 0;
   const count = rec.pendingCount;
   for (; k < count && written < MAX_DATA_METRICS; k++) {
-    if ((k & 255) === 255 && performance.now() > deadline) break;
+    if ((k & 255) === 255 && slicer.now() >= end) break;
     const i = rec.pending[k]!;
     rec.marked[i] = 0;
     const slot = rec.slots[i]!;

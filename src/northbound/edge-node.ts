@@ -15,12 +15,11 @@
 //   `birthNo`    birth sequences: births, and the replay that follows them, stop when a newer
 //                sequence starts. A Rebirth (§5.17) is a new birth sequence in the same session:
 //                NCMD, DCMD, STATE and the session's end are still heard after it.
-import { performance } from "node:perf_hooks";
 import type { DeviceNamespace } from "../address-space/device-namespace.js";
 import type { DeviceConfig } from "../config/device-map.js";
 import type { DeviceState } from "../devices/device-poller.js";
 import type { CacheObserver, ValueCache } from "../values/value-cache.js";
-import { encodeDBirthSlice, encodeNBirth, encodeNDeath, SLICE_MS } from "./births.js";
+import { encodeDBirthSlice, encodeNBirth, encodeNDeath } from "./births.js";
 import { CommandHandler } from "./commands.js";
 import type { SparkplugConfig } from "../config/northbound-config.js";
 import { encodeChanges } from "./device-data.js";
@@ -33,6 +32,11 @@ import { Replayer } from "./replay.js";
 import { PayloadWriter } from "./sparkplug-codec.js";
 import { StoreTasks } from "./store-tasks.js";
 import { DeviceTopicCache, nodeTopics, type DeviceTopics, type NodeTopics } from "./topics.js";
+import type { Slicer } from "../sampling/slices.js";
+
+/** The loop trace's names of a DBIRTH's slices and of a device's DDATA that did not fit one slice. */
+const BIRTH_LABEL = "Sparkplug DBIRTH (a slice)";
+const FLUSH_LABEL = "Sparkplug DDATA of a device (a later slice)";
 
 export type EdgePhase = "stopped" | "connecting" | "waiting for primary host" | "birthing" | "online" | "backing off";
 
@@ -54,6 +58,8 @@ export interface EdgeNodeOptions {
   readonly log: EdgeNodeLog;
   /** How often node metrics are compared and sent as NDATA (ms; the System object's interval). */
   readonly nodeMetricsInterval?: number;
+  /** Where the births, the DDATA of many changes and the store's work run in slices. */
+  readonly slicer: Slicer;
 }
 
 /** What the diagnostics show. */
@@ -119,7 +125,7 @@ export class EdgeNode implements CacheObserver {
       maxSize: c.storeAndForward.maxSize,
       log: (m) => options.log.warn(m),
     });
-    this.storeTasks = new StoreTasks(this.store, this.values);
+    this.storeTasks = new StoreTasks(this.store, this.values, options.slicer);
     this.host = c.primaryHostId === undefined ? undefined : new PrimaryHostTracker(c.primaryHostId);
     this.commands = new CommandHandler(
       {
@@ -278,12 +284,13 @@ export class EdgeNode implements CacheObserver {
       this.storeTasks.storeDevice(rec);
       return;
     }
-    const deadline = performance.now() + 2;
+    const slicer = this.o.slicer;
+    const end = slicer.end();
     const now = Date.now();
     while (rec.pendingCount > 0) {
-      const n = encodeChanges(this.dataWriter, rec, this.values, now, deadline);
+      const n = encodeChanges(this.dataWriter, rec, this.values, now, slicer, end);
       if (n > 0 && !this.publishBody(this.topicsOf(rec).ddata, this.dataWriter, n)) return;
-      if (rec.pendingCount > 0 && performance.now() > deadline) {
+      if (rec.pendingCount > 0 && slicer.now() >= end) {
         this.flushLater(rec);
         return;
       }
@@ -293,10 +300,12 @@ export class EdgeNode implements CacheObserver {
   private flushLater(rec: DeviceRecord): void {
     if (this.later.has(rec)) return;
     this.later.add(rec);
-    setImmediate(() => {
-      this.later.delete(rec);
-      if (rec.pendingCount > 0) this.deviceCycle(rec);
-    });
+    this.o.slicer.later((r) => this.flushedLater(r), rec, FLUSH_LABEL);
+  }
+
+  private flushedLater(rec: DeviceRecord): void {
+    this.later.delete(rec);
+    if (rec.pendingCount > 0) this.deviceCycle(rec);
   }
 
   // ---- the MQTT session -----------------------------------------------------------------------
@@ -490,7 +499,7 @@ export class EdgeNode implements CacheObserver {
       .catch((err: unknown) => this.o.log.warn(`northbound: DBIRTH of ${rec.name} failed: ${err instanceof Error ? err.message : String(err)}`));
   }
 
-  /** Encodes the device's DBIRTH in slices of ~1 ms and publishes it. */
+  /** Encodes the device's DBIRTH in the gateway's slices and publishes it. */
   private async deviceBirth(rec: DeviceRecord, birth: number): Promise<void> {
     rec.session = DeviceSession.Birthing;
     this.nextAlias = rec.assignAliases(birth, this.nextAlias);
@@ -498,12 +507,17 @@ export class EdgeNode implements CacheObserver {
     const now = Date.now();
     w.reset();
     w.timestamp(now);
-    let i = 0;
-    for (;;) {
-      i = encodeDBirthSlice(w, rec, this.values, i, now, performance.now() + SLICE_MS);
-      if (i >= rec.tags.length) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (birth !== this.birthNo) return;
+    const task = this.o.slicer.task(BIRTH_LABEL);
+    try {
+      let i = 0;
+      for (;;) {
+        i = encodeDBirthSlice(w, rec, this.values, i, now, task.slicer, task.end);
+        if (i >= rec.tags.length) break;
+        await task.next();
+        if (birth !== this.birthNo) return;
+      }
+    } finally {
+      task.done();
     }
     if (birth !== this.birthNo) return;
     if (this.publishBody(this.topicsOf(rec).dbirth, w, rec.tags.length)) rec.session = DeviceSession.Born;

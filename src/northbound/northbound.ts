@@ -17,6 +17,7 @@ import type { ValueCache } from "../values/value-cache.js";
 import type { NorthboundConfig, SparkplugConfig } from "../config/northbound-config.js";
 import { NorthboundDiagnostics } from "./diagnostics.js";
 import type { EdgeNode, EdgeNodeLog } from "./edge-node.js";
+import type { Slicer } from "../sampling/slices.js";
 import { moveAside, type DamagedFile } from "../storage/damaged.js";
 import { checkOffLoop, type OffLoopCheck } from "../storage/check-off-loop.js";
 import { openOrMoveAside, type CheckVerdict } from "../storage/sqlite-check.js";
@@ -32,6 +33,8 @@ export interface NorthboundOptions {
   readonly log: EdgeNodeLog;
   /** Interval of the node metrics (the System object's). */
   readonly nodeMetricsInterval?: number;
+  /** The gateway's slicer: births, large DDATA and the store's work run in its slices. */
+  readonly slicer: Slicer;
   /** A damaged store was moved aside and a new one started. */
   readonly onDamaged?: (d: DamagedFile) => void;
 }
@@ -117,6 +120,7 @@ export class Northbound {
             deviceState: (name) => this.o.runtime.poller(name)?.state,
             log: this.o.log,
             nodeMetricsInterval: this.o.nodeMetricsInterval,
+            slicer: this.o.slicer,
           }),
         note,
       );

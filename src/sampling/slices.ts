@@ -1,43 +1,47 @@
-// Work that grows with the data (a Publish of 16,384 notifications, CreateMonitoredItems of as
-// many items, their deletion, a Browse of a big folder, a HistoryRead's response, a device map of
-// 16,384 tags starting or reloading) runs in slices with a turn of the event loop between them
-// (DESIGN: the event loop is a shared resource).
+// The one way to slice work (DESIGN: the event loop is a shared resource; one way to slice).
+// Work that grows with the data (a device map's start or reload, a Browse of many folders,
+// CreateMonitoredItems / DeleteMonitoredItems of many items, the rest of a Publish, the later
+// slices of a large response, the status page's updates, a poll's delivery of many values, the
+// Sparkplug births) runs in slices of one time budget with a turn of the event loop between
+// them. The composition root makes the one Slicer of the process and hands it to every part that
+// slices; nothing else sets a budget.
 //
-// A slice also ends before the next sampling deadline: one that starts 0.3 ms before a poll is
-// due holds that poll back by the rest of the slice (bench counters, 16,384 items: the Publish's
-// 1 ms slices made 23-26 slots a window more than 2 ms late). The SliceGate reads the scheduler's
-// next deadline (read-only) and cuts the slice DEADLINE_MARGIN_MS before it; between two slices
-// it runs the slots that came due (as the loop governor does between socket reads) and, when the
-// next deadline is too near for a slice, waits until it has passed. It waits for one deadline at
-// most: with many groups in many phases the deadlines may be too dense for any slice, and the work
-// must still go on.
-
+// A slice ends when its budget is spent, its closing included: a job whose work after its last
+// look at the clock took longer than nothing (SliceTail) has that much less of the budget. A
+// slice also ends before the next sampling deadline: one that starts just before a poll is due
+// holds that poll back by the rest of the slice. So the Slicer reads the scheduler's next
+// deadline (read-only) and cuts the slice DEADLINE_MARGIN_MS (and the job's tail) before it;
+// between two slices it runs the slots that came due (as the loop governor does between socket
+// reads) and, when the next deadline is too near for a slice, waits until it has passed. It
+// waits for one deadline at most: with many groups in many phases the deadlines may be too dense
+// for any slice, and the work must still go on.
+//
+// A poll's delivery of its values (devices/poll-group.ts) goes first: while one goes on over
+// several turns, every other job's next slice waits for it, since a slice between two of its
+// slices would make that poll last past its group's next slot, which is then skipped.
+//
+// Two forms, one rule:
+// - SlicedTask, for code that awaits: `task.over()` says the slice is spent (one look at the
+//   clock), `await task.next()` ends it and starts the next one; `loop()` runs an index loop
+//   in slices. Functions that take a task are async, whatever the size of their work.
+// - `later(fn, arg)` with `end()` and `open()`, for callback code on a hot path that allocates
+//   nothing per slice (a Publish's next message, a response's next slice).
+// Loops over the data stay functions of their own that take the task (`from` in, where they
+// stopped out), not bodies of a generator or of an async function: V8 compiles a generator or an
+// async function whole, and with the gateway's --no-concurrent-recompilation it does so on the
+// event loop (runtime-flags.ts).
 import { systemClock, type Clock } from "./clock.js";
-import { loopTrace } from "./loop-trace.js";
 
-/** Monitored items of one slice at most: ~3 µs each to create on this machine. */
-export const ITEMS_PER_SLICE = 256;
-/** Tags of one slice of a device's start: ~1-2 µs each per step (cache slots, nodes, poller). */
-export const TAGS_PER_SLICE = 1024;
-/**
- * Tags of one slice of a device's start on a reload, where each costs more (~8-18 µs on one core:
- * an old node removed and a new one added, a kept one retargeted, the poller made again beside
- * the running ones) and the loop is shared with polls and clients: a 1,000-tag device's sync was
- * one task of ~18 ms (cpu profile of a 10 x 1,000-tag reload).
- */
-export const RELOAD_TAGS_PER_SLICE = 256;
-/** A slice's length when no deadline is nearer, ms. */
-export const SLICE_MS = 1;
 /**
  * Room a slice leaves before the next sampling deadline, ms: its work after its last look at the
  * clock and its closing (a Publish: the last chunk sealed and queued, the copy kept for
- * Republish, the values taken off the queues: 0.1-0.5 ms at 16,384 items, measured).
+ * Republish, the values taken off the queues).
  */
 export const DEADLINE_MARGIN_MS = 0.5;
-/** A slice is not started with less room than this before the next deadline (unless it waited already). */
+/** A slice cut by a deadline is never shorter than this, ms, and is not started with less room before the deadline (unless it waited already). */
 export const MIN_SLICE_MS = 0.25;
-/** Items done between two looks at the clock by inSlices. */
-const ITEMS_PER_CHECK = 32;
+/** A tail longer than this is not the job's own (a GC pause, the core taken away): it counts as this much. */
+const MAX_TAIL_MS = 3;
 
 /** What a slicer reads of the scheduler (DeadlineScheduler has both). */
 export interface DeadlineSource {
@@ -47,14 +51,56 @@ export interface DeadlineSource {
   runDue(): void;
 }
 
-export class SliceGate {
+/** Where each slice's time on the loop goes (the loop trace). */
+export interface SliceTimer {
+  end(label: string, start: number): void;
+}
+
+export interface SlicerOptions {
+  /** What one slice may hold the event loop, ms, its closing included. */
+  readonly budgetMs: number;
+  /** The scheduler whose deadlines slices end before; none: slices end by the budget only. */
+  readonly deadlines?: DeadlineSource;
+  /** The clock of the budget and the deadlines (default the system's). */
+  readonly clock?: Clock;
+  /** Where slices are timed, under their job's label. */
+  readonly trace?: SliceTimer;
+}
+
+/**
+ * How far a job's slices run past their end (its work after the last look at the clock, and its
+ * closing: a Publish seals its last chunk, queues it to the socket, keeps a copy for Republish
+ * and takes the values off their queues): the next slices end that much earlier. Rises at once,
+ * falls by a quarter a slice.
+ */
+export class SliceTail {
+  ms = 0;
+
+  /** A slice that was to end at `end` ended at `now` (both in the slicer's clock). */
+  note(end: number, now: number): void {
+    const over = now - end;
+    if (!(over > 0)) {
+      this.ms *= 0.75;
+      return;
+    }
+    const v = over < MAX_TAIL_MS ? over : MAX_TAIL_MS;
+    this.ms = v > this.ms ? v : this.ms * 0.75 + v * 0.25;
+  }
+}
+
+export class Slicer {
+  readonly budgetMs: number;
   readonly clock: Clock;
   private readonly deadlines: DeadlineSource | undefined;
+  private readonly trace: SliceTimer | undefined;
+  /** Jobs that go first (a poll's delivery) with a slice still to come. */
+  private firstPending = 0;
 
-  /** Without `deadlines`, slices are cut by their length only. */
-  constructor(deadlines?: DeadlineSource, clock: Clock = systemClock) {
-    this.deadlines = deadlines;
-    this.clock = clock;
+  constructor(options: SlicerOptions) {
+    this.budgetMs = options.budgetMs;
+    this.deadlines = options.deadlines;
+    this.clock = options.clock ?? systemClock;
+    this.trace = options.trace;
   }
 
   now(): number {
@@ -62,18 +108,18 @@ export class SliceGate {
   }
 
   /**
-   * When a slice of at most `ms` that starts now must end, in the clock's ms: `ms` from now, or
-   * DEADLINE_MARGIN_MS before the next sampling deadline, but not less than MIN_SLICE_MS from
-   * now for that (a slice always gets some work done). `tail`: what the slicer's work after its
-   * end took last time (SliceTail), cut off the room before the deadline too.
+   * When a slice that starts now must end, in the clock's ms: the budget less `tail` (what the
+   * job's work after its end took lately) from now, or DEADLINE_MARGIN_MS and `tail` before the
+   * next sampling deadline (MIN_SLICE_MS from now at the least).
    */
-  end(ms = SLICE_MS, tail = 0): number {
+  end(tail = 0): number {
     const now = this.clock.now();
-    const byLength = now + ms;
+    const room = this.budgetMs - tail;
+    const byBudget = now + (room > 0 ? room : 0);
     const d = this.deadlines;
-    if (d === undefined) return byLength;
+    if (d === undefined) return byBudget;
     const byDeadline = Math.max(now + MIN_SLICE_MS, d.nextDeadline - DEADLINE_MARGIN_MS - tail);
-    return byDeadline < byLength ? byDeadline : byLength;
+    return byDeadline < byBudget ? byDeadline : byBudget;
   }
 
   /**
@@ -91,155 +137,160 @@ export class SliceGate {
 
   /**
    * Calls fn(arg) when the next slice may start: after a turn of the event loop (the I/O and
-   * the timers that wait), with the slots due by then run first, and, when the next deadline
-   * leaves less than `need` ms, once it has passed and its slot has run.
+   * the timers that wait), with the slots due by then run first, after any poll's delivery that
+   * is going on, and, when the next deadline leaves less than `need` ms, once it has passed and
+   * its slot has run. With a `label`, fn's run is timed under it for the loop trace.
    */
-  later<A>(fn: (arg: A) => void, arg: A, need = MIN_SLICE_MS): void {
-    setImmediate(gateTurn<A>, this, fn, arg, need, false);
+  later<A>(fn: (arg: A) => void, arg: A, label?: string, need = MIN_SLICE_MS): void {
+    setImmediate(slicerTurn<A>, this, fn, arg, label, need, false);
   }
 
   /** later() as a promise. */
   next(need = MIN_SLICE_MS): Promise<void> {
-    return new Promise((resolve) => this.later(callResolve, resolve, need));
+    return new Promise((resolve) => this.later(callResolve, resolve, undefined, need));
+  }
+
+  /** A job of many slices, its first slice from now; its slices are timed under `label`. */
+  task(label: string): SlicedTask {
+    return new SlicedTask(this, label, false);
+  }
+
+  /**
+   * A job whose slices go before every other job's (a poll's delivery of its values): its next
+   * slice comes after one turn of the loop, deadline or not, and the others wait until it is done.
+   */
+  firstTask(label: string): SlicedTask {
+    return new SlicedTask(this, label, true);
+  }
+
+  /** @internal Times a slice that ran from `start` (performance.now()). */
+  timed(label: string, start: number): void {
+    this.trace?.end(label, start);
+  }
+
+  /** @internal A first job's next slice: after one turn, the other jobs waiting meanwhile. */
+  firstTurn(): Promise<void> {
+    this.firstPending++;
+    return new Promise((resolve) => setImmediate(firstTurnCame, this, resolve));
+  }
+
+  /** @internal */
+  firstTurnCame(resolve: () => void): void {
+    this.firstPending--;
+    resolve();
   }
 
   /** @internal One look: go on now, or wait for the next deadline (once). */
-  turn<A>(fn: (arg: A) => void, arg: A, need: number, waited: boolean): void {
+  turn<A>(fn: (arg: A) => void, arg: A, label: string | undefined, need: number, waited: boolean): void {
     const d = this.deadlines;
     d?.runDue();
-    if (deliveriesPending > 0) {
-      // A poll's values are still going into the cache, a slice a turn: they go first. A slice
-      // between two of theirs would make that poll last past its group's next slot, which is
-      // then skipped (bench counters, 16,384 items: 10-17 slots a window, ~1.5 % of the samples).
-      setImmediate(gateTurn<A>, this, fn, arg, need, waited);
+    if (this.firstPending > 0) {
+      setImmediate(slicerTurn<A>, this, fn, arg, label, need, waited);
       return;
     }
     if (waited || d === undefined || this.open(need)) {
+      if (label === undefined) {
+        fn(arg);
+        return;
+      }
+      const start = performance.now();
       fn(arg);
+      this.trace?.end(label, start);
       return;
     }
     // The deadline and its slot first: the scheduler's own timer, or runDue above, runs it.
-    this.clock.setTimer(() => this.turn(fn, arg, need, true), Math.max(0, d.nextDeadline - this.clock.now()));
+    this.clock.setTimer(() => this.turn(fn, arg, label, need, true), Math.max(0, d.nextDeadline - this.clock.now()));
   }
 }
 
-/** Deliveries of polled values that go on over several turns (poll-group.ts), now. */
-let deliveriesPending = 0;
-
 /**
- * A poll's delivery that will take more turns starts (each turn one slice of its tags); the
- * gate's slicers wait for the turns after it until `deliveryEnded`. Deliveries are bounded
- * (a block's tags, each slice a few thousand), so the wait is too.
+ * One job in slices, for code that awaits between them. Its first slice starts when it is made;
+ * each slice is timed under its label, and what the job ran past a slice's end is taken off the
+ * next ones (SliceTail).
  */
-export function deliveryStarted(): void {
-  deliveriesPending++;
+export class SlicedTask {
+  /** Slices begun so far. */
+  slices = 0;
+  /** Time its slices held the loop, ms: their sum, and the longest. */
+  busyMs = 0;
+  longestMs = 0;
+  private readonly tail = new SliceTail();
+  private startedAt = 0;
+  private endAt = 0;
+  private running = false;
+
+  constructor(
+    readonly slicer: Slicer,
+    readonly label: string,
+    private readonly first: boolean,
+  ) {
+    this.begin();
+  }
+
+  /** When the current slice ends, in the slicer's clock. */
+  get end(): number {
+    return this.endAt;
+  }
+
+  /** Whether the current slice is spent (one look at the clock). */
+  over(): boolean {
+    return this.slicer.now() >= this.endAt;
+  }
+
+  /** Ends the current slice and resolves when the next one may start (a turn of the loop at least). */
+  async next(): Promise<void> {
+    this.close();
+    await (this.first ? this.slicer.firstTurn() : this.slicer.next());
+    this.begin();
+  }
+
+  /** A next slice when the current one is spent; else nothing to wait for. */
+  async yield(): Promise<void> {
+    if (this.over()) await this.next();
+  }
+
+  /**
+   * Runs part(from) over [from, n): part does what fits in the current slice and returns where it
+   * stopped (at `n` when done); a next slice before each call that finds the slice spent.
+   */
+  async loop(n: number, part: (from: number) => number, from = 0): Promise<void> {
+    while (from < n) {
+      if (this.over()) await this.next();
+      from = part(from);
+    }
+  }
+
+  /** The job is over: its last slice is timed. */
+  done(): void {
+    this.close();
+  }
+
+  private begin(): void {
+    this.slices++;
+    this.running = true;
+    this.startedAt = performance.now();
+    this.endAt = this.slicer.end(this.tail.ms);
+  }
+
+  private close(): void {
+    if (!this.running) return;
+    this.running = false;
+    const ms = performance.now() - this.startedAt;
+    this.busyMs += ms;
+    if (ms > this.longestMs) this.longestMs = ms;
+    this.slicer.timed(this.label, this.startedAt);
+    this.tail.note(this.endAt, this.slicer.now());
+  }
 }
 
-export function deliveryEnded(): void {
-  deliveriesPending--;
+function slicerTurn<A>(slicer: Slicer, fn: (arg: A) => void, arg: A, label: string | undefined, need: number, waited: boolean): void {
+  slicer.turn(fn, arg, label, need, waited);
 }
 
-function gateTurn<A>(gate: SliceGate, fn: (arg: A) => void, arg: A, need: number, waited: boolean): void {
-  gate.turn(fn, arg, need, waited);
+function firstTurnCame(slicer: Slicer, resolve: () => void): void {
+  slicer.firstTurnCame(resolve);
 }
 
 function callResolve(resolve: () => void): void {
   resolve();
-}
-
-/**
- * How far a slicer's slices run past their end (its work after the last look at the clock, and
- * its closing: a Publish seals its last chunk, queues it to the socket, keeps a copy for
- * Republish and takes the values off their queues, measured 0.2-1.5 ms at 16,384 items): the
- * next slices end that much earlier before a deadline. Rises at once, falls by a quarter a slice.
- */
-export class SliceTail {
-  ms = 0;
-
-  /** A slice that was to end at `end` ended at `now` (both in the gate's clock). */
-  note(end: number, now: number): void {
-    const over = now - end;
-    if (!(over > 0)) {
-      this.ms *= 0.75;
-      return;
-    }
-    const v = over < MAX_TAIL_MS ? over : MAX_TAIL_MS;
-    this.ms = v > this.ms ? v : this.ms * 0.75 + v * 0.25;
-  }
-}
-
-/** A tail longer than this is not the slicer's own (a GC pause, the core taken away): it counts as this much. */
-const MAX_TAIL_MS = 3;
-
-/** The gate of work that has no scheduler at hand: cut by length only, until the server attaches its own. */
-let processGate = new SliceGate();
-
-/** The server's gate: the slicers that are not handed one use it (one scheduler per process). */
-export function attachSliceGate(gate: SliceGate): void {
-  processGate = gate;
-}
-
-/** Back to slices cut by length only (the server that attached its gate stops). */
-export function detachSliceGate(gate: SliceGate): void {
-  if (processGate === gate) processGate = new SliceGate();
-}
-
-export function sliceGate(): SliceGate {
-  return processGate;
-}
-
-/** A turn of the event loop: timers (the sampling deadlines) and I/O run before the promise settles. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * `op` over `items` in slices of at most `size` (each also ending at the gate's slice end, looked
- * at every ITEMS_PER_CHECK items), the next slice when the gate opens: the results in order.
- * `op` runs at once for a request of one slice (the result is then not a promise).
- */
-export function inSlices<I, R>(items: readonly I[], size: number, label: string, op: (part: readonly I[]) => R[], gate: SliceGate = processGate): R[] | Promise<R[]> {
-  if (items.length <= size) return op(items);
-  return (async () => {
-    const out: R[] = [];
-    let i = 0;
-    while (i < items.length) {
-      if (i > 0) await gate.next();
-      const start = performance.now();
-      const end = gate.end();
-      const stop = Math.min(items.length, i + size);
-      while (i < stop) {
-        const to = Math.min(stop, i + ITEMS_PER_CHECK);
-        const part = op(items.slice(i, to));
-        for (const r of part) out.push(r);
-        i = to;
-        if (gate.now() >= end) break;
-      }
-      loopTrace.end(label, start);
-    }
-    return out;
-  })();
-}
-
-/**
- * Runs `steps` (a generator that yields where a slice may end) to its end: at once when `small`,
- * else one step per slice, each when the gate has room for as long as the step before took,
- * timed for the loop trace under `label`.
- */
-export function runSteps(steps: Generator<void, void, void>, small: boolean, label: string, gate: SliceGate = processGate): void | Promise<void> {
-  if (small) {
-    while (!steps.next().done);
-    return;
-  }
-  return (async () => {
-    let last = 0;
-    for (;;) {
-      const start = performance.now();
-      const done = steps.next().done;
-      loopTrace.end(label, start);
-      if (done) return;
-      last = performance.now() - start;
-      await gate.next(last);
-    }
-  })();
 }

@@ -17,9 +17,9 @@ import { ValueCache } from "../values/value-cache.js";
 import { clockSynchronized, systemClock } from "../sampling/clock.js";
 import { DeadlineScheduler } from "../sampling/scheduler.js";
 import { loopTrace } from "../sampling/loop-trace.js";
-import { SliceGate } from "../sampling/slices.js";
+import { Slicer } from "../sampling/slices.js";
 import { HeapReturn } from "./heap-return.js";
-import { LoopGovernor, ResponsePacer } from "./loop-governor.js";
+import { LoopGovernor } from "./loop-governor.js";
 import { DiagnosticsNamespace, type PollGroupReport } from "../subscriptions/diagnostics.js";
 import { ServerDiagnostics } from "../diagnostics/server-diagnostics.js";
 import { SessionNodes } from "../diagnostics/session-nodes.js";
@@ -59,8 +59,6 @@ export interface GatewayParts extends Omit<ServerCore, "history" | "pki" | "endp
   readonly history: GatewayHistory;
   /** The one deadline scheduler of the process: sampling, publishing cycles, device polls. */
   readonly scheduler: DeadlineScheduler;
-  /** Where the server's sliced work ends its slices: before the scheduler's next deadline. */
-  readonly slices: SliceGate;
   /** The latest value of every device tag (and of the bench namespace's). */
   readonly values: ValueCache;
   /** The conditions (Part 9) and their methods; deviceAlarms keeps one per device. */
@@ -109,6 +107,13 @@ export function securePolicyNames(config: GatewayConfig): SecurePolicyName[] {
 }
 
 /**
+ * What one slice of the gateway's sliced work may hold the event loop, ms, its closing included
+ * (DESIGN: the event loop is a shared resource): the one budget of every sliced job, handed to
+ * them with the Slicer made here.
+ */
+const SLICE_BUDGET_MS = 1;
+
+/**
  * Makes the gateway's parts, its devices polled by `drivers`. Throws ConfigError for a bad device
  * map, before the history's database is opened. `keepOffLoop`: a worker can keep a newly valid
  * map in the cache once the gateway listens (else it is kept at once).
@@ -117,7 +122,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   const l = config.limits;
   const registry = new NamespaceRegistry();
   const scheduler = new DeadlineScheduler(systemClock, loopTrace);
-  const slices = new SliceGate(scheduler, systemClock);
+  const slicer = new Slicer({ budgetMs: SLICE_BUDGET_MS, deadlines: scheduler, clock: systemClock, trace: loopTrace });
   const values = new ValueCache();
   const heapReturn = new HeapReturn({ log });
   // First: the device map's cache, the history and the northbound report what they move aside.
@@ -198,10 +203,10 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
     values,
     drivers,
     log,
-    trace: loopTrace,
+    slicer,
     onStateChange: deviceStateLogger(leveled(log)),
   });
-  const subscriptions = new SubscriptionEngine({ registry, scheduler, clock: systemClock, limits: l, slices });
+  const subscriptions = new SubscriptionEngine({ registry, scheduler, clock: systemClock, limits: l, slicer });
   const events = new ServerEvents({ registry, subscriptions, serverUri: config.server.applicationUri });
   registerServerMethods(methods, registry, subscriptions, events.items);
   damagedFiles.onReport = (d) => events.damagedFile(d);
@@ -218,7 +223,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   // After every other namespace: the indices clients already know stay where they were.
   sessionNodes = new SessionNodes(registry, sessions, serverDiagnostics);
   const system = new SystemObject(devices.ns, { dataDir: config.dataDir, pollLateness: deviceRuntime.pollLateness, history: history.writer });
-  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log, onDamaged: damagedFiles.note });
+  const northbound = new Northbound({ values, devices, runtime: deviceRuntime, deviceMap: () => owner.deviceMap, dataDir: config.dataDir, log, onDamaged: damagedFiles.note, slicer });
 
   /** Part 5 §12.9 SessionTimeoutCount / SessionAbortCount, and the session's audit event (§6.4.7). */
   function sessionEnded(session: Session, reason: SessionCloseReason): void {
@@ -248,12 +253,12 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
     policies,
     handshakes,
     timer: governor,
-    pacer: new ResponsePacer(slices, loopTrace),
+    pacer: slicer,
     onTrim: (slabs) => heapReturn.trimmed(slabs),
   });
   const parts: GatewayParts = {
     config, limits: { ...l }, registry, sessions, application, allowAnonymous: sec.allowAnonymous, anonymousRole: sec.anonymousRole, users, ns0, history,
-    scheduler, slices, values, subscriptions, methods, events, alarms, deviceAlarms, serverDiagnostics, sessionNodes, devices, bench, deviceRuntime,
+    scheduler, slicer, values, subscriptions, methods, events, alarms, deviceAlarms, serverDiagnostics, sessionNodes, devices, bench, deviceRuntime,
     system, diagnostics, northbound, offers, handshakes, heapReturn, damagedFiles,
   };
   return { parts, transport, policies, deviceMap, benchMap, cacheToKeep };

@@ -27,8 +27,8 @@ export interface UaTcpServerOptions {
   handler: ChannelHandler;
   /** Times the processing of each socket read (the server's loop trace). */
   timer?: TaskTimer;
-  /** When the slices of a large response end (default: by length only). */
-  pacer?: OutputPacer;
+  /** When the slices of a large response end: the server's Slicer. */
+  pacer: OutputPacer;
   /** The memory budget and its buffers; by default the server makes one from `limits`. */
   pool?: BufferPool;
   /** ApplicationUri sent in ReverseHello. */

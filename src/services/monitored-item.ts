@@ -44,12 +44,11 @@ export const createMonitoredItems = defineService<CreateMonitoredItemsRequest, C
   requires: SessionRequirement.Activated,
   decode: decodeCreateMonitoredItemsRequest,
   encode: encodeCreateMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): CreateMonitoredItemsResponse | Promise<CreateMonitoredItemsResponse> {
-    const results = createMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? [], (subset) =>
+  async handle(ctx: ServiceContext, req: CreateMonitoredItemsRequest): Promise<CreateMonitoredItemsResponse> {
+    const results = await createMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, req.itemsToCreate ?? [], (subset) =>
       create(ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.timestampsToReturn, subset),
     );
-    const respond = (r: CreateMonitoredItemsResult[]): CreateMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
-    return results instanceof Promise ? results.then(respond) : respond(results);
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
 
@@ -109,11 +108,10 @@ export const deleteMonitoredItems = defineService<DeleteMonitoredItemsRequest, D
   requires: SessionRequirement.Activated,
   decode: decodeDeleteMonitoredItemsRequest,
   encode: encodeDeleteMonitoredItemsResponse,
-  handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): DeleteMonitoredItemsResponse | Promise<DeleteMonitoredItemsResponse> {
-    const results = deleteMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? [], (subset) =>
+  async handle(ctx: ServiceContext, req: DeleteMonitoredItemsRequest): Promise<DeleteMonitoredItemsResponse> {
+    const results = await deleteMixed(ctx.server.events.items, ctx.server.subscriptions, ctx.session!, req.subscriptionId, req.monitoredItemIds ?? [], (subset) =>
       remove(ctx.server.subscriptions, ctx.session!, req.subscriptionId, subset),
     );
-    const respond = (r: number[]): DeleteMonitoredItemsResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results: r, diagnosticInfos: [] });
-    return results instanceof Promise ? results.then(respond) : respond(results);
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });

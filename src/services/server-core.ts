@@ -12,11 +12,14 @@ import type { Role } from "../sessions/roles.js";
 import type { Pki } from "../security/pki.js";
 import type { SessionManager } from "../sessions/session.js";
 import type { UserDirectory } from "../sessions/users.js";
+import type { Slicer } from "../sampling/slices.js";
 
 export interface ServerCore {
   readonly limits: Readonly<ServiceLimits>;
   readonly registry: NamespaceRegistry;
   readonly sessions: SessionManager;
+  /** Where work that grows with the request runs in slices (a Browse of many nodes). */
+  readonly slicer: Slicer;
   /** Subscriptions, monitored items and Publish (Part 4 §5.12, §5.13). */
   readonly subscriptions: SubscriptionEngine;
   /** The Methods the Call service can run (Part 4 §5.11). */

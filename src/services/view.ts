@@ -8,8 +8,7 @@ import type { ExpandedNodeId, NodeId, QualifiedName } from "../ua/builtins.js";
 import { NULL_NODE_ID } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
 import { BrowseDirection, BrowseResultMask, NodeClass } from "../ua/generated/enums.js";
-import { loopTrace } from "../sampling/loop-trace.js";
-import { sliceGate } from "../sampling/slices.js";
+import type { SlicedTask } from "../sampling/slices.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import {
@@ -138,9 +137,8 @@ function pageOf(registry: NamespaceRegistry, session: Session, d: BrowseDescript
   return { statusCode: StatusCodes.Good, continuationPoint: id, references: refs };
 }
 
-/** Nodes of one Browse between two looks at the clock; a request past its slice continues in the next turn. */
+/** Nodes of one Browse between two looks at the clock. */
 const NODES_PER_CHECK = 16;
-const BROWSE_SLICE_MS = 1;
 
 export const browse = defineService<BrowseRequest, BrowseResponse>({
   name: "Browse",
@@ -149,7 +147,7 @@ export const browse = defineService<BrowseRequest, BrowseResponse>({
   requires: SessionRequirement.Activated,
   decode: decodeBrowseRequest,
   encode: encodeBrowseResponse,
-  handle(ctx: ServiceContext, req: BrowseRequest): BrowseResponse | Promise<BrowseResponse> {
+  async handle(ctx: ServiceContext, req: BrowseRequest): Promise<BrowseResponse> {
     const { limits, registry } = ctx.server;
     const nodes = req.nodesToBrowse ?? [];
     checkOperationCount(nodes.length, limits.maxNodesPerBrowse);
@@ -161,31 +159,36 @@ export const browse = defineService<BrowseRequest, BrowseResponse>({
         : Math.min(req.requestedMaxReferencesPerNode, limits.maxReferencesPerNode);
     const session = ctx.session!;
     const results: BrowseResult[] = new Array(nodes.length);
-    const respond = (): BrowseResponse => ({ responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] });
-    // A request of many big folders is browsed in slices of ~1 ms that end before the next
-    // sampling deadline, the due slots run between them; the usual few nodes answer at once.
-    const gate = sliceGate();
-    const run = (from: number): number => {
-      const stop = gate.end(BROWSE_SLICE_MS);
-      for (let i = from; i < nodes.length; i++) {
-        if (i > from && (i - from) % NODES_PER_CHECK === 0 && gate.now() > stop) return i;
-        results[i] = pageOf(registry, session, nodes[i]!, 0, max, limits.maxBrowseContinuationPoints);
-      }
-      return nodes.length;
-    };
-    let done = run(0);
-    if (done === nodes.length) return respond();
-    return (async () => {
-      while (done < nodes.length) {
-        await gate.next();
-        const start = performance.now();
-        done = run(done);
-        loopTrace.end("Browse (a slice)", start);
-      }
-      return respond();
-    })();
+    // A request of many big folders is browsed in the server's slices; the usual few nodes in the first.
+    const task = ctx.server.slicer.task("Browse (a slice)");
+    try {
+      await task.loop(nodes.length, (from) => browseSome(registry, session, nodes, results, from, max, limits.maxBrowseContinuationPoints, task));
+    } finally {
+      task.done();
+    }
+    return { responseHeader: responseHeader(ctx, req.requestHeader), results, diagnosticInfos: [] };
   },
 });
+
+/** Browses nodes from `from` on into `results`, until the slice is spent; returns where it stopped. */
+function browseSome(
+  registry: NamespaceRegistry,
+  session: Session,
+  nodes: readonly BrowseDescription[],
+  results: BrowseResult[],
+  from: number,
+  max: number,
+  maxContinuationPoints: number,
+  task: SlicedTask,
+): number {
+  let i = from;
+  while (i < nodes.length) {
+    results[i] = pageOf(registry, session, nodes[i]!, 0, max, maxContinuationPoints);
+    i++;
+    if (i % NODES_PER_CHECK === 0 && task.over()) break;
+  }
+  return i;
+}
 
 export const browseNext = defineService<BrowseNextRequest, BrowseNextResponse>({
   name: "BrowseNext",

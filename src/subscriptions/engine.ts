@@ -6,7 +6,7 @@
 import type { NamespaceRegistry } from "../address-space/namespace-registry.js";
 import type { Clock } from "../sampling/clock.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";
-import { MIN_SLICE_MS, SliceGate } from "../sampling/slices.js";
+import { MIN_SLICE_MS, type Slicer } from "../sampling/slices.js";
 import { UaStatusError } from "../ua/errors.js";
 import { MonitoringMode } from "../ua/generated/enums.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -17,15 +17,6 @@ import { PendingPublish, SessionPublisher, type PublishAnswer, type PublishChann
 import { Sampler } from "./sampler.js";
 import { Subscription, type SubscriptionHost, type SubscriptionParameters, type SubscriptionStats } from "./subscription.js";
 
-/**
- * A Publish response's slice of the event loop, ms (DESIGN: tasks in slices of ~2 ms at most).
- * Its closing (the last chunk sealed and written to the socket, the copy for Republish, the
- * values taken off their queues) comes on top, and grows with the message: at 16,384 items a
- * "1 ms" slice held the loop 2 ms or more in a third of the publishing cycles (bench counters,
- * loop trace). Half a millisecond gives smaller messages and a shorter tail.
- */
-const DEFAULT_PUBLISH_SLICE_MS = 0.5;
-
 export interface SubscriptionEngineOptions {
   registry: NamespaceRegistry;
   scheduler: DeadlineScheduler;
@@ -34,12 +25,10 @@ export interface SubscriptionEngineOptions {
   /** How often queued Publish requests are checked against their timeoutHint; default 1 s. */
   housekeepingInterval?: number;
   /**
-   * Longest a Publish response is built in one go, ms (default 0.5; Infinity: no limit, and no
-   * look at the sampling deadlines either).
+   * Where a Publish's message is cut and its rest follows, and CreateMonitoredItems /
+   * DeleteMonitoredItems of many items run: the server's slicer, shared by every sliced job.
    */
-  publishSliceMs?: number;
-  /** Where slices end (the server's, shared by its slicers); default: one on `scheduler` and `clock`. */
-  slices?: SliceGate;
+  slicer: Slicer;
 }
 
 export interface EngineStats extends SubscriptionStats {
@@ -98,9 +87,8 @@ export class SubscriptionEngine implements SubscriptionHost {
   private nextSubscriptionId = 1;
   private nextItemId = 1;
   private housekeeping: ScheduledGroup | undefined;
-  private readonly publishSliceMs: number;
-  /** Where this engine's slices end: before the next sampling deadline (Publish, CreateMonitoredItems, and the services that run in slices). */
-  readonly slices: SliceGate;
+  /** Where this engine's sliced jobs run (a Publish's message, CreateMonitoredItems and DeleteMonitoredItems of many items). */
+  readonly slicer: Slicer;
 
   constructor(options: SubscriptionEngineOptions) {
     const limits = { ...DEFAULT_SUBSCRIPTION_LIMITS };
@@ -113,10 +101,9 @@ export class SubscriptionEngine implements SubscriptionHost {
     this.registry = options.registry;
     this.scheduler = options.scheduler;
     this.clock = options.clock;
-    this.sampler = new Sampler(options.registry, options.scheduler, options.clock);
+    this.sampler = new Sampler(options.registry, options.scheduler, options.clock, options.slicer);
     this.maxNotificationsPerPublish = this.limits.maxNotificationsPerPublish;
-    this.publishSliceMs = options.publishSliceMs ?? DEFAULT_PUBLISH_SLICE_MS;
-    this.slices = options.slices ?? new SliceGate(options.scheduler, options.clock);
+    this.slicer = options.slicer;
     // Part 4 §5.13.1.1: keep at least as many messages as the client may have Publish requests out.
     this.retransmissionLimit = Math.max(4, 2 * this.limits.maxPublishRequestsPerSession);
     this.housekeeping = this.scheduler.every(options.housekeepingInterval ?? 1000, { sample: () => this.expireRequests(), label: "Publish request time-outs" });
@@ -127,20 +114,19 @@ export class SubscriptionEngine implements SubscriptionHost {
   }
 
   sliceEnd(tail: number): number {
-    return this.publishSliceMs === Infinity ? Infinity : this.slices.end(this.publishSliceMs, tail);
+    return this.slicer.end(tail);
   }
 
   sliceNow(): number {
-    return this.clock.now();
+    return this.slicer.now();
   }
 
   sliceOpen(tail: number): boolean {
-    return this.publishSliceMs === Infinity || this.slices.open(MIN_SLICE_MS + tail);
+    return this.slicer.open(MIN_SLICE_MS + tail);
   }
 
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void {
-    if (this.publishSliceMs === Infinity) setImmediate(fn, sub);
-    else this.slices.later(fn, sub, MIN_SLICE_MS + tail);
+    this.slicer.later(fn, sub, sub.continueLabel, MIN_SLICE_MS + tail);
   }
 
   get subscriptionCount(): number {

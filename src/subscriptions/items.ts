@@ -22,7 +22,7 @@ import { clamp, MAX_SAMPLING_INTERVAL } from "./limits.js";
 import { MonitoredItem } from "./monitored-item.js";
 import type { SubscriptionSession } from "./publisher.js";
 import { rangeOf, readBatch } from "./sampler.js";
-import { inSlices, ITEMS_PER_SLICE } from "../sampling/slices.js";
+import type { SlicedTask } from "../sampling/slices.js";
 import type { Subscription } from "./subscription.js";
 
 const NUMBER_TYPE: NodeId = Object.freeze(numericNodeId(DataTypeIds.Number));
@@ -198,35 +198,60 @@ export function createMonitoredItems(
   return results;
 }
 
+/** Items made or deleted between two looks at the clock. */
+const ITEMS_PER_CHECK = 32;
+
 /**
- * CreateMonitoredItems in slices of ITEMS_PER_SLICE with a turn of the event loop between them
- * (a whole request of thousands is one long task). The subscription reports nothing of them
- * until all are made, so no notification reaches the client before the response that names its
- * items.
+ * CreateMonitoredItems in the engine's slices. The subscription reports nothing of them until
+ * all are made, so no notification reaches the client before the response that names its items.
  */
-export function createMonitoredItemsInSlices(
+export async function createMonitoredItemsInSlices(
   engine: SubscriptionEngine,
   session: SubscriptionSession,
   subscriptionId: number,
   timestamps: TimestampsToReturn,
   requests: readonly MonitoredItemCreateRequest[],
-): MonitoredItemCreateResult[] | Promise<MonitoredItemCreateResult[]> {
-  if (requests.length <= ITEMS_PER_SLICE) return createMonitoredItems(engine, session, subscriptionId, timestamps, requests);
+): Promise<MonitoredItemCreateResult[]> {
   // What can refuse the whole request is checked before anything is made.
   const sub = engine.subscriptionOf(session, subscriptionId);
   checkTimestamps(timestamps);
   checkCount(requests.length, engine.limits.maxMonitoredItemsPerCall);
+  const results: MonitoredItemCreateResult[] = [];
+  const task = engine.slicer.task("CreateMonitoredItems (a slice)");
   sub.hold();
-  const done = inSlices(requests, ITEMS_PER_SLICE, "CreateMonitoredItems (a slice)", (part) => createMonitoredItems(engine, session, subscriptionId, timestamps, part), engine.slices);
-  return (done as Promise<MonitoredItemCreateResult[]>).finally(() => sub.release());
+  try {
+    await task.loop(requests.length, (from) => inParts(requests, from, task, (part) => createMonitoredItems(engine, session, subscriptionId, timestamps, part), results));
+  } finally {
+    sub.release();
+    task.done();
+  }
+  return results;
 }
 
-/** DeleteMonitoredItems in slices, as createMonitoredItemsInSlices. */
-export function deleteMonitoredItemsInSlices(engine: SubscriptionEngine, session: SubscriptionSession, subscriptionId: number, ids: readonly number[]): number[] | Promise<number[]> {
-  if (ids.length <= ITEMS_PER_SLICE) return deleteMonitoredItems(engine, session, subscriptionId, ids);
+/** DeleteMonitoredItems in the engine's slices. */
+export async function deleteMonitoredItemsInSlices(engine: SubscriptionEngine, session: SubscriptionSession, subscriptionId: number, ids: readonly number[]): Promise<number[]> {
   engine.subscriptionOf(session, subscriptionId);
   checkCount(ids.length, engine.limits.maxMonitoredItemsPerCall);
-  return inSlices(ids, ITEMS_PER_SLICE, "DeleteMonitoredItems (a slice)", (part) => deleteMonitoredItems(engine, session, subscriptionId, part), engine.slices);
+  const results: number[] = [];
+  const task = engine.slicer.task("DeleteMonitoredItems (a slice)");
+  try {
+    await task.loop(ids.length, (from) => inParts(ids, from, task, (part) => deleteMonitoredItems(engine, session, subscriptionId, part), results));
+  } finally {
+    task.done();
+  }
+  return results;
+}
+
+/** `op` over items from `from` on, ITEMS_PER_CHECK a call, until the slice is spent: the results into `out`; returns where it stopped. */
+function inParts<I, R>(items: readonly I[], from: number, task: SlicedTask, op: (part: readonly I[]) => R[], out: R[]): number {
+  let i = from;
+  while (i < items.length) {
+    const to = Math.min(items.length, i + ITEMS_PER_CHECK);
+    for (const r of op(items.slice(i, to))) out.push(r);
+    i = to;
+    if (task.over()) break;
+  }
+  return i;
 }
 
 function itemOf(sub: Subscription, id: number): MonitoredItem | undefined {

@@ -16,7 +16,7 @@ import { applyRange, parseNumericRange } from "../ua/numeric-range.js";
 import type { ValueCache } from "../values/value-cache.js";
 import type { SlotSubscriber } from "../values/value-sink.js";
 import type { MonitoredItem } from "./monitored-item.js";
-import { loopTrace } from "../sampling/loop-trace.js";
+import type { Slicer } from "../sampling/slices.js";
 
 const UNKNOWN_NODE: DataValue = Object.freeze({ statusCode: StatusCodes.BadNodeIdUnknown });
 const VALUE = AttributeIds.Value;
@@ -288,14 +288,16 @@ export class Sampler {
   /** Sampling passes run (all groups). */
   passes = 0;
   private fedItems = 0;
-  private resampledThisTurn = 0;
   private readonly resampleQueue = new Set<SlotWatch>();
-  private turnArmed = false;
+  private resampleArmed = false;
+  private readonly slicer: Slicer;
 
-  constructor(registry: NamespaceRegistry, scheduler: DeadlineScheduler, clock: Clock) {
+  /** `slicer`: where slot watches are re-bound after a reload, in slices. */
+  constructor(registry: NamespaceRegistry, scheduler: DeadlineScheduler, clock: Clock, slicer: Slicer) {
     this.registry = registry;
     this.scheduler = scheduler;
     this.clock = clock;
+    this.slicer = slicer;
   }
 
   get groupCount(): number {
@@ -406,44 +408,34 @@ export class Sampler {
 
   /**
    * The slot's source changed (its rate, after a reload) or went away (the tag was removed):
-   * its items are bound again (resampleNow). A reload of 16,384 tags changes as many slots at
-   * once: the first RESAMPLE_PER_TURN of a turn of the event loop are done at once, the rest
-   * in later turns, as many per turn (meanwhile their items keep getting the slot's values).
+   * its items are bound again (resampleNow), in the slicer's slices (a reload of 16,384 tags
+   * changes as many slots at once; meanwhile their items keep getting the slot's values).
    */
   resample(watch: SlotWatch): void {
-    if (this.resampledThisTurn < RESAMPLE_PER_TURN) {
-      this.resampledThisTurn++;
-      this.resampleNow(watch);
-    } else {
-      this.resampleQueue.add(watch);
-    }
-    if (!this.turnArmed) {
-      this.turnArmed = true;
-      setImmediate(nextResampleTurn, this);
+    this.resampleQueue.add(watch);
+    if (!this.resampleArmed) {
+      this.resampleArmed = true;
+      this.slicer.later(resampleSlice, this, RESAMPLE_LABEL);
     }
   }
 
-  /** @internal a new turn: the count starts again and queued watches are resampled. */
-  resampleTurn(): void {
-    this.turnArmed = false;
-    this.resampledThisTurn = 0;
+  /** @internal One slice of the queued watches re-bound. */
+  resampleSome(): void {
+    this.resampleArmed = false;
     const queue = this.resampleQueue;
-    if (queue.size === 0) return;
-    const start = performance.now();
+    const end = this.slicer.end();
+    let n = 0;
     for (const watch of queue) {
-      if (this.resampledThisTurn >= RESAMPLE_PER_TURN) break;
-      // A reload is rare, so this code runs cold (a watch costs many times more the first time
-      // than warm): the turn ends after RESAMPLE_SLICE_MS as well.
-      if ((this.resampledThisTurn & 7) === 7 && performance.now() - start > RESAMPLE_SLICE_MS) break;
+      // Looked at every few: a reload is rare, so this code runs cold (a watch costs many times more
+      // the first time than warm).
+      if ((++n & 7) === 0 && this.slicer.now() >= end) break;
       queue.delete(watch);
-      this.resampledThisTurn++;
       // A watch whose items all went meanwhile has nothing to do.
       if (this.watches.get(watch.source.values)?.get(watch.source.slot) === watch) this.resampleNow(watch);
     }
-    loopTrace.end("monitored items re-bound after a reload (a slice)", start);
-    if (!this.turnArmed) {
-      this.turnArmed = true;
-      setImmediate(nextResampleTurn, this);
+    if (queue.size > 0 && !this.resampleArmed) {
+      this.resampleArmed = true;
+      this.slicer.later(resampleSlice, this, RESAMPLE_LABEL);
     }
   }
 
@@ -489,12 +481,10 @@ export class Sampler {
 }
 
 const NONE: MonitoredItem[] = [];
-/** Slot watches re-bound per turn of the event loop (a few µs each). */
-const RESAMPLE_PER_TURN = 256;
-const RESAMPLE_SLICE_MS = 1;
+const RESAMPLE_LABEL = "monitored items re-bound after a reload (a slice)";
 
-function nextResampleTurn(sampler: Sampler): void {
-  sampler.resampleTurn();
+function resampleSlice(sampler: Sampler): void {
+  sampler.resampleSome();
 }
 
 function remove<T>(list: T[], x: T): void {

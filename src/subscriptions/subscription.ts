@@ -10,7 +10,6 @@
 //   keep-alive count runs out, sends a message with a queued request, or becomes Late: the next
 //   Publish request that arrives is answered at once;
 // - a Publish request received resets the lifetime counters of all the session's subscriptions.
-import { loopTrace } from "../sampling/loop-trace.js";
 import { SliceTail } from "../sampling/slices.js";
 import type { ScheduledGroup, SampleTask } from "../sampling/scheduler.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
@@ -48,7 +47,7 @@ export interface SubscriptionHost {
   sliceNow(): number;
   /** Whether a slice may start now (the next sampling deadline leaves room for it and its `tail`). */
   sliceOpen(tail: number): boolean;
-  /** Calls fn(sub) when the next slice may start (after a turn; the sampling slots due first). */
+  /** Calls fn(sub) when the next slice may start (after a turn; the sampling slots due first), timed under sub.continueLabel. */
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
@@ -58,9 +57,7 @@ export interface SubscriptionHost {
 const SLICE_CHECK = 512;
 
 function continuePublish(sub: Subscription): void {
-  const start = performance.now();
   sub.continuePublishing();
-  loopTrace.end(sub.continueLabel, start);
 }
 
 /** The encoder of a PublishResponse with a message of the subscription's notifications (see Subscription.writeResponse). */

@@ -28,8 +28,8 @@ export interface ConnectionContext {
   readonly scratch: ReassemblyBuffer;
   /** Times each socket read's processing (the server's loop trace); absent: nothing is timed. */
   readonly timer?: TaskTimer;
-  /** When the slices of a large response end (output-slicer.ts); absent: by length only. */
-  readonly pacer?: OutputPacer;
+  /** When the slices of a large response end (output-slicer.ts): the server's Slicer. */
+  readonly pacer: OutputPacer;
 }
 
 /**

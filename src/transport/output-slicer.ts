@@ -1,7 +1,7 @@
 // A large response leaves over several turns of the event loop (DESIGN: the event loop is a
 // shared resource). The chunk writer keeps the large raw bytes of a message begun with `lend` by
 // reference and lays them out later (chunk-writer.ts, "Lent bytes"); this is the connection's
-// part: it calls `feed()` in slices, each ending when the pacer says (the server's SliceGate: a
+// part: it calls `feed()` in slices, each ending when the pacer says (the server's Slicer: its
 // time budget, and before the next sampling deadline), with a turn of the loop between them in
 // which other connections' I/O and the sampling slots run. Each slice's sealed buffers are written
 // to the socket before the next (SendQueue: drain-aware); the memory budget bounds them as it
@@ -16,20 +16,24 @@
 //
 // When the channel closes midway, `closing()` drops what waits and forgets the message; the
 // connection ends the message itself with an abort chunk (tcp-connection.ts close()).
-import { performance } from "node:perf_hooks";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
 import type { ChunkWriter } from "./chunk-writer.js";
+import { SliceTail } from "../sampling/slices.js";
 
-/** When slices end and when the next one runs (the server's SliceGate fits; default: 1 ms slices, setImmediate). */
+/** When slices end and when the next one runs: the server's Slicer (sampling/slices.ts). */
 export interface OutputPacer {
   /** The clock the slice ends are in. */
   now(): number;
-  /** When a slice that starts now must end (now() units). */
-  end(): number;
-  /** Calls fn(arg) when the next slice may start (after a turn of the loop at least). */
-  later<A>(fn: (arg: A) => void, arg: A): void;
+  /** When a slice that starts now must end (now() units), `tail` ms earlier (what the slices ran past their end lately). */
+  end(tail?: number): number;
+  /** Calls fn(arg) when the next slice may start (after a turn of the loop at least), timed under `label`. */
+  later<A>(fn: (arg: A) => void, arg: A, label?: string): void;
 }
+
+/** The loop trace's names of a response's later slices, and of the sends that waited for them. */
+const LATER_SLICE = "a response's later slice";
+const FREED = "sends that waited for a response's slices";
 
 /** The message being laid out: told how it ended. */
 export interface SlicedMessage {
@@ -66,13 +70,6 @@ export const SLICE_BYTES = 256 * 1024;
 /** Process-wide counts of sliced responses (diagnostics, tests); `settled`: messages that a `settle()` laid out in one go. */
 export const slicedOutput = { messages: 0, slices: 0, settled: 0 };
 
-/** Slices by length only: 1 ms of copying, then a turn of the loop. */
-export const lengthPacer: OutputPacer = {
-  now: () => performance.now(),
-  end: () => performance.now() + 1,
-  later: (fn, arg) => setImmediate(fn, arg),
-};
-
 export class OutputSlicer {
   /** Slices run so far (diagnostics and tests). */
   slices = 0;
@@ -82,11 +79,13 @@ export class OutputSlicer {
   private readonly freeListeners: (() => void)[] = [];
   private freeScheduled = false;
   private readonly now: () => number;
+  /** How far its slices ran past their end (sealing, signing, the socket write): the next ones end that much earlier. */
+  private readonly tail = new SliceTail();
 
   constructor(
     private readonly writer: ChunkWriter,
     private readonly owner: SlicerOwner,
-    private readonly pacer: OutputPacer = lengthPacer,
+    private readonly pacer: OutputPacer,
   ) {
     this.now = () => pacer.now();
   }
@@ -118,7 +117,7 @@ export class OutputSlicer {
   start(message: SlicedMessage): void {
     this.message = message;
     slicedOutput.messages++;
-    this.slice(this.pacer.end());
+    this.slice(this.pacer.end(this.tail.ms));
   }
 
   /** Lays out the message and runs what waits, now, in one go. */
@@ -147,7 +146,7 @@ export class OutputSlicer {
   /** @internal The pacer's turn came. */
   next(): void {
     this.scheduled = false;
-    if (this.message !== undefined) this.slice(this.pacer.end());
+    if (this.message !== undefined) this.slice(this.pacer.end(this.tail.ms));
   }
 
   private slice(until: number): void {
@@ -164,9 +163,10 @@ export class OutputSlicer {
     if (!done) {
       // What this slice sealed goes to the socket now, not with the last slice.
       this.owner.pump();
+      this.tail.note(until, this.now());
       if (!this.scheduled) {
         this.scheduled = true;
-        this.pacer.later(nextSlice, this);
+        this.pacer.later(nextSlice, this, LATER_SLICE);
       }
       return;
     }
@@ -209,7 +209,7 @@ export class OutputSlicer {
   private freed(): void {
     if (this.freeListeners.length === 0 || this.busy || this.freeScheduled) return;
     this.freeScheduled = true;
-    this.pacer.later(notifyFree, this);
+    this.pacer.later(notifyFree, this, FREED);
   }
 
   /** @internal The pacer's turn came for the listeners of `whenFree`. */

@@ -20,6 +20,7 @@ import { MessageSecurityMode } from "../ua/generated/enums.js";
 import { policyByUri } from "../security/policies.js";
 import type { CertificateInfo } from "../security/certificates.js";
 import type { Pki } from "../security/pki.js";
+import type { SlicedTask, Slicer } from "../sampling/slices.js";
 import { describeDamaged, type DamagedFiles } from "../storage/damaged.js";
 import type { Northbound } from "../northbound/northbound.js";
 
@@ -160,6 +161,8 @@ export interface ViewSource {
   readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable" | "file">;
   readonly damagedFiles: Pick<DamagedFiles, "list">;
   readonly northbound: Pick<Northbound, "failure">;
+  /** Where work that grows with the data runs in slices. */
+  readonly slicer: Slicer;
 }
 
 export class StatusViews {
@@ -321,28 +324,42 @@ export class StatusViews {
     };
   }
 
-  /** The oldest stored sample of any tag: one indexed query per tag, 100 tags per slice of the loop. */
+  /** The oldest stored sample of any tag: one indexed query per tag, in the gateway's slices. */
   private async refreshOldest(now: number): Promise<void> {
     this.oldestRunning = true;
     this.oldestAt = now;
+    const task = this.server.slicer.task(OLDEST_LABEL);
     try {
       const store = this.server.history.store;
-      let oldest: number | null = null;
-      let n = 0;
-      for (const s of [...store.allSeries()]) {
-        if (!store.open) return;
-        // Without the staged rows: counting them would move them first (a write).
-        const t = store.oldest(s, false);
-        if (t !== undefined && (oldest === null || t < oldest)) oldest = t;
-        if (++n % 100 === 0) await new Promise<void>((r) => setImmediate(r));
-      }
-      this.oldest = oldest;
+      const series = [...store.allSeries()];
+      const found = { oldest: null as number | null };
+      await task.loop(series.length, (from) => oldestOf(store, series, found, from, task));
+      if (store.open) this.oldest = found.oldest;
     } catch {
       // The store is closing or failing; the next refresh tries again.
     } finally {
+      task.done();
       this.oldestRunning = false;
     }
   }
+}
+
+const OLDEST_LABEL = "status page: the oldest stored sample (a slice)";
+
+type Store = ViewSource["history"]["store"];
+
+/** The oldest sample of the series from `from` on into `found`, until the slice is spent (or the store closed); returns where it stopped. */
+function oldestOf(store: Store, series: readonly Parameters<Store["oldest"]>[0][], found: { oldest: number | null }, from: number, task: SlicedTask): number {
+  let i = from;
+  while (i < series.length) {
+    if (!store.open) return series.length;
+    // Without the staged rows: counting them would move them first (a write).
+    const t = store.oldest(series[i]!, false);
+    if (t !== undefined && (found.oldest === null || t < found.oldest)) found.oldest = t;
+    i++;
+    if ((i & 7) === 0 && task.over()) break;
+  }
+  return i;
 }
 
 /** What a page watching one device was last sent of its tags. */

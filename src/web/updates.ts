@@ -5,18 +5,20 @@
 // watches it. Nothing runs while no page is open.
 //
 // A page that does not read (a laptop asleep, a slow link) is not buffered for: once its socket
-// reports a full buffer it is skipped until 'drain', then sent everything afresh. Big devices
-// are compared in slices of TAGS_PER_SLICE tags with the event loop let go in between
-// (DESIGN: the event loop is a shared resource).
+// reports a full buffer it is skipped until 'drain', then sent everything afresh. A tick runs in
+// the gateway's slices, a big device's tags compared a slice at a time (DESIGN: the event loop is
+// a shared resource).
 import type { ServerResponse } from "node:http";
 import type { DeviceRuntime } from "../devices/device-runtime.js";
+import type { DevicePoller } from "../devices/device-poller.js";
 import type { Logger } from "../log.js";
 import type { Pki } from "../security/pki.js";
 import type { ValueCache } from "../values/value-cache.js";
-import { loopTrace } from "../sampling/loop-trace.js";
+import type { SlicedTask, Slicer } from "../sampling/slices.js";
 import { certificatesView, StatusViews, TagBaseline, type CertificatesView } from "./status-view.js";
 
-const TAGS_PER_SLICE = 100;
+/** Tag rows compared between two looks at the clock. */
+const ROWS_PER_CHECK = 32;
 /** Certificates are looked up every this many ticks (a stat of three folders), and after an action. */
 const CERT_EVERY = 5;
 
@@ -52,11 +54,12 @@ export interface UpdateStats {
   skipped: number;
 }
 
-/** What the live updates read of the gateway beside the views: certificates, a device's poller, the values. */
+/** What the live updates read of the gateway beside the views: certificates, a device's poller, the values, and where to slice. */
 export interface UpdateSource {
   readonly pki: Pki | undefined;
   readonly deviceRuntime: Pick<DeviceRuntime, "poller">;
   readonly values: ValueCache;
+  readonly slicer: Slicer;
 }
 
 export class LiveUpdates {
@@ -141,19 +144,8 @@ export class LiveUpdates {
       if (this.running) return;
       this.running = true;
     }
-    let sliceStart = performance.now();
-    const endSlice = (): void => {
-      // Named in the loop trace: a late sampling slot says whether a page's update held it.
-      loopTrace.end(TRACE_LABEL, sliceStart);
-      const ms = performance.now() - sliceStart;
-      if (ms > this.stats.maxSliceMs) this.stats.maxSliceMs = ms;
-      this.stats.busyMs += ms;
-    };
-    const yieldLoop = async (): Promise<void> => {
-      endSlice();
-      await new Promise<void>((r) => setImmediate(r));
-      sliceStart = performance.now();
-    };
+    // Named in the loop trace: a late sampling slot says whether a page's update held it.
+    const task = this.server.slicer.task(TRACE_LABEL);
     try {
       const targets = only !== undefined ? [only] : [...this.clients].filter((c) => !c.blocked);
       if (only === undefined) this.stats.skipped += this.clients.size - targets.length;
@@ -191,7 +183,7 @@ export class LiveUpdates {
         if (lines.length > 0) msg.log = lines;
         partial = event("", JSON.stringify(msg));
       }
-      await yieldLoop();
+      await task.yield();
 
       // Per watched device: the rows changed since the last tick (shared by the pages that are up
       // to date), and all rows for pages that start afresh; each built once.
@@ -212,11 +204,9 @@ export class LiveUpdates {
         }
         if (needFull) passes.push([new TagBaseline(name), true, tagFull]);
         for (const [baseline, all, into] of passes) {
-          const rows = [];
-          for (let from = 0; from < poller.tags.length; from += TAGS_PER_SLICE) {
-            if (from > 0) await yieldLoop();
-            rows.push(...baseline.changed(poller, this.server.values, all, from, from + TAGS_PER_SLICE));
-          }
+          const rows: unknown[] = [];
+          const values = this.server.values;
+          await task.loop(poller.tags.length, (from) => changedRows(baseline, poller, values, all, rows, from, task));
           // `count`: a reload may have left the device fewer tags; the page drops the rows past it.
           if (all || rows.length > 0) into.set(name, event("tags", JSON.stringify({ device: name, count: poller.tags.length, rows })));
         }
@@ -238,11 +228,26 @@ export class LiveUpdates {
     } catch (err) {
       this.log.warn(`status page: update failed: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
-      endSlice();
+      task.done();
+      this.stats.busyMs += task.busyMs;
+      if (task.longestMs > this.stats.maxSliceMs) this.stats.maxSliceMs = task.longestMs;
       if (only === undefined) {
         this.running = false;
         this.stats.ticks++;
       }
     }
   }
+}
+
+/** The rows of a device's tags from `from` on that changed since `baseline` (all with `all`), until the slice is spent; returns where it stopped. */
+function changedRows(baseline: TagBaseline, poller: DevicePoller, values: ValueCache, all: boolean, rows: unknown[], from: number, task: SlicedTask): number {
+  const n = poller.tags.length;
+  let i = from;
+  while (i < n) {
+    const to = Math.min(n, i + ROWS_PER_CHECK);
+    for (const row of baseline.changed(poller, values, all, i, to)) rows.push(row);
+    i = to;
+    if (task.over()) break;
+  }
+  return i;
 }

@@ -14,10 +14,13 @@ const unitsDir = join(repo, "systemd");
 const UNITS = [
   "fieldgate.service",
   "fieldgate-firstboot.service",
+  "fieldgate-settings.service",
   "fieldgate-trial.service",
   "fieldgate-update.service",
   "fieldgate-update.path",
   "fieldgate-update.timer",
+  "fieldgate-network-request.path",
+  "fieldgate-network-request.service",
 ];
 
 function which(cmd: string): boolean {
@@ -70,7 +73,7 @@ describe.skipIf(skipWithout(analyzeMissing))("systemd units", () => {
   });
 
   it("every Exec line names a program the image installs", () => {
-    const installed = new Set(["/usr/bin/fieldgate", "/usr/libexec/fieldgate/firstboot", "/usr/libexec/fieldgate/trial", "/bin/kill"]);
+    const installed = new Set(["/usr/bin/fieldgate", "/usr/libexec/fieldgate/firstboot", "/usr/libexec/fieldgate/settings", "/usr/libexec/fieldgate/trial", "/bin/kill"]);
     for (const unit of UNITS) {
       for (const p of execPaths(readFileSync(join(unitsDir, unit), "utf8"))) expect(installed, `${unit}: ${p}`).toContain(p);
     }
@@ -162,6 +165,21 @@ describe.skipIf(skipWithout(analyzeMissing))("systemd units", () => {
     expect(code).toMatch(/findmnt -n -o MAJ:MIN/);
     expect(code).toMatch(/udevadm settle/);
     expect(readFileSync(join(unitsDir, "fieldgate-firstboot.service"), "utf8")).not.toMatch(/^ConditionPathExists=/m);
+  });
+
+  it("the settings unit: before networkd reads its files, before the gateway and sshd, after the data partition", () => {
+    const text = readFileSync(join(unitsDir, "fieldgate-settings.service"), "utf8");
+    const before = /^Before=(.*)$/m.exec(text)?.[1].split(/\s+/) ?? [];
+    for (const u of ["network-pre.target", "fieldgate.service", "ssh.service", "fieldgate-firstboot.service"]) expect(before, u).toContain(u);
+    expect(text).toMatch(/^Wants=network-pre\.target$/m);
+    expect(text).toMatch(/^RequiresMountsFor=.*\/etc\/fieldgate/m);
+    expect(text).toMatch(/^ExecStart=\/usr\/libexec\/fieldgate\/settings$/m);
+    const r = run("systemd-analyze", ["verify", "--man=no", `--root=${root}`, "fieldgate-settings.service", "fieldgate.service", "systemd-networkd.service"]);
+    expect(r.out).not.toMatch(/ordering cycle/i);
+    // The gateway's network requests: its folder watched, carried out by root.
+    expect(readFileSync(join(unitsDir, "fieldgate-network-request.path"), "utf8")).toMatch(/^PathExists=\/var\/lib\/fieldgate\/network-request\/request\.json$/m);
+    expect(readFileSync(join(unitsDir, "fieldgate-network-request.service"), "utf8")).toMatch(/^ExecStart=\/usr\/bin\/fieldgate network serve$/m);
+    expect(readFileSync(join(unitsDir, "tmpfiles.conf"), "utf8")).toMatch(/^d \/var\/lib\/fieldgate\/network-request 0750 fieldgate fieldgate -$/m);
   });
 
   it("the update units: the trial check after the gateway, the inbox watched, the URL looked at now and then", () => {

@@ -17,7 +17,7 @@ describe.skipIf(skipWithout(unbuilt))("fieldgate help", () => {
     expect(r.status).toBe(0);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^usage:\n {2}fieldgate run --config FILE/);
-    for (const command of ["validate", "password", "cert trust", "import kepware", "export csv", "help"]) expect(r.stdout).toContain(`fieldgate ${command}`);
+    for (const command of ["validate", "password", "cert trust", "import kepware", "export csv", "settings import", "network try", "network confirm", "help"]) expect(r.stdout).toContain(`fieldgate ${command}`);
   });
 
   it("without a command prints the usage on stderr and exits 2", () => {

@@ -202,7 +202,7 @@ const broken: [name: string, yaml: string, issues: string[]][] = [
   [
     "unknown driver",
     `devices:\n  - name: plc\n    driver: modbus\n    host: h\n    tags:\n      - { name: a, address: input:0 }\n`,
-    ["3:13 devices[0].driver: expected one of \"modbus-tcp\", \"modbus-rtu\", \"modbus-rtu-over-tcp\", \"simulator\", got \"modbus\""],
+    ["3:13 devices[0].driver: expected one of \"modbus-tcp\", \"modbus-rtu\", \"modbus-rtu-over-tcp\", \"modbus-ascii\", \"simulator\", \"mbus\", got \"modbus\""],
   ],
   [
     "float on a coil",
@@ -333,9 +333,11 @@ describe("config/devices.schema.json", () => {
   });
 
   it("describes every device and tag key, and the issue's key names", () => {
-    type Props = Record<string, { description?: string; default?: unknown; items?: { properties?: Props } }>;
+    type Props = Record<string, { description?: string; default?: unknown; items?: { properties?: Props; allOf?: Branch[] } }>;
+    type Branch = { if: { properties: { driver: { enum: string[] } } }; then: { properties: Props } };
     const schema = JSON.parse(renderDeviceMapJsonSchema(DRIVERS)) as { properties: Props };
-    const device = schema.properties.devices!.items!.properties!;
+    // Each protocol's keys are in its own branch (Modbus's, M-Bus's): Modbus TCP's here.
+    const device = schema.properties.devices!.items!.allOf!.find((b) => b.if.properties.driver.enum.includes("modbus-tcp"))!.then.properties;
     const tag = device.tags!.items!.properties!;
     for (const key of ["name", "driver", "host", "port", "bus", "unitId", "timeout", "tags"]) expect(device[key]?.description, key).toBeTruthy();
     for (const key of ["name", "address", "type", "byteOrder", "scale", "offset", "unit", "range", "rate", "access", "history", "alarms"]) {

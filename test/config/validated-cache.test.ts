@@ -21,6 +21,7 @@ import { driversWith, FakeDriver } from "../devices/fake-driver.js";
 import { cacheText, validateFileCached } from "../../src/config/validated-cache.js";
 import type { DamagedFile } from "../../src/storage/damaged.js";
 import { randomBytes } from "node:crypto";
+import { testSlicer } from "../helpers/slicer.js";
 
 const MAP = `buses:
   line1: { port: /dev/ttyUSB0, baudRate: 19200, parity: none }
@@ -234,7 +235,7 @@ describe("the validated-map cache", () => {
     new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
     const values = new ValueCache();
     const devices = new DeviceNamespace(registry, { values });
-    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: driversWith(() => new FakeDriver()) });
+    const runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: driversWith(() => new FakeDriver()), slicer: testSlicer(clock) });
     try {
       await runtime.apply(validated);
       const before = devices.variable("boiler", "temperature");

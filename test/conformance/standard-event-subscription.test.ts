@@ -40,6 +40,7 @@ import { UaEvent } from "../../src/events/event.js";
 import { numericNodeId } from "../../src/ua/builtins.js";
 import { ObjectIds, ObjectTypeIds } from "../../src/ua/generated/node-ids.js";
 import { connect, gatewayWith, monitorEvents, sleep, subscribe, waitFor, type Connection, type EventMonitor, type Gateway } from "./helpers.js";
+import { MAX_MODEL_CHANGES } from "../../src/events/server-events.js";
 
 const SERVER = "i=2253";
 const BASE_EVENT = resolveNodeId("BaseEventType");
@@ -331,6 +332,26 @@ describe("Base Info Model Change", () => {
     // One event for the whole reload.
     await sleep(200);
     expect(m.events).toHaveLength(1);
+  });
+
+  it("a reload that changes more nodes than a GeneralModelChangeEvent lists raises one BaseModelChangeEvent", async () => {
+    const m = await monitorEvents(sub, SERVER, ["EventType", "Changes"], { where: where(element(FilterOperator.OfType, lit(DataType.NodeId, resolveNodeId("BaseModelChangeEventType")))) });
+    const tags = Array.from({ length: MAX_MODEL_CHANGES }, (_, t) => `      - { name: t${t}, address: "input:${20 + (t % 5000)}" }`).join("\n");
+    await gw.reload(`devices:
+  - name: sim
+    driver: simulator
+    rate: 100ms
+    tags:
+      - { name: ramp, address: input:0 }
+  - name: big
+    driver: simulator
+    rate: 10s
+    tags:
+${tags}
+`);
+    const e = await m.next(() => true, "the model change event");
+    expect((e.EventType as NodeId).toString()).toBe("ns=0;i=2132"); // BaseModelChangeEventType
+    expect(e.Changes ?? null).toBeNull();
   });
 });
 

@@ -26,6 +26,7 @@ import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../.
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { nodeIdEquals } from "../../src/ua/node-id.js";
 import { driversWith, FakeDriver, flush, ValueLog } from "./fake-driver.js";
+import { testSlicer } from "../helpers/slicer.js";
 import { MODBUS_PROTOCOL } from "../../drivers/modbus/definition.js";
 
 const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
@@ -81,6 +82,7 @@ function setup() {
     clock,
     nodes: devices,
     values,
+    slicer: testSlicer(clock),
     drivers: driversWith(() => {
       const d = new FakeDriver();
       drivers.push(d);
@@ -188,7 +190,7 @@ describe("polling", () => {
     const pollerOf = (config: DeviceConfig): DevicePoller => {
       const slots = config.tags.map((t) => values.acquire(`${config.name}/${t.name}/${values.size}`, { builtinType: MODBUS_PROTOCOL.tag(t, config).codec.builtinType, rate: t.rate }));
       slots.forEach((slot, i) => log.watch(slot, config.tags[i]!.name));
-      return new DevicePoller({ config, protocol: MODBUS_PROTOCOL, driver, clock, values, slots });
+      return new DevicePoller({ config, protocol: MODBUS_PROTOCOL, driver, clock, values, slots, slicer: testSlicer(clock) });
     };
     const updates = () => log.updates.map((u) => u.value);
     const config = parse(PLC("      - { name: a, address: holding:0 }\n")).devices[0]!;

@@ -17,12 +17,12 @@ import { describeApply } from "../../src/devices/map-changes.js";
 import { ValueCache } from "../../src/values/value-cache.js";
 import type { SimulatorLink } from "../../drivers/simulator/definition.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
-import { RELOAD_TAGS_PER_SLICE } from "../../src/sampling/slices.js";
 import { BuiltinType, IdType, VariantArrayType, numericNodeId, stringNodeId, type DataValue, type NodeId } from "../../src/ua/builtins.js";
 import { AttributeIds, ObjectIds, ReferenceTypeIds, VariableTypeIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { nodeIdEquals } from "../../src/ua/node-id.js";
 import { fakeDrivers, flush, type FakeLink } from "./fake-driver.js";
+import { testSlicer, WorkClock } from "../helpers/slicer.js";
 
 const viewer: RequestContext = { sessionId: "v", role: "viewer", now: 0 };
 const operator: RequestContext = { sessionId: "o", role: "operator", now: 0 };
@@ -65,7 +65,8 @@ let clock: FakeClock;
 let scheduler: DeadlineScheduler;
 let runtime: DeviceRuntime | undefined;
 
-function setup() {
+/** `work`: a clock the runtime's slices are measured on, moving as the work looks at it (a FakeClock's never ends a slice). */
+function setup(work?: WorkClock) {
   clock = new FakeClock(0);
   scheduler = new DeadlineScheduler(clock);
   const registry = new NamespaceRegistry();
@@ -77,7 +78,7 @@ function setup() {
   const changes: ModelChange[] = [];
   devices.onModelChange = (c) => changes.push(c);
   const links: FakeLink[] = [];
-  runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: fakeDrivers(links) });
+  runtime = new DeviceRuntime({ scheduler, clock, nodes: devices, values, drivers: fakeDrivers(links), slicer: testSlicer(work ?? clock) });
   const ns = devices.ns;
   const s = (text: string) => stringNodeId(text, ns.namespaceIndex);
   const read = (nodeId: NodeId, attributeId = AttributeIds.Value, ctx = viewer): DataValue => {
@@ -231,14 +232,14 @@ describe("the runtime", () => {
   });
 
   it("a reload that replaces every tag of a device in slices never leaves a NodeId of the map missing between turns", async () => {
-    const { ns, s } = setup();
+    const { ns, s } = setup(new WorkClock(0.01));
     const N = 3000;
     const map = (rate: string) =>
       parse(`devices:\n  - name: big\n    driver: modbus-tcp\n    host: 10.0.0.9\n    rate: ${rate}\n    tags:\n${Array.from({ length: N }, (_, t) => `      - { name: t${t}, address: "holding:${t}" }`).join("\n")}\n`);
     await runtime!.apply(map("1s"));
     const before = ns.variable(s("big.t0"));
-    // Another rate: every tag's node is replaced (its MinimumSamplingInterval changes), three
-    // slices of 1,024. Between the slices (every turn of the event loop), read every NodeId.
+    // Another rate: every tag's node is replaced (its MinimumSamplingInterval changes), in
+    // slices. Between the slices (every turn of the event loop), read every NodeId.
     let done = false;
     let turns = 0;
     let missing = 0;
@@ -255,27 +256,28 @@ describe("the runtime", () => {
     expect(ns.variable(s(`big.t${N - 1}`))?.minimumSamplingInterval).toBe(2000);
   });
 
-  it("a reload syncs a device of 1,000 tags in slices of RELOAD_TAGS_PER_SLICE, where its first start was one task", async () => {
-    const { devices } = setup();
+  it("a first start and a reload of a device of 1,000 tags both go in slices, with turns of the loop between them", async () => {
+    const { devices } = setup(new WorkClock(0.1));
     const N = 1000;
     const map = (rate: string) =>
       parse(`devices:\n  - name: big\n    driver: modbus-tcp\n    host: 10.0.0.9\n    rate: ${rate}\n    tags:\n${Array.from({ length: N }, (_, t) => `      - { name: t${t}, address: "holding:${t}" }`).join("\n")}\n`);
+    const turnsOf = async (applying: Promise<unknown>): Promise<number> => {
+      let done = false;
+      let turns = 0;
+      const applied = applying.then(() => void (done = true));
+      while (!done) {
+        await new Promise((r) => setImmediate(r));
+        turns++;
+      }
+      await applied;
+      return turns;
+    };
     const first = runtime!.apply(map("1s"));
-    // Started before apply returned: no turn of the loop in between.
+    // Not started before apply returned: its first slice ran out before the device's nodes.
+    expect(devices.tagsOf("big")?.length ?? 0).toBeLessThan(N);
+    expect(await turnsOf(first)).toBeGreaterThan(2);
     expect(devices.tagsOf("big")).toHaveLength(N);
-    await first;
-    let done = false;
-    let turns = 0;
-    const applied = runtime!.apply(map("2s")).then(() => void (done = true));
-    while (!done) {
-      await new Promise((r) => setImmediate(r));
-      turns++;
-    }
-    await applied;
-    // Which nodes stay, then the nodes themselves: two passes of ceil(1,000 / 256) = 4 slices,
-    // three turns between the slices of each.
-    expect(RELOAD_TAGS_PER_SLICE).toBe(256);
-    expect(turns).toBeGreaterThanOrEqual(6);
+    expect(await turnsOf(runtime!.apply(map("2s")))).toBeGreaterThan(2);
     expect(devices.tagsOf("big")?.[N - 1]?.config.rate).toBe(2000);
   });
 
@@ -298,6 +300,7 @@ describe("the runtime", () => {
       clock,
       nodes: devices,
       values,
+      slicer: testSlicer(clock),
       drivers: fakeDrivers(links, async ({ host, port }) => {
         started++;
         expect([host, port]).toEqual(["127.0.0.1", 0]);

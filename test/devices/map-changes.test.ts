@@ -6,7 +6,7 @@ import { mapSchema } from "../helpers/map.js";
 import { validateYaml } from "../../src/config/load.js";
 import type { ApplyReport } from "../../src/devices/device-runtime.js";
 import { deviceChanges, describeApply, describeDevice, wholeDevice } from "../../src/devices/map-changes.js";
-import { TAGS_PER_SLICE } from "../../src/sampling/slices.js";
+import { testSlicer, WorkClock } from "../helpers/slicer.js";
 
 function parse(yaml: string): DeviceMap {
   const r = validateYaml(mapSchema, yaml, "devices.yaml");
@@ -23,7 +23,7 @@ describe("a device's changes", () => {
       [...Array.from({ length: 20 }, (_, i) => (i < 3 ? null : i < 10 ? tag(i, ", scale: 2") : tag(i))).filter((t) => t !== null), tag(100), tag(101)],
       "    timeout: 3s\n    rate: 5s\n",
     );
-    const c = await deviceChanges(before, after);
+    const c = await deviceChanges(before, after, testSlicer().task("test"));
     expect(c).toMatchObject({ device: "plc", kind: "changed", settings: ["timeout", "rate"] });
     expect([c.tagsAdded, c.tagsRemoved, c.tagsChanged]).toEqual([
       { count: 2, first: ["t100", "t101"] },
@@ -36,21 +36,20 @@ describe("a device's changes", () => {
 
   it("a device restarted for its link alone says so; one that came or went says its tags", async () => {
     const d = device([tag(1), tag(2)]);
-    expect(describeDevice(await deviceChanges(d, d))).toBe("plc: restarted, its link's settings changed (another device on it changed)");
+    expect(describeDevice(await deviceChanges(d, d, testSlicer().task("test")))).toBe("plc: restarted, its link's settings changed (another device on it changed)");
     expect(describeDevice(wholeDevice(d, "added"))).toBe("plc: added with 2 tags (t1, t2)");
     expect(describeDevice(wholeDevice(device([tag(1)]), "removed"))).toBe("plc: removed with 1 tag (t1)");
   });
 
   it("compares a device of many tags in slices, and still finds every change", async () => {
-    const n = TAGS_PER_SLICE * 2 + 5;
+    const n = 2053;
     const before = device(Array.from({ length: n }, (_, i) => tag(i % 60000)).map((t, i) => t.replace(/name: t\d+/, `name: t${i}`)));
     const after = device(before.tags.map((t, i) => `{ name: ${t.name}, address: holding:${i === n - 1 ? 9 : i % 60000} }`));
-    let turns = 0;
-    const counting = setInterval(() => turns++, 0);
-    const c = await deviceChanges(before, after);
-    clearInterval(counting);
+    // Each look at the clock takes 0.1 ms of its time: a slice of the test budget is ten looks.
+    const task = testSlicer(new WorkClock(0.1)).task("test");
+    const c = await deviceChanges(before, after, task);
     expect(c.tagsChanged).toEqual({ count: 1, first: [`t${n - 1}`] });
-    expect(turns).toBeGreaterThan(0);
+    expect(task.slices).toBeGreaterThan(2);
   });
 });
 

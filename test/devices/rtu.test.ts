@@ -18,6 +18,7 @@ import type { ModbusLinkOptions } from "../../drivers/modbus/options.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
+import { testSlicer } from "../helpers/slicer.js";
 
 const missing = [HAVE_SOCAT ? "" : SOCAT_MISSING, HAVE_PYMODBUS ? "" : PYMODBUS_MISSING].filter((s) => s !== "").join("; ");
 
@@ -42,6 +43,7 @@ beforeAll(async () => {
     clock: systemClock,
     nodes: devices,
     values,
+    slicer: testSlicer(systemClock, scheduler),
     drivers: driversWith((options) => {
       links.push(options);
       return openModbusLink(options);

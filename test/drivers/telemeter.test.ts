@@ -67,7 +67,7 @@ describe("a driver registered from a test", () => {
 
   it("is not known to a gateway that did not register it, and leaves Modbus's messages as they were", () => {
     expect(issues(meterMap("      - { name: v, record: volume }\n"), deviceMapSchema(builtinDrivers()))).toEqual([
-      '5:13 devices[0].driver: expected one of "modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "simulator", got "telemeter"',
+      '5:13 devices[0].driver: expected one of "modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "modbus-ascii", "simulator", "mbus", got "telemeter"',
     ]);
     const modbus = "devices:\n  - name: plc\n    driver: modbus-tcp\n    host: h\n    tags:\n      - { name: a, address: holdng:0 }\n      - { name: b, record: volume }\n";
     expect(issues(modbus)).toEqual([
@@ -83,7 +83,7 @@ describe("a driver registered from a test", () => {
     type Device = { properties: Props; allOf?: { if: { properties: { driver: { enum: string[] } } }; then: Then }[] };
     const device = (d: typeof drivers) => (deviceMapJsonSchema(d) as { properties: { devices: { items: Device } } }).properties.devices.items;
     const both = device(drivers);
-    expect(both.properties.driver!.enum).toEqual(["modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "simulator", "telemeter"]);
+    expect(both.properties.driver!.enum).toEqual(["modbus-tcp", "modbus-rtu", "modbus-rtu-over-tcp", "modbus-ascii", "simulator", "mbus", "telemeter"]);
     const byDriver = new Map(both.allOf!.map((a) => [a.if.properties.driver.enum.join(","), a.then]));
     const meter = byDriver.get("telemeter")!;
     expect(meter.required).toEqual(["name", "driver", "bus", "meter", "tags"]);
@@ -92,8 +92,8 @@ describe("a driver registered from a test", () => {
     expect(meter.properties.tags.items.required).toEqual(["name", "record"]);
     const modbus = byDriver.get("modbus-tcp,modbus-rtu,modbus-rtu-over-tcp,simulator")!;
     expect(modbus.properties.tags.items.required).toEqual(["name", "address"]);
-    // The built-in drivers alone share one form of device: no per-driver part.
-    expect(device(builtinDrivers()).allOf).toBeUndefined();
+    // Each syntax of the built-in drivers has its part: Modbus, Modbus ASCII (its bus's defaults), M-Bus.
+    expect(device(builtinDrivers()).allOf!.map((a) => a.if.properties.driver.enum.join(","))).toEqual(["modbus-tcp,modbus-rtu,modbus-rtu-over-tcp,simulator", "modbus-ascii", "mbus"]);
   });
 
   it("is named by no file outside test/", () => {

@@ -20,6 +20,7 @@ import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { startModbusSerialServer } from "../drivers/peers.js";
 import { FaultProxy, type FaultMode } from "./fault-proxy.js";
+import { testSlicer } from "../helpers/slicer.js";
 
 const scheduler = new DeadlineScheduler(systemClock);
 let runtime: DeviceRuntime;
@@ -43,7 +44,7 @@ beforeAll(async () => {
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
   const values = new ValueCache();
   devices = new DeviceNamespace(registry, { values });
-  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)) });
+  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)), slicer: testSlicer(systemClock, scheduler) });
   const device = (name: string, driver: string, port: number, unit: number) => `  - name: ${name}
     driver: ${driver}
     host: 127.0.0.1

@@ -18,6 +18,7 @@ import { DeviceRuntime } from "../../src/devices/device-runtime.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus, type PtyPair, type PythonPeer } from "../drivers/peers.js";
+import { testSlicer } from "../helpers/slicer.js";
 
 const missing = [HAVE_SOCAT ? "" : SOCAT_MISSING, HAVE_PYMODBUS ? "" : PYMODBUS_MISSING].filter((s) => s !== "").join("; ");
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
   new Ns0Manager(registry, { applicationUri: "urn:x", buildInfo: { buildDate: 0 } });
   const values = new ValueCache();
   devices = new DeviceNamespace(registry, { values });
-  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)) });
+  runtime = new DeviceRuntime({ scheduler, clock: systemClock, nodes: devices, values, drivers: driversWith((o) => openModbusLink(o)), slicer: testSlicer(systemClock, scheduler) });
   const device = (name: string, unit: number) => `  - name: ${name}
     driver: modbus-rtu
     bus: line

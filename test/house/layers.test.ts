@@ -35,7 +35,6 @@ const LAYERS = [
   "drivers",
   "history",
   "update",
-  "settings",
   "address-space",
   "subscriptions",
   "events",
@@ -43,6 +42,8 @@ const LAYERS = [
   "transport",
   "security",
   "sessions",
+  // Above sessions: the drive's admin-password.txt is hashed as users' passwords are.
+  "settings",
   "diagnostics",
   "services",
   "northbound",
@@ -51,6 +52,7 @@ const LAYERS = [
   "server",
   "build",
   "main",
+  "settings-main",
   "cli",
 ];
 
@@ -87,7 +89,7 @@ describe("the layers of src/", () => {
 /** What drivers may import of src/: the interfaces it defines for them (DESIGN: Devices), never the server's parts. */
 const DRIVER_INTERFACES = ["ua", "config", "devices"];
 /** Who may import drivers/: the composition root, the entry points, the build and the bench namespace's devices. */
-const DRIVER_USERS = ["server", "main", "cli", "build", "testing"];
+const DRIVER_USERS = ["server", "main", "settings-main", "cli", "build", "testing"];
 
 describe("drivers/", () => {
   const edges = fileEdges(ROOT);

@@ -139,7 +139,7 @@ describe("the loop trace", () => {
 
 describe("samples missed per monitored item", () => {
   it("a fed item misses the poll slots its group skips; a sampled one its sampling group's", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const s = f.session();
     const id = f.subscribe(s, { interval: 1000, keepAlive: 100, lifetime: 1000 });
     f.monitor(s, id, COUNTER(1), { samplingInterval: 10, clientHandle: 1 });

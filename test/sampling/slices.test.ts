@@ -1,10 +1,11 @@
-// Slices that end before the next sampling deadline (src/sampling/slices.ts), on a FakeClock:
-// the scheduler's next deadline as a slicer reads it, where a slice is cut, and a slicer that
-// waits for a deadline too near to start before it.
+// The one way to slice (src/sampling/slices.ts), on clocks the tests drive: where a slice is cut
+// (its budget less the job's tail, or before the next sampling deadline), a next slice that
+// waits for a deadline too near to start before it, a job's slices in an index loop, and a poll's
+// delivery going before other jobs.
 import { describe, expect, it } from "vitest";
 import { FakeClock, type Clock } from "../../src/sampling/clock.js";
 import { DeadlineScheduler } from "../../src/sampling/scheduler.js";
-import { DEADLINE_MARGIN_MS, inSlices, MIN_SLICE_MS, SliceGate, SliceTail } from "../../src/sampling/slices.js";
+import { DEADLINE_MARGIN_MS, MIN_SLICE_MS, Slicer, SliceTail } from "../../src/sampling/slices.js";
 
 /**
  * A clock whose time moves only when the test says (`t`) and whose timers fire only in fire(),
@@ -67,35 +68,38 @@ describe("DeadlineScheduler.nextDeadline", () => {
   });
 });
 
-describe("SliceGate", () => {
-  it("ends a slice by its length, or DEADLINE_MARGIN_MS (and the slicer's tail) before the next deadline", () => {
+describe("Slicer", () => {
+  it("ends a slice by its budget less the job's tail, or DEADLINE_MARGIN_MS (and the tail) before the next deadline", () => {
     const clock = new FakeClock(0);
     const s = new DeadlineScheduler(clock);
-    const gate = new SliceGate(s, clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
     s.every(10, { sample: () => {} }, 10);
     clock.advance(5);
-    expect(gate.end(1)).toBe(6);
+    expect(slicer.end()).toBe(6);
+    // What the job ran past its slices lately comes off the budget.
+    expect(slicer.end(0.3)).toBeCloseTo(5.7, 9);
+    expect(slicer.end(2)).toBe(5);
     clock.advance(4); // 9: the poll at 10 comes first
-    expect(gate.end(1)).toBe(10 - DEADLINE_MARGIN_MS);
-    expect(gate.end(1, 0.2)).toBeCloseTo(10 - DEADLINE_MARGIN_MS - 0.2, 9);
-    expect(gate.open()).toBe(true);
-    expect(gate.open(0.6)).toBe(false);
+    expect(slicer.end()).toBe(10 - DEADLINE_MARGIN_MS);
+    expect(slicer.end(0.2)).toBeCloseTo(10 - DEADLINE_MARGIN_MS - 0.2, 9);
+    expect(slicer.open()).toBe(true);
+    expect(slicer.open(0.6)).toBe(false);
     clock.advance(0.4); // 9.4: too near for any slice, but one that must run still gets MIN_SLICE_MS
-    expect(gate.open()).toBe(false);
-    expect(gate.end(1)).toBeCloseTo(9.4 + MIN_SLICE_MS, 9);
-    // Without a scheduler, only the length counts.
-    expect(new SliceGate(undefined, clock).end(1)).toBeCloseTo(10.4, 9);
+    expect(slicer.open()).toBe(false);
+    expect(slicer.end()).toBeCloseTo(9.4 + MIN_SLICE_MS, 9);
+    // Without a scheduler, only the budget counts.
+    expect(new Slicer({ budgetMs: 1, clock }).end()).toBeCloseTo(10.4, 9);
     s.stop();
   });
 
   it("starts the next slice only after a deadline that is too near has passed and its slot has run", async () => {
     const clock = new ManualClock();
     const s = new DeadlineScheduler(clock);
-    const gate = new SliceGate(s, clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
     const order: string[] = [];
     s.every(10, { sample: () => void order.push(`poll ${clock.now()}`) }, 10);
     clock.to(9.7);
-    gate.later(() => order.push(`slice ${clock.now()}`), undefined);
+    slicer.later(() => order.push(`slice ${clock.now()}`), undefined);
     await turn();
     await turn();
     expect(order).toEqual([]);
@@ -103,12 +107,12 @@ describe("SliceGate", () => {
     expect(order).toEqual(["poll 10", "slice 10"]);
     // With room, the next slice comes after one turn.
     clock.to(15);
-    gate.later(() => order.push(`slice ${clock.now()}`), undefined);
+    slicer.later(() => order.push(`slice ${clock.now()}`), undefined);
     await turn();
     expect(order).toEqual(["poll 10", "slice 10", "slice 15"]);
     // The loop was held past the poll at 20 and its timer has not run yet: the slot runs first.
     clock.t = 20.2;
-    gate.later(() => order.push(`slice ${clock.now()}`), undefined);
+    slicer.later(() => order.push(`slice ${clock.now()}`), undefined);
     await turn();
     expect(order.slice(3)).toEqual(["poll 20.2", "slice 20.2"]);
     s.stop();
@@ -117,12 +121,12 @@ describe("SliceGate", () => {
   it("waits for one deadline at most: with deadlines too dense for a slice the work still goes on", async () => {
     const clock = new ManualClock();
     const s = new DeadlineScheduler(clock);
-    const gate = new SliceGate(s, clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
     // Twenty groups 0.5 ms apart: never 0.75 ms of room.
     for (let k = 0; k < 20; k++) s.every(10, { sample: () => {} }, 10 + k * 0.5);
     clock.to(9.9);
     let ran = 0;
-    gate.later(() => ran++, undefined);
+    slicer.later(() => ran++, undefined);
     await turn();
     expect(ran).toBe(0);
     clock.to(10); // the first deadline passes; the next is 0.5 ms away, and the slice goes
@@ -130,43 +134,87 @@ describe("SliceGate", () => {
     s.stop();
   });
 
-  it("cuts inSlices' slices before the deadline, the slot running between them", async () => {
+  it("times each slice of a job under its label, the next one given by `later` too", async () => {
+    const timed: string[] = [];
+    const slicer = new Slicer({ budgetMs: 1, clock: new FakeClock(0), trace: { end: (label) => void timed.push(label) } });
+    const task = slicer.task("a job (a slice)");
+    await task.next();
+    task.done();
+    task.done();
+    slicer.later(() => undefined, undefined, "a callback's slice");
+    await turn();
+    expect(timed).toEqual(["a job (a slice)", "a job (a slice)", "a callback's slice"]);
+    expect(task.slices).toBe(2);
+  });
+});
+
+describe("SlicedTask", () => {
+  it("runs an index loop in slices cut before the deadline, the slot running between them", async () => {
     const clock = new ManualClock();
     const s = new DeadlineScheduler(clock);
-    const gate = new SliceGate(s, clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
     const polls: number[] = [];
     s.every(10, { sample: () => void polls.push(clock.now()) }, 10);
     clock.to(9);
-    // Each item takes 0.01 ms of the fake clock: a slice of 256 would run 2.56 ms, past the poll.
+    // Each item takes 0.01 ms of the fake clock, looked at every 8 items.
     const made: number[] = [];
-    const done = inSlices(
-      Array.from({ length: 300 }, (_, i) => i),
-      256,
-      "test (a slice)",
-      (part) => {
-        const out = part.map((i) => {
-          clock.t += 0.01;
-          return i;
-        });
+    const task = slicer.task("test (a slice)");
+    const done = task.loop(300, (from) => {
+      let i = from;
+      while (i < 300) {
+        clock.t += 0.01;
         made.push(clock.now());
-        return out;
-      },
-      gate,
-    );
-    expect(done).toBeInstanceOf(Promise);
-    // The first slice ended at its first look at the clock past 9.5 (32 items at a time), before the poll.
+        i++;
+        if (i % 8 === 0 && task.over()) break;
+      }
+      return i;
+    });
+    // The first slice ended at its first look at the clock past 9.5, before the poll.
     expect(made.at(-1)!).toBeLessThan(10);
     expect(made.at(-1)!).toBeGreaterThanOrEqual(10 - DEADLINE_MARGIN_MS);
     const firstSlice = made.length;
     await turn();
     expect(made.length).toBe(firstSlice);
     clock.to(10);
-    const results = await done;
-    expect(results).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    await done;
+    task.done();
+    expect(made).toHaveLength(300);
     expect(polls[0]).toBe(10);
-    // The rest was made after the poll.
+    // The rest was made after the poll, in slices of the budget.
     expect(made.slice(firstSlice).every((t) => t > 10)).toBe(true);
+    expect(task.slices).toBeGreaterThanOrEqual(2);
     s.stop();
+  });
+
+  it("yields only when its slice is spent", async () => {
+    const clock = new ManualClock();
+    const slicer = new Slicer({ budgetMs: 1, clock });
+    const task = slicer.task("test");
+    await task.yield();
+    expect(task.slices).toBe(1);
+    clock.t = 1;
+    await task.yield();
+    expect(task.slices).toBe(2);
+    task.done();
+  });
+
+  it("of a poll's delivery (firstTask) goes before the next slices of other jobs, whatever the deadlines", async () => {
+    const clock = new ManualClock();
+    const s = new DeadlineScheduler(clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
+    const order: string[] = [];
+    slicer.later(() => order.push("other"), undefined);
+    const delivery = slicer.firstTask("values (a slice)");
+    const delivering = (async () => {
+      for (let k = 0; k < 3; k++) {
+        await delivery.next();
+        order.push(`delivery ${k}`);
+      }
+      delivery.done();
+    })();
+    for (let i = 0; i < 6; i++) await turn();
+    await delivering;
+    expect(order).toEqual(["delivery 0", "delivery 1", "delivery 2", "other"]);
   });
 });
 

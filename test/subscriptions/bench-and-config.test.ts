@@ -44,9 +44,9 @@ describe("gateway.yaml subscription keys", () => {
 });
 
 describe("bench namespace ids", () => {
-  it("numbers counters 1..1000 then after the BenchmarkValues", () => {
+  it("numbers counters 1..1000 then after the BenchmarkValues", async () => {
     expect([1, 1000, 1001, 16384].map(counterId)).toEqual([1, 1000, 1101, 16484]);
-    const f = new Fixture({}, 1200);
+    const f = await Fixture.start({}, 1200);
     expect(f.bench.counterOf(counterNodeId(1101 - 100))).toBe(1001);
     expect(f.bench.counterOf(numericNodeId(1050, 1))).toBe(0); // a BenchmarkValue
     expect(f.bench.counterOf(counterNodeId(1200))).toBe(1200);
@@ -54,7 +54,7 @@ describe("bench namespace ids", () => {
   });
 
   it("counts its polls, not reads: polled every 10 ms from the start, as a device is", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const read = () => {
       const out: DataValue[] = [];
       f.registry.managerAt(1)!.read({ sessionId: "", role: "viewer", now: 0 }, [{ nodeId: COUNTER(1), attributeId: AttributeIds.Value }], out as never);

@@ -17,8 +17,8 @@ function filter(trigger: DataChangeTrigger, deadbandType = DeadbandType.None, de
 }
 
 describe("modes, triggering and revised values", () => {
-  it("revises requested values into the configured bounds", () => {
-    const f = new Fixture({ minPublishingInterval: 50, maxPublishingInterval: 10_000, maxKeepAliveCount: 20, maxLifetimeCount: 90, maxMonitoredItemsQueueSize: 100, minSamplingInterval: 25 });
+  it("revises requested values into the configured bounds", async () => {
+    const f = await Fixture.start({ minPublishingInterval: 50, maxPublishingInterval: 10_000, maxKeepAliveCount: 20, maxLifetimeCount: 90, maxMonitoredItemsQueueSize: 100, minSamplingInterval: 25 });
     const s = f.session();
     const r = (interval: number, keepAlive: number, lifetime: number) =>
       f.engine.createSubscription(s, { publishingInterval: interval, maxKeepAliveCount: keepAlive, lifetimeCount: lifetime, maxNotificationsPerPublish: 0, priority: 0 }, true);
@@ -34,7 +34,7 @@ describe("modes, triggering and revised values", () => {
   });
 
   it("modifies items: sampling interval, queue size, client handle and filter", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const s = f.session();
     const id = f.subscribe(s, { interval: 100 });
     const v = f.variable("mod", { feedInterval: 50 });
@@ -63,8 +63,8 @@ describe("modes, triggering and revised values", () => {
     expect(isKeepAlive(f.take()[0]?.response) || f.answers.length === 0).toBe(true);
   });
 
-  it("refuses subscriptions and items past the limits", () => {
-    const f = new Fixture({ maxSubscriptionsPerSession: 1, maxMonitoredItemsPerSubscription: 2 });
+  it("refuses subscriptions and items past the limits", async () => {
+    const f = await Fixture.start({ maxSubscriptionsPerSession: 1, maxMonitoredItemsPerSubscription: 2 });
     const s = f.session();
     const id = f.subscribe(s);
     expect(() => f.subscribe(s)).toThrow(/BadTooManySubscriptions/);
@@ -73,7 +73,7 @@ describe("modes, triggering and revised values", () => {
   });
 
   it("holds values while Sampling and releases them on Reporting; a trigger releases them too", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const s = f.session();
     const id = f.subscribe(s, { interval: 100 });
     const a = f.variable("a", { feedInterval: 50 });
@@ -108,7 +108,7 @@ describe("modes, triggering and revised values", () => {
 
 describe("sessions and transfers", () => {
   it("answers queued requests BadSessionClosed and keeps the subscriptions for a transfer", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const s = f.session(1);
     const id = f.subscribe(s, { interval: 100, lifetime: 50 });
     f.variable("x", { feedInterval: 50, value: 3 });
@@ -132,7 +132,7 @@ describe("sessions and transfers", () => {
   });
 
   it("tells the previous session of a transfer with GoodSubscriptionTransferred", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const a = f.session(1);
     const b = f.session(2);
     const id = f.subscribe(a, { interval: 100 });
@@ -146,8 +146,8 @@ describe("sessions and transfers", () => {
     expect(f.take()[0].status).toBe(StatusCodes.BadNoSubscription);
   });
 
-  it("lets a live session take the place of the oldest abandoned subscription at the server's cap", () => {
-    const f = new Fixture({ maxSubscriptions: 2 });
+  it("lets a live session take the place of the oldest abandoned subscription at the server's cap", async () => {
+    const f = await Fixture.start({ maxSubscriptions: 2 });
     const gone = f.session(1);
     const first = f.subscribe(gone);
     const second = f.subscribe(gone);
@@ -161,7 +161,7 @@ describe("sessions and transfers", () => {
   });
 
   it("expires the subscriptions of a closed session when nobody takes them", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const s = f.session();
     const id = f.subscribe(s, { interval: 100, keepAlive: 1, lifetime: 5 });
     f.engine.sessionClosed(s);

@@ -33,6 +33,8 @@ import {
   type StatusChangeNotification,
   type SubscriptionAcknowledgement,
 } from "../../src/ua/generated/types.js";
+import { Slicer } from "../../src/sampling/slices.js";
+import { testSlicer } from "../helpers/slicer.js";
 
 /** The fixture's channel: `sendBusy` set by hand stands for a large response leaving in slices; `free()` ends it. */
 export interface FixtureChannel extends PublishChannel {
@@ -63,17 +65,32 @@ export class Fixture {
   private readonly sent: PublishResponse[] = [];
   readonly channel = this.newChannel();
 
-  /** `publishSliceMs`: the engine's slice for building a Publish (default: no limit, so messages are exact). */
-  constructor(limits: Partial<SubscriptionLimits> = {}, counters = 10, publishSliceMs = Infinity) {
+  /** The bench devices' start (apply). */
+  private readonly started: Promise<unknown>;
+
+  /** A fixture whose bench devices have started. */
+  static async start(limits: Partial<SubscriptionLimits> = {}, counters = 10, slices: number | Slicer = Infinity): Promise<Fixture> {
+    const f = new Fixture(limits, counters, slices);
+    await f.started;
+    return f;
+  }
+
+  /**
+   * `slices`: the engine's slicer, or the budget of one on the fixture's clock and scheduler, for
+   * building a Publish (default: no limit, so messages are exact).
+   */
+  private constructor(limits: Partial<SubscriptionLimits>, counters: number, slices: number | Slicer) {
     new Ns0Manager(this.registry, {
       applicationUri: "urn:test",
       buildInfo: { productUri: "urn:test", manufacturerName: "t", productName: "t", softwareVersion: "0", buildNumber: "0", buildDate: 0 },
     });
     const bench = createBenchNamespace(this.registry, this.values);
+    // On the fake clock a slice is never spent: the devices start in apply's first slice, with no
+    // turn of the loop and no fake time in between (Fixture.start awaits it), and the counters
+    // are polled from t = 0.
     const drivers = builtinDrivers();
-    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers });
-    // With nothing applying, the devices start now: counters are polled from t = 0.
-    void this.runtime.apply(benchDeviceMap(counters, BENCH_RATE, drivers));
+    this.runtime = new DeviceRuntime({ scheduler: this.scheduler, clock: this.clock, nodes: bench, values: this.values, drivers, slicer: testSlicer(this.clock) });
+    this.started = this.runtime.apply(benchDeviceMap(counters, BENCH_RATE, drivers));
     const driver = () => this.runtime.driverOf("Counters") as BenchDriver;
     this.bench = { count: (k) => driver().count(k), counterOf: (nodeId) => counterOf(nodeId, counters) };
     this.mem = new MemoryNamespace(this.registry.register("urn:fixture"), this.registry, { values: this.values, wallNow: () => this.clock.wallNow() });
@@ -83,7 +100,9 @@ export class Fixture {
       scheduler: this.scheduler,
       clock: this.clock,
       limits: { minPublishingInterval: 10, minSamplingInterval: 10, ...limits },
-      publishSliceMs,
+      // A budget of Infinity: no limit, and no look at the sampling deadlines either.
+      slicer:
+        typeof slices !== "number" ? slices : slices === Infinity ? new Slicer({ budgetMs: Infinity, clock: this.clock }) : new Slicer({ budgetMs: slices, deadlines: this.scheduler, clock: this.clock }),
     });
   }
 

@@ -7,7 +7,7 @@ import { changes, Fixture, settle } from "./fixture.js";
 
 describe("Publish behind a response leaving in slices", () => {
   it("sends nothing while the channel is busy, then the queued notifications once it is free", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     await f.now();
     const s = f.session();
     const id = f.subscribe(s, { interval: 100 });
@@ -37,7 +37,7 @@ describe("Publish behind a response leaving in slices", () => {
   });
 
   it("a subscription whose only request waits for a busy channel does not expire", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     await f.now();
     const s = f.session();
     // Lifetime 3 cycles of 100 ms: without a queued request it would expire after 300 ms.

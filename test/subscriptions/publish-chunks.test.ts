@@ -126,7 +126,7 @@ function manyItems(f: Fixture, n: number, interval = 100): { sub: number; sessio
 
 describe("Publish into a ChunkWriter", () => {
   it("writes 5,000 notifications across hundreds of chunks as the PublishResponse the decoder reads, and keeps the very bytes sent for Republish", async () => {
-    const f = new Fixture();
+    const f = await Fixture.start();
     const { sub, session } = manyItems(f, 5000);
     const ch = new ChunkChannel(128, 1024, 10_000);
     f.publish(session, [], 0, ch);
@@ -147,7 +147,7 @@ describe("Publish into a ChunkWriter", () => {
   });
 
   it("splits a set over maxNotificationsPerPublish into messages with moreNotifications, the last without", async () => {
-    const f = new Fixture({ maxNotificationsPerPublish: 1500 });
+    const f = await Fixture.start({ maxNotificationsPerPublish: 1500 });
     const { session } = manyItems(f, 4000);
     const ch = new ChunkChannel(256, 4096, 10_000);
     for (let i = 0; i < 3; i++) f.publish(session, [], 0, ch);
@@ -170,7 +170,7 @@ describe("Publish into a ChunkWriter", () => {
     // checks that too.)
     const kinds = new Set<string>();
     for (let buffers = 1; buffers <= 48; buffers++) {
-      const f = new Fixture();
+      const f = await Fixture.start();
       const { session } = manyItems(f, 150);
       const ch = new ChunkChannel(96, 192, buffers);
       f.publish(session, [], 0, ch);

@@ -10,7 +10,7 @@ async function turns(n: number): Promise<void> {
 
 /** A fixture (1 ms Publish slices) whose subscription's cycles fall `phase` ms after the bench counters' polls (every 10 ms from 0). */
 async function publishingAt(phase: number) {
-  const f = new Fixture({}, 10, 1);
+  const f = await Fixture.start({}, 10, 1);
   await f.now();
   f.clock.advance(phase);
   await turns(1);

@@ -8,6 +8,8 @@ import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { decodeGetEndpointsRequest, encodeGetEndpointsResponse } from "../../src/ua/generated/types.js";
 import type { ChannelHandler, SecureChannel } from "../../src/security/secure-channel.js";
 import { UaTcpServer } from "../../src/server/listener.js";
+import { testSlicer } from "../helpers/slicer.js";
+import { systemClock } from "../../src/sampling/clock.js";
 
 class EndpointsHandler implements ChannelHandler {
   requests = 0;
@@ -32,7 +34,7 @@ class EndpointsHandler implements ChannelHandler {
 describe("node-opcua client on our secure channel", () => {
   it("HEL/ACK, OPN, GetEndpoints over MSG, CLO", async () => {
     const handler = new EndpointsHandler();
-    const server = new UaTcpServer({ host: "127.0.0.1", port: 0, handler });
+    const server = new UaTcpServer({ host: "127.0.0.1", port: 0, handler, pacer: testSlicer(systemClock) });
     await server.listen();
     const client = OPCUAClient.create({
       endpointMustExist: false,

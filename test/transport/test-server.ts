@@ -8,6 +8,8 @@ import type { BufferPool } from "../../src/transport/buffer-pool.js";
 import type { TransportLimits } from "../../src/transport/limits.js";
 import { UaTcpServer } from "../../src/server/listener.js";
 import { TEST_RESPONSE_ENCODING } from "./raw-client.js";
+import { testSlicer } from "../helpers/slicer.js";
+import { systemClock } from "../../src/sampling/clock.js";
 
 const PATTERN = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
@@ -60,7 +62,7 @@ function answer(handler: TestHandler, channel: SecureChannel, requestId: number,
 
 export async function startServer(limits: Partial<TransportLimits> = {}, pool?: BufferPool): Promise<{ server: UaTcpServer; handler: TestHandler }> {
   const handler = new TestHandler();
-  const server = new UaTcpServer({ host: "127.0.0.1", port: 0, limits: { closeLingerMs: 500, ...limits }, handler, pool });
+  const server = new UaTcpServer({ host: "127.0.0.1", port: 0, limits: { closeLingerMs: 500, ...limits }, handler, pool, pacer: testSlicer(systemClock) });
   await server.listen();
   return { server, handler };
 }

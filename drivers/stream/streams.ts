@@ -1,9 +1,10 @@
-// The byte streams under a link: a TCP socket or a serial port, with module-level handlers that
-// reach their link through a symbol (no closure per connection; the ws pattern in STYLE.md).
+// The byte streams under a driver's link (Modbus, M-Bus): a TCP socket or a serial port, with
+// module-level handlers that reach their link through a symbol (no closure per connection; the
+// ws pattern in STYLE.md).
 import net from "node:net";
 import type { Duplex } from "node:stream";
 
-export const LINK = Symbol("modbusLink");
+export const LINK = Symbol("streamOwner");
 
 /** What a stream reports to its link. */
 export interface StreamOwner {
@@ -54,7 +55,8 @@ let serialPortClass: SerialPortClass | undefined;
 /** Creates (does not open) a serial port. Loads serialport on first use: TCP-only gateways never load its native addon. */
 export async function createSerial(s: SerialSettings): Promise<LinkStream> {
   serialPortClass ??= (await import("serialport")).SerialPort;
-  return new serialPortClass({ ...s, autoOpen: false }) as unknown as LinkStream;
+  const { path, baudRate, dataBits, stopBits, parity } = s;
+  return new serialPortClass({ path, baudRate, dataBits, stopBits, parity, autoOpen: false }) as unknown as LinkStream;
 }
 
 export function openSerial(port: LinkStream): void {

@@ -1,13 +1,25 @@
-// The connection under one Modbus link: opening the TCP socket or the serial port, the connect
-// time-out, and reconnecting with backoff (DESIGN: Devices: a device that stops answering is
-// retried with backoff and comes back without a restart). It knows nothing of requests: the
-// link (link.ts) is told when the connection opens, fails to open, or is lost, and decides what
-// happens to the requests waiting on it.
+// The connection under one driver's link (Modbus, M-Bus): opening the TCP socket or the serial
+// port, the connect time-out, and reconnecting with backoff (DESIGN: Devices: a device that stops
+// answering is retried with backoff and comes back without a restart). It knows nothing of
+// requests: the link is told when the connection opens, fails to open, or is lost, and decides
+// what happens to the requests waiting on it.
+import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import { ModbusError } from "./pdu.js";
-import type { ResolvedLinkOptions } from "./options.js";
 import { attach, createSerial, detach, openSerial, openTcp } from "./streams.js";
-import type { LinkStream, StreamOwner } from "./streams.js";
+import type { LinkStream, SerialSettings, StreamOwner } from "./streams.js";
+
+/** Where a connection goes and how long it may take to get there. */
+export interface ConnectionOptions extends SerialSettings {
+  /** A serial port (`path` and its line settings), else a TCP connection to `host`:`port`. */
+  readonly serial: boolean;
+  readonly host: string;
+  readonly port: number;
+  /** Bounds a connect or a port's open, ms. */
+  readonly timeout: number;
+  /** First reconnect delay, ms, doubling per failed attempt up to maxReconnectDelay. */
+  readonly reconnectDelay: number;
+  readonly maxReconnectDelay: number;
+}
 
 export const enum LinkState { Idle, Connecting, Open, Closed }
 export const LINK_STATE_NAMES = ["idle", "connecting", "open", "closed"] as const;
@@ -19,7 +31,7 @@ export interface ConnectionOwner {
   /** The connection is open: queued requests may go. */
   connectionOpened(): void;
   /** An attempt to connect failed; `err` is for the requests that waited for it. */
-  connectFailed(err: ModbusError): void;
+  connectFailed(err: DriverError): void;
   /** The open connection broke (the peer closed it, a socket error). */
   connectionLost(reason: string): void;
 }
@@ -34,17 +46,17 @@ export class LinkConnection implements StreamOwner {
   /** Connections (or port opens) made. */
   connects = 0;
 
-  private readonly options: ResolvedLinkOptions;
+  private readonly options: ConnectionOptions;
   private readonly owner: ConnectionOwner;
   private lastConnectAttempt = 0;
   private nextConnectAt = 0;
   private reconnectDelay: number;
   private connectError = "";
-  private waiters: { resolve: () => void; reject: (e: ModbusError) => void }[] = [];
+  private waiters: { resolve: () => void; reject: (e: DriverError) => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private timerDeadline = 0;
 
-  constructor(options: ResolvedLinkOptions, owner: ConnectionOwner) {
+  constructor(options: ConnectionOptions, owner: ConnectionOwner) {
     this.options = options;
     this.owner = owner;
     this.reconnectDelay = options.reconnectDelay;
@@ -76,7 +88,7 @@ export class LinkConnection implements StreamOwner {
     this.lastConnectAttempt = now;
     this.armTimer(now);
     const o = this.options;
-    if (o.kind === "rtu") {
+    if (o.serial) {
       void this.startSerial();
       return;
     }
@@ -103,15 +115,15 @@ export class LinkConnection implements StreamOwner {
   }
 
   /** What requests get while the link is down and the backoff lasts `wait` ms more. */
-  notConnectedError(wait: number): ModbusError {
-    return new ModbusError("refused", StatusCodes.BadCommunicationError, `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`, true);
+  notConnectedError(wait: number): DriverError {
+    return new DriverError("refused", StatusCodes.BadCommunicationError, `${this.connectError || "not connected"}; next attempt in ${Math.ceil(wait)} ms`, true);
   }
 
   /**
    * Closes for good (until the next `connect()` or request): waiters get `err`, the backoff
    * starts over. Resolves once a serial port has let go of its lock.
    */
-  close(err: ModbusError): Promise<void> {
+  close(err: DriverError): Promise<void> {
     const stream = this.stream;
     this.state = LinkState.Closed;
     this.stopTimer();
@@ -202,9 +214,9 @@ export class LinkConnection implements StreamOwner {
     this.state = LinkState.Idle;
     this.stopTimer();
     const o = this.options;
-    this.connectError = `${o.kind === "rtu" ? `open ${o.path}` : `connect to ${o.host}:${o.port}`} failed: ${reason}`;
+    this.connectError = `${o.serial ? `open ${o.path}` : `connect to ${o.host}:${o.port}`} failed: ${reason}`;
     this.scheduleReconnect();
-    const err = new ModbusError("refused", StatusCodes.BadCommunicationError, this.connectError, true);
+    const err = new DriverError("refused", StatusCodes.BadCommunicationError, this.connectError, true);
     this.rejectWaiters(err);
     this.owner.connectFailed(err);
   }
@@ -220,7 +232,7 @@ export class LinkConnection implements StreamOwner {
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectDelay);
   }
 
-  private rejectWaiters(err: ModbusError): void {
+  private rejectWaiters(err: DriverError): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(err);
