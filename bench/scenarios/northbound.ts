@@ -22,7 +22,7 @@ import { parseDocument } from "yaml";
 import { Histogram } from "../client/histogram.js";
 import { Broker } from "../harness/broker.js";
 import { cpuTimeMicros, memoryOf, pinnedCommand } from "../harness/proc.js";
-import type { CaseConditions, CaseResult, Figures } from "../harness/report.js";
+import { figuresWithoutRequests as figures, type CaseConditions, type CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import { defaultFieldgateConfig } from "../targets/fieldgate.js";
 import type { RunningServer, ServerTarget } from "../harness/target.js";
@@ -151,35 +151,6 @@ class Subscriber {
 }
 
 type BaseConditions = Pick<CaseConditions, "warmupSeconds" | "serverCpu" | "loadCpu" | "loadInline" | "idleRssAfterMs"> & Record<string, string | number | boolean | null>;
-
-function figures(base: Partial<Figures>): Figures {
-  const empty = new Histogram();
-  return {
-    requests: 0,
-    windowSeconds: 0,
-    requestsPerSecond: 0,
-    latencyMicros: { p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN, mean: empty.mean() },
-    serverCpuMicrosPerRequest: NaN,
-    serverCpuShare: NaN,
-    loadCpuShare: NaN,
-    serverRssIdleBytes: NaN,
-    serverRssEndBytes: NaN,
-    serverPeakRssBytes: NaN,
-    serverHeapIdleBytes: NaN,
-    serverHeapUsedEndBytes: NaN,
-    serverHeapTotalEndBytes: NaN,
-    gcPauseMs: NaN,
-    gcCount: NaN,
-    gcPausePerSecondMs: NaN,
-    startToListeningMs: NaN,
-    errors: 0,
-    errorsTotal: 0,
-    channelFaults: 0,
-    lostInFlight: 0,
-    verifiedResponses: 0,
-    ...base,
-  };
-}
 
 export const northboundScenario: Scenario<NorthboundScenarioOptions> = {
   name: "northbound",
