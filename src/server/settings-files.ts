@@ -17,7 +17,7 @@ import { readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
 import type { KepwareDrivers } from "../config/kepware.js";
-import { addKepwareDevice, type KepwareAdded } from "../config/kepware-map.js";
+import type { KepwareAdded } from "../config/kepware-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { validateYaml } from "../config/load.js";
@@ -173,8 +173,12 @@ export class SettingsFiles implements SettingsSource {
     return { reading: await this.o.readOnce(config, checked.value) };
   }
 
-  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string } {
-    return addKepwareDevice(body, this.o.kepware);
+  /**
+   * The Kepware import is loaded when it is used: it edits the map's text with the full yaml
+   * library, which a gateway otherwise never loads once its config is read (bench/RESULTS.md).
+   */
+  async kepware(body: Readonly<Record<string, unknown>>): Promise<KepwareAdded | { readonly error: string }> {
+    return (await import("../config/kepware-map.js")).addKepwareDevice(body, this.o.kepware);
   }
 
   kepwareDrivers(): readonly string[] {

@@ -104,7 +104,7 @@ export interface SettingsSource {
   /** The device `device` of the map `text` (not applied) read once; its issues when the map is not valid. */
   testRead(text: string, device: string): Promise<{ readonly issues: readonly ConfigIssue[] } | { readonly reading: DeviceReading }>;
   /** The map `body.text` with the Kepware CSV `body.csv` made into device `body.device` (not applied); or what is wrong. */
-  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string };
+  kepware(body: Readonly<Record<string, unknown>>): Promise<KepwareAdded | { readonly error: string }>;
   /** The drivers whose devices a Kepware CSV can become, the default first. */
   kepwareDrivers(): readonly string[];
   /** The FIELDGATE drive's last import, when there was one. */
@@ -279,7 +279,7 @@ export async function settingsRoute(
   }
   if (kind === "devices" && route === "POST kepware") {
     const body = await readJson(req, MAX_KEPWARE_BODY, '{"text", "csv", "device", ...}');
-    const r = source.kepware(body);
+    const r = await source.kepware(body);
     if ("error" in r) throw new HttpError(400, r.error);
     o.log.info(`status page: ${who.user} imports ${r.converted} of ${r.rows} Kepware rows as device ${String(body.device).slice(0, 64)} (not applied yet)`);
     json(res, 200, r);
