@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { COMPARED, type CaseSummary } from "./harness/compare.js";
+import { comparedColumns, type CaseSummary } from "./harness/compare.js";
 import { loadScenarios } from "./harness/registry.js";
 import { gitCommit, machineInfo, writeJson, type CaseResult, type RunReport } from "./harness/report.js";
 import { runScenario, type ScenarioRun } from "./harness/runner.js";
@@ -55,7 +55,7 @@ function ratio(r: number | undefined): string {
 }
 
 function sectionTable(run: ScenarioRun): string[] {
-  const cols = COMPARED;
+  const cols = comparedColumns(run.summaries);
   const out = [`| case | target | ${cols.map((c) => c.label).join(" | ")} |`, `|---|---|${cols.map(() => "---:").join("|")}|`];
   for (const s of run.summaries) {
     for (const [target, m] of Object.entries(s.medians)) {

@@ -244,9 +244,10 @@ rm -f "$settings"
 mkfs.vfat -F 32 -n FIELDGATE -C "$settings" $((settings_mib * 1024)) >/dev/null
 mmd -i "$settings" ::/fieldgate ::/fieldgate/schemas
 crlf() { sed 's/\r*$/\r/' "$1" > "$2"; }
-crlf "$here/settings-drive/README.txt" "$work/README.txt"
-crlf "$here/settings-drive/authorized_keys.example" "$work/authorized_keys.example"
-mcopy -i "$settings" "$work/README.txt" "$work/authorized_keys.example" ::/fieldgate/
+for f in "$here"/settings-drive/*; do
+  crlf "$f" "$work/${f##*/}"
+  mcopy -i "$settings" "$work/${f##*/}" ::/fieldgate/
+done
 for name in gateway devices network; do
   # Editors with a YAML language server find the JSON Schema beside the file on the drive.
   sed "1s|\$schema=\./$name\.schema\.json|\$schema=./schemas/$name.schema.json|" "$app/config/$name.yaml" > "$work/$name.yaml.lf"

@@ -3,14 +3,19 @@
 //                  misspelt): boot 1 refuses it, says where in settings-import.json, and serves
 //                  the map it had; IMPORT-RESULT.txt, read back from the disk with mtools after
 //                  the boot, names file:line:column
-//   before boot 5  network.yaml (a static address by MAC, hostname, time zone, NTP) and
-//                  authorized_keys: boot 5 runs on the test's own network without DHCP, where
-//                  the OPC UA client reads a tag at the static address and ssh logs in; a change
-//                  of address that nobody confirms is reverted by its timer, and the old
-//                  address answers again; after the boot the set is in applied/ on the drive.
+//   before boot 5  network.yaml (a static address by MAC, hostname, time zone, NTP),
+//                  authorized_keys and admin-password.txt (the first admin, as a person on
+//                  Windows makes it): boot 5
+//                  runs on the test's own network without DHCP, where the OPC UA client reads a
+//                  tag at the static address and ssh logs in; the status page's API, logged in
+//                  as that admin with HTTP Basic as a script would, lists the drive's files as
+//                  versions and proposes a change of address that nobody confirms: its timer
+//                  reverts it, and the old address answers again; after the boot the set is in
+//                  applied/ on the drive and the password file is gone from it.
 import { spawnSync } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { request } from "node:https";
 import { AttributeIds } from "node-opcua-client";
 import { check, figures, helloAnswered, sleep } from "./boot-check.mjs";
 import { Drive, settingsPartition } from "./settings-drive.mjs";
@@ -21,6 +26,10 @@ const STATIC = "192.168.77.10";
 const OTHER = "192.168.77.11";
 export const STATIC_URL = `opc.tcp://${STATIC}:4840`;
 const OTHER_URL = `opc.tcp://${OTHER}:4840`;
+/** The status page's port in the image's gateway.yaml (web.port). */
+const WEB_PORT = 8443;
+/** The admin the drive's admin-password.txt brings, with a password made for this run. */
+const ADMIN = { user: "admin", password: randomBytes(12).toString("base64url") };
 const networkYaml = (address) =>
   `# put on the drive by image/settings-check.mjs\nhostname: line3-gateway\ntimeZone: Europe/Berlin\nntp: [192.168.77.1]\nports:\n  - mac: ${MAC}\n    addresses: [${address}/24]\n    dns: [192.168.77.1]\n`;
 const crlf = (s) => s.replace(/\r?\n/g, "\r\n");
@@ -101,8 +110,15 @@ export class SettingsCheck {
       this.key = undefined;
     }
     this.drive.load();
-    this.drive.write("/fieldgate/network.yaml", crlf(networkYaml(STATIC)), this.scratch).write("/fieldgate/authorized_keys", crlf(`${pub}\n`), this.scratch).save();
-    log(`the drive: fieldgate/network.yaml (${STATIC}/24 on ${MAC}, no DHCP) and authorized_keys`);
+    // The example as a person would make it in Notepad: its comments kept, the password added.
+    const example = this.drive.read("/fieldgate/admin-password.txt.example");
+    const password = `${example.endsWith("\r\n") ? example : `${example}\r\n`}${ADMIN.password}\r\n`;
+    this.drive
+      .write("/fieldgate/network.yaml", crlf(networkYaml(STATIC)), this.scratch)
+      .write("/fieldgate/authorized_keys", crlf(`${pub}\n`), this.scratch)
+      .write("/fieldgate/admin-password.txt", password, this.scratch)
+      .save();
+    log(`the drive: fieldgate/network.yaml (${STATIC}/24 on ${MAC}, no DHCP), authorized_keys, admin-password.txt (user ${ADMIN.user})`);
   }
 
   async tagAtStaticAddress(session, tag) {
@@ -123,7 +139,7 @@ export class SettingsCheck {
     } catch {
       // Checked below.
     }
-    check(status.result === "applied" && status.files?.join(",") === "network.yaml,authorized_keys", `boot 5: the drive's set applied (settings-import.json: ${status.result} ${status.files?.join(", ")}, moved to ${status.movedTo})`);
+    check(status.result === "applied" && status.files?.join(",") === "gateway.yaml,network.yaml,authorized_keys", `boot 5: the drive's set applied (settings-import.json: ${status.result} ${status.files?.join(", ")}, moved to ${status.movedTo})`);
     check(addrs.trim() === `${addrs.split(" ")[0]} ${STATIC}/24`, `boot 5: the port has the static address only, no DHCP lease: ${addrs.trim()}`);
     check(host === "line3-gateway" && /Europe\/Berlin/.test(tz) && /^CES?T$/.test(zone) && ntp === "NTP=192.168.77.1",
       `boot 5: hostname ${host}, time zone ${tz.trim()} (${zone}), timesyncd ${ntp}`);
@@ -140,33 +156,60 @@ export class SettingsCheck {
   }
 
   /**
-   * A change of address that nobody confirms goes back by itself. Proposed the way the page's API
-   * will propose it: a request left by the gateway's user (src/settings/network-requests.ts),
-   * carried out by root's fieldgate-network-request.path; the revert is systemd's timer. The hook
-   * for the API's own check: `propose` becomes a POST /api/config/network (with a login), the
-   * rest stays.
+   * The status page's API as a script uses it (HTTP Basic, the admin the drive brought): the
+   * drive's files are versions by "FIELDGATE drive" in the page's Versions, after the files they
+   * replaced; and the page shows the import's result.
    */
-  async unconfirmedChangeReverts(sh, propose = (yaml, seconds) => proposeByRequest(sh, yaml, seconds)) {
+  async driveVersionsOnThePage() {
+    const list = await api(STATIC, "GET", "/api/config/network/versions");
+    const versions = list.status === 200 ? JSON.parse(list.body) : [];
+    const who = versions.map((v) => v.user).join(", ");
+    check(list.status === 200 && who === "FIELDGATE drive, on disk" && /^changed: .*ports/.test(versions[0].summary),
+      `boot 5: https://${STATIC}:${WEB_PORT}/api/config/network/versions as ${ADMIN.user}: ${list.status} ${who}${versions[0] ? ` (${versions[0].summary})` : list.body.slice(0, 200)}`);
+    const gw = await api(STATIC, "GET", "/api/config/gateway/versions");
+    const gwVersions = gw.status === 200 ? JSON.parse(gw.body) : [];
+    check(gw.status === 200 && gwVersions[0]?.user === "FIELDGATE drive" && /users/.test(gwVersions[0]?.summary ?? ""),
+      `boot 5: the drive's password as a version of gateway.yaml: ${gw.status} ${gwVersions.map((v) => `${v.user} (${v.summary})`).join(", ") || gw.body.slice(0, 200)}`);
+    const page = await api(STATIC, "GET", "/");
+    const result = /id="import-result">([^<]*)</.exec(page.body)?.[1] ?? "";
+    const shown = (/^applied [^ ]+: (.*)$/.exec(result)?.[1] ?? "").split(", ").sort().join(",");
+    check(page.status === 200 && shown === "admin-password.txt,authorized_keys,network.yaml", `boot 5: the page shows the drive's import: "${result || page.body.slice(0, 200)}"`);
+  }
+
+  /**
+   * A change of address from the status page's API, not confirmed, goes back by itself: POST
+   * /api/config/network (the gateway leaves the request, root's fieldgate-network-request.path
+   * carries it out), the page at the new address says it is on trial, and systemd's timer
+   * reverts it. The answer to the POST may never come: the address it went to is gone once the
+   * change is made, which is why the confirmation is made from the new address.
+   */
+  async unconfirmedChangeReverts(sh) {
     const seconds = 20;
     const t0 = Date.now();
-    const said = await propose(networkYaml(OTHER), seconds);
+    const posted = api(STATIC, "POST", `/api/config/network?timeout=${seconds}`, networkYaml(OTHER), 90_000);
     let moved = false;
-    for (let i = 0; i < 30 && !moved; i++) {
+    for (let i = 0; i < 60 && !moved; i++) {
       moved = await helloAnswered(OTHER_URL);
       if (!moved) await sleep(1000);
     }
     const oldGone = moved && !(await helloAnswered(STATIC_URL));
-    check(moved && oldGone, `a network change on trial (${said}): ${OTHER} answers${oldGone ? `, ${STATIC} no longer` : `; ${STATIC} still answers`}`);
+    const answer = await Promise.race([posted, sleep(5000).then(() => ({ status: 0, body: "no answer yet: its address went away" }))]);
+    check(moved && oldGone, `a network change from the API (POST /api/config/network?timeout=${seconds} as ${ADMIN.user}: ${[answer.status || answer.error, answer.body.slice(0, 160)].filter(Boolean).join(" ")}): ${OTHER} answers${oldGone ? `, ${STATIC} no longer` : `; ${STATIC} still answers`}`);
+    const atNew = moved ? await api(OTHER, "GET", "/api/config/network/status") : { status: 0, body: "" };
+    const pending = atNew.status === 200 ? JSON.parse(atNew.body).pending : undefined;
+    check(pending?.by === ADMIN.user && pending?.timeoutSeconds === seconds, `the page at the new address: on trial by ${pending?.by} until ${pending?.deadline} (${atNew.status}${pending ? "" : ` ${atNew.body.slice(0, 200)}`})`);
     let back = false;
-    while (!back && Date.now() - t0 < (seconds + 60) * 1000) {
+    while (!back && Date.now() - t0 < (seconds + 90) * 1000) {
       await sleep(2000);
       back = await helloAnswered(STATIC_URL);
     }
     figures.networkRevertSeconds = Math.round((Date.now() - t0) / 1000);
     const otherGone = back && !(await helloAnswered(OTHER_URL));
     const status = await sh.run("fieldgate network status");
-    check(back && otherGone && /the last one was reverted .*not confirmed within 20 s/.test(status),
-      `not confirmed: ${STATIC} answers again ${figures.networkRevertSeconds} s after the change (timer ${seconds} s)${otherGone ? `, ${OTHER} no longer` : ""}; ${status.split("\n").find((l) => /last one/.test(l)) ?? status}`);
+    const after = back ? await api(STATIC, "GET", "/api/config/network/status") : { status: 0, body: "{}" };
+    const last = after.status === 200 ? JSON.parse(after.body).last : undefined;
+    check(back && otherGone && /the last one was reverted .*not confirmed within 20 s/.test(status) && last?.result === "reverted" && last?.by === ADMIN.user,
+      `not confirmed: ${STATIC} answers again ${figures.networkRevertSeconds} s after the change (timer ${seconds} s)${otherGone ? `, ${OTHER} no longer` : ""}; ${status.split("\n").find((l) => /last one/.test(l)) ?? status}; the API: ${last?.result} (${last?.reason})`);
   }
 
   appliedOnTheDrive() {
@@ -175,7 +218,7 @@ export class SettingsCheck {
     const listing = this.drive.list("/fieldgate");
     const sets = this.drive.list("/fieldgate/applied");
     const moved = sets.length === 1 ? this.drive.list(`/fieldgate/applied/${sets[0]}`) : [];
-    check(/APPLIED\./.test(text) && !listing.includes("network.yaml") && !listing.includes("authorized_keys") && moved.sort().join(",") === "authorized_keys,network.yaml",
+    check(/APPLIED\./.test(text) && /admin-password\.txt was removed from the drive/.test(text) && !listing.includes("network.yaml") && !listing.includes("authorized_keys") && !listing.includes("admin-password.txt") && moved.sort().join(",") === "authorized_keys,network.yaml",
       `after boot 5, on the drive: IMPORT-RESULT.txt "${text.split("\r\n")[2]}", the set in applied/${sets.join(",")}/ (${moved.join(", ")}), the folder: ${listing.join(" ")}`);
   }
 }
@@ -196,20 +239,23 @@ async function readGood(session, tag) {
 }
 
 /**
- * As the gateway's user (which may write nothing but /var/lib/fieldgate): request.json, written
- * under another name and renamed, then root's answer in response.json.
+ * One request to the status page at `host`, as the drive's admin with HTTP Basic: {status, body},
+ * or status 0 and the error. The page's certificate is the gateway's own (pki/own), made at its
+ * first start: not checked here.
  */
-async function proposeByRequest(sh, yaml, seconds) {
-  const dir = "/var/lib/fieldgate/network-request";
-  const id = `image-test-${Date.now()}`;
-  const b64 = Buffer.from(JSON.stringify({ id, action: "try", by: "the image test, as user fieldgate", text: yaml, timeoutSeconds: seconds })).toString("base64");
-  await sh.run(`echo ${b64} | base64 -d | runuser -u fieldgate -- sh -c 'cat > ${dir}/.request.json && mv ${dir}/.request.json ${dir}/request.json'`);
-  let answer = "";
-  for (let i = 0; i < 60 && !answer.includes(id); i++) {
-    await sleep(1000);
-    answer = await sh.run(`cat ${dir}/response.json 2>/dev/null`);
-  }
-  const ok = answer.includes(id) && /"ok":true/.test(answer);
-  check(ok, `the gateway's user asked for the change (${dir}/request.json), root carried it out: ${answer.slice(0, 200) || "no answer in 60 s"}`);
-  return "asked for by the gateway's user, carried out by fieldgate-network-request.path";
+function api(host, method, path, body, timeout = 30_000) {
+  return new Promise((resolve) => {
+    const req = request(
+      { host, port: WEB_PORT, path, method, rejectUnauthorized: false, headers: { authorization: `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString("base64")}`, ...(body === undefined ? {} : { "content-type": "text/yaml" }) } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("error", (err) => resolve({ status: 0, body: "", error: err.message }));
+    req.setTimeout(timeout, () => req.destroy(new Error(`no answer in ${timeout / 1000} s`)));
+    req.end(body);
+  });
 }

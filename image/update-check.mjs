@@ -325,6 +325,7 @@ async function main() {
   await settings.appliedOnTheGateway(sh);
   if (opt.tap) {
     await settings.sshLogin();
+    await settings.driveVersionsOnThePage();
     await settings.unconfirmedChangeReverts(sh);
   }
   sh.socket.write("systemctl poweroff\n");

@@ -6,6 +6,7 @@ import { validateDeviceMapFile } from "./config/device-map.js";
 import { validateNetworkFile } from "./config/network-config.js";
 import { builtinDrivers } from "../drivers/builtin.js";
 import { formatIssue, loadGatewayConfig, validateConfigFile, type ConfigIssue } from "./config/load.js";
+import { passwordProblem } from "./config/credentials.js";
 import { runGateway } from "./server/gateway-run.js";
 import { hashPassword } from "./sessions/users.js";
 import { releaseSignals } from "./signals.js";
@@ -132,6 +133,12 @@ async function password(): Promise<number> {
   }
   if (!pw) {
     console.error("fieldgate: no password given");
+    return 1;
+  }
+  // The same rule as the FIELDGATE drive's admin-password.txt: one rule for every password set.
+  const problem = passwordProblem(pw);
+  if (problem !== undefined) {
+    console.error(`fieldgate: password: ${problem}`);
     return 1;
   }
   console.log(await hashPassword(pw));

@@ -13,6 +13,8 @@ export const COMPARED: ReadonlyArray<{ key: string; label: string; get(f: Figure
   // cost means the machine (other processes) or the client, not the server, set the rate.
   { key: "cpuShare", label: "srv CPU %", get: (f) => f.serverCpuShare * 100, better: "higher" },
   { key: "rssIdle", label: "RSS idle MB", get: (f) => f.serverRssIdleBytes / 2 ** 20, better: "lower" },
+  // Only scenarios that read it (parts, restart): the column is left out of tables without it.
+  { key: "anonIdle", label: "anon idle MB", get: (f) => (f.serverRssAnonIdleBytes ?? NaN) / 2 ** 20, better: "lower" },
   { key: "rssEnd", label: "RSS end MB", get: (f) => f.serverRssEndBytes / 2 ** 20, better: "lower" },
   { key: "heapEnd", label: "heap end MB", get: (f) => f.serverHeapUsedEndBytes / 2 ** 20, better: "lower" },
   { key: "gcPerSec", label: "GC ms/s", get: (f) => f.gcPausePerSecondMs, better: "lower" },
@@ -86,16 +88,22 @@ function ratioText(r: number | undefined): string {
   return r === undefined || !Number.isFinite(r) ? "-" : `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}x`;
 }
 
+/** The COMPARED columns of a table of `summaries`: anon idle only when a case has it. */
+export function comparedColumns(summaries: readonly CaseSummary[]): typeof COMPARED {
+  return COMPARED.filter((c) => c.key !== "anonIdle" || summaries.some((s) => Object.values(s.medians).some((m) => Number.isFinite(m[c.key]))));
+}
+
 /** Medians per target and the ratio row, as a fixed-width text table. */
 export function formatSummary(summaries: readonly CaseSummary[], first: string, peer: string | undefined): string {
-  const header = ["case", "target", ...COMPARED.map((c) => c.label)];
+  const shown = comparedColumns(summaries);
+  const header = ["case", "target", ...shown.map((c) => c.label)];
   const rows: string[][] = [];
   for (const s of summaries) {
     for (const [target, m] of Object.entries(s.medians)) {
-      rows.push([`${s.scenario} ${s.case}`, `${target} (median of ${s.rounds})`, ...COMPARED.map((c) => (c.key === "errors" ? String(s.errors[target]) : fmt(m[c.key])))]);
+      rows.push([`${s.scenario} ${s.case}`, `${target} (median of ${s.rounds})`, ...shown.map((c) => (c.key === "errors" ? String(s.errors[target]) : fmt(m[c.key])))]);
     }
     if (peer !== undefined && Object.keys(s.ratio).length) {
-      rows.push([`${s.scenario} ${s.case}`, `${first} / ${peer}`, ...COMPARED.map((c) => (c.key === "errors" ? "" : ratioText(s.ratio[c.key])))]);
+      rows.push([`${s.scenario} ${s.case}`, `${first} / ${peer}`, ...shown.map((c) => (c.key === "errors" ? "" : ratioText(s.ratio[c.key])))]);
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

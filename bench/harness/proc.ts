@@ -79,6 +79,14 @@ export interface MemoryFigures {
   rss: number;
   /** Peak resident set size, bytes (VmHWM). */
   peakRss: number;
+  /**
+   * The anonymous part of the RSS, bytes (RssAnon): the V8 heaps, malloc's arenas, thread
+   * stacks. The rest of the RSS is pages of files (the node binary, shared libraries, native
+   * addons), which the kernel can drop and read back.
+   */
+  rssAnon: number;
+  /** Threads of the process (the main thread, V8's and libuv's pools, worker threads). */
+  threads: number;
 }
 
 /** RSS of `pid` from /proc/<pid>/status; NaN fields when /proc cannot say. */
@@ -87,9 +95,14 @@ export function memoryOf(pid: number): MemoryFigures {
   try {
     text = readFileSync(`/proc/${pid}/status`, "latin1");
   } catch {
-    return { rss: NaN, peakRss: NaN };
+    return { rss: NaN, peakRss: NaN, rssAnon: NaN, threads: NaN };
   }
-  return { rss: statusKb(text, "VmRSS:") * 1024, peakRss: statusKb(text, "VmHWM:") * 1024 };
+  return {
+    rss: statusKb(text, "VmRSS:") * 1024,
+    peakRss: statusKb(text, "VmHWM:") * 1024,
+    rssAnon: statusKb(text, "RssAnon:") * 1024,
+    threads: statusKb(text, "Threads:"),
+  };
 }
 
 function statusKb(text: string, key: string): number {

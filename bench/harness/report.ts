@@ -30,6 +30,8 @@ export interface Figures {
   serverRssIdleBytes: number;
   serverRssEndBytes: number;
   serverPeakRssBytes: number;
+  /** The anonymous part of the idle RSS (RssAnon: heaps, arenas, stacks), when a scenario reads it. */
+  serverRssAnonIdleBytes?: number;
   /** V8 heap used 0.5 s after listening, from the server's own report; NaN without one. */
   serverHeapIdleBytes: number;
   /** V8 heap used and reserved at the end of the window, from the server's own report. */
@@ -128,9 +130,39 @@ function pct(share: number): string {
   return Number.isFinite(share) ? `${fmt(share * 100)} %` : "-";
 }
 
-/** The figures as a fixed-width text table, one row per case. */
+/** Figures of a case that serves no requests: every request figure NaN or 0, the rest from `base`. */
+export function figuresWithoutRequests(base: Partial<Figures>): Figures {
+  return {
+    requests: 0,
+    windowSeconds: 0,
+    requestsPerSecond: NaN,
+    latencyMicros: { p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN, mean: NaN },
+    serverCpuMicrosPerRequest: NaN,
+    serverCpuShare: NaN,
+    loadCpuShare: NaN,
+    serverRssIdleBytes: NaN,
+    serverRssEndBytes: NaN,
+    serverPeakRssBytes: NaN,
+    serverHeapIdleBytes: NaN,
+    serverHeapUsedEndBytes: NaN,
+    serverHeapTotalEndBytes: NaN,
+    gcPauseMs: NaN,
+    gcCount: NaN,
+    gcPausePerSecondMs: NaN,
+    startToListeningMs: NaN,
+    errors: 0,
+    errorsTotal: 0,
+    channelFaults: 0,
+    lostInFlight: 0,
+    verifiedResponses: 0,
+    ...base,
+  };
+}
+
+/** The figures as a fixed-width text table, one row per case (an anon column when a case has RssAnon). */
 export function formatTable(results: readonly CaseResult[]): string {
-  const header = ["target", "case", "rate", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "srv µs/op", "srv CPU", "load CPU", "RSS idle MB", "RSS end MB", "heap end MB", "GC ms", "start ms", "errors"];
+  const anon = results.some((r) => Number.isFinite(r.figures.serverRssAnonIdleBytes));
+  const header = ["target", "case", "rate", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "srv µs/op", "srv CPU", "load CPU", "RSS idle MB", ...(anon ? ["anon idle MB"] : []), "RSS end MB", "heap end MB", "GC ms", "start ms", "errors"];
   const rows = results.map((r) => {
     const f = r.figures;
     return [
@@ -145,6 +177,7 @@ export function formatTable(results: readonly CaseResult[]): string {
       pct(f.serverCpuShare),
       pct(f.loadCpuShare),
       mb(f.serverRssIdleBytes),
+      ...(anon ? [mb(f.serverRssAnonIdleBytes ?? NaN)] : []),
       mb(f.serverRssEndBytes),
       mb(f.serverHeapUsedEndBytes),
       fmt(f.gcPauseMs, 1),

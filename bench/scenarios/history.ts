@@ -13,9 +13,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AttributeIds, MessageSecurityMode, OPCUAClient, SecurityPolicy } from "node-opcua-client";
-import { Histogram } from "../client/histogram.js";
 import { findTaskset } from "../harness/proc.js";
-import type { CaseResult, Figures } from "../harness/report.js";
+import { figuresWithoutRequests as figures, type CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import { LOOP_PHASES, runLoopCases, type LoopPhase } from "./history-loop.js";
 
@@ -79,35 +78,6 @@ export function parseHistoryOptions(argv: readonly string[]): HistoryScenarioOpt
     tags: positive("tags", values.tags, 1000),
     tagInterval: positive("tag-interval", values["tag-interval"], 10),
     stored: positive("stored", values.stored, 100_000),
-  };
-}
-
-function figures(over: Partial<Figures>): Figures {
-  const empty = new Histogram();
-  return {
-    requests: 0,
-    windowSeconds: NaN,
-    requestsPerSecond: NaN,
-    latencyMicros: { p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN, mean: empty.mean() },
-    serverCpuMicrosPerRequest: NaN,
-    serverCpuShare: NaN,
-    loadCpuShare: NaN,
-    serverRssIdleBytes: NaN,
-    serverRssEndBytes: NaN,
-    serverPeakRssBytes: NaN,
-    serverHeapIdleBytes: NaN,
-    serverHeapUsedEndBytes: NaN,
-    serverHeapTotalEndBytes: NaN,
-    gcPauseMs: NaN,
-    gcCount: NaN,
-    gcPausePerSecondMs: NaN,
-    startToListeningMs: NaN,
-    errors: 0,
-    errorsTotal: 0,
-    channelFaults: 0,
-    lostInFlight: 0,
-    verifiedResponses: 0,
-    ...over,
   };
 }
 

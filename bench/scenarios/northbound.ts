@@ -12,17 +12,17 @@
 //            again: stored changes replayed per second (historical metrics received), and live
 //            changes per second beside the replay.
 // The simulators and the broker run on the load CPU when pinned, the gateway on its own.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
 import { Histogram } from "../client/histogram.js";
+import { Broker } from "../harness/broker.js";
 import { cpuTimeMicros, memoryOf, pinnedCommand } from "../harness/proc.js";
-import type { CaseConditions, CaseResult, Figures } from "../harness/report.js";
+import { figuresWithoutRequests as figures, type CaseConditions, type CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import { defaultFieldgateConfig } from "../targets/fieldgate.js";
 import type { RunningServer, ServerTarget } from "../harness/target.js";
@@ -35,8 +35,6 @@ export interface NorthboundScenarioOptions extends CommonOptions {
   outageSeconds: number;
   replayRate: number;
 }
-
-const MOSQUITTO = "/usr/sbin/mosquitto";
 
 const USAGE = `npm run bench -- northbound [options]
   --devices N         simulated devices (default 20)
@@ -98,52 +96,6 @@ async function startPlant(root: string, count: number, cpu: number | undefined):
   return { ports: (JSON.parse(line) as { ports: number[] }).ports, stop: () => child.stdin!.end() };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-class Broker {
-  private child: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    private readonly conf: string,
-    private readonly cpu: number | undefined,
-  ) {}
-
-  async start(): Promise<void> {
-    const { command, args } = pinnedCommand(this.cpu, MOSQUITTO, ["-c", this.conf]);
-    this.child = spawn(command, args, { stdio: "ignore" });
-    const until = Date.now() + 10_000;
-    for (;;) {
-      const ok = await new Promise<boolean>((resolve) => {
-        const s = net.connect(this.port, "127.0.0.1");
-        s.once("connect", () => (s.destroy(), resolve(true)));
-        s.once("error", () => (s.destroy(), resolve(false)));
-      });
-      if (ok) return;
-      if (Date.now() > until) throw new Error("mosquitto did not start");
-      await sleep(50);
-    }
-  }
-
-  stop(): Promise<void> {
-    const c = this.child;
-    this.child = undefined;
-    if (c === undefined || c.exitCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      c.once("exit", () => resolve());
-      c.kill("SIGTERM");
-    });
-  }
-}
-
 /** The primary host: counts metrics by kind and records latencies. */
 class Subscriber {
   live = 0;
@@ -200,35 +152,6 @@ class Subscriber {
 
 type BaseConditions = Pick<CaseConditions, "warmupSeconds" | "serverCpu" | "loadCpu" | "loadInline" | "idleRssAfterMs"> & Record<string, string | number | boolean | null>;
 
-function figures(base: Partial<Figures>): Figures {
-  const empty = new Histogram();
-  return {
-    requests: 0,
-    windowSeconds: 0,
-    requestsPerSecond: 0,
-    latencyMicros: { p50: NaN, p90: NaN, p99: NaN, p999: NaN, max: NaN, mean: empty.mean() },
-    serverCpuMicrosPerRequest: NaN,
-    serverCpuShare: NaN,
-    loadCpuShare: NaN,
-    serverRssIdleBytes: NaN,
-    serverRssEndBytes: NaN,
-    serverPeakRssBytes: NaN,
-    serverHeapIdleBytes: NaN,
-    serverHeapUsedEndBytes: NaN,
-    serverHeapTotalEndBytes: NaN,
-    gcPauseMs: NaN,
-    gcCount: NaN,
-    gcPausePerSecondMs: NaN,
-    startToListeningMs: NaN,
-    errors: 0,
-    errorsTotal: 0,
-    channelFaults: 0,
-    lostInFlight: 0,
-    verifiedResponses: 0,
-    ...base,
-  };
-}
-
 export const northboundScenario: Scenario<NorthboundScenarioOptions> = {
   name: "northbound",
   summary: "Sparkplug B to mosquitto: 10,000 changing tags, changes/s, latency, CPU/RSS on vs off, replay rate",
@@ -242,10 +165,8 @@ export const northboundScenario: Scenario<NorthboundScenarioOptions> = {
       return [];
     }
     const dir = mkdtempSync(join(tmpdir(), "fieldgate-bench-northbound-"));
-    const port = await freePort();
-    const conf = join(dir, "mosquitto.conf");
-    writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 1000000\nmax_inflight_messages 0\n`);
-    const broker = new Broker(port, conf, ctx.load.cpu);
+    const broker = await Broker.inDir(dir, ctx.load.cpu);
+    const port = broker.port;
     await broker.start();
     const plant = await startPlant(ctx.root, options.devices, ctx.load.cpu);
     const map = join(dir, "devices.yaml");

@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import type * as Esbuild from "esbuild";
 
 /** The worker files, under src/, as src/worker-file.ts names them. */
-const WORKERS = ["history/write-worker", "history/read-worker", "server/validate-worker", "storage/check-worker"] as const;
+const WORKERS = ["history/write-worker", "history/read-worker", "server/validate-worker", "storage/check-worker", "security/certificate-worker"] as const;
 
 async function main(argv: string[]): Promise<number> {
   const dist = resolve(argv[0] ?? "dist");

@@ -50,3 +50,23 @@ export function normaliseThumbprint(text: string): string | undefined {
   return /^[0-9a-f]{40}$/.test(hex) ? hex : undefined;
 }
 
+
+/** The fewest characters a password set for a user may have (NIST SP 800-63B §5.1.1.2: at least 8). */
+export const MIN_PASSWORD_LENGTH = 8;
+/** The most: longer ones are a file pasted by mistake, not a password (SP 800-63B asks that 64 be allowed). */
+export const MAX_PASSWORD_LENGTH = 1024;
+
+/**
+ * Why `password` cannot be a user's password, in words that never repeat it; undefined when it
+ * can. Characters count as code points; control characters (a tab, an escape) and white space at
+ * either end are refused because nobody sees them in the file and few can type them at a login.
+ */
+export function passwordProblem(password: string): string | undefined {
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH) return `expected at least ${MIN_PASSWORD_LENGTH} characters; this one is shorter`;
+  if (length > MAX_PASSWORD_LENGTH) return `expected at most ${MAX_PASSWORD_LENGTH} characters; this one is longer`;
+  // C0, DEL and C1 (Unicode's Cc category).
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(password)) return "expected no control characters (a tab, for example): type it again without";
+  if (/^\s|\s$/u.test(password)) return "expected no space at its beginning or end: nobody sees it there";
+  return undefined;
+}

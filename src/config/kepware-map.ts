@@ -2,8 +2,7 @@
 // says its keys: KepwareAddressing): as a map of its own (`fieldgate import kepware`), or added
 // to a map being edited (the status page's upload), whose comments and layout stay as they were.
 // The map is not applied here: the person checks it, sees the difference and applies it.
-import { isMap, isSeq, parseDocument, type Document, type YAMLMap, type YAMLSeq } from "yaml";
-import { flowTags } from "./entry-yaml.js";
+import { addDeviceEntries } from "./entry-yaml.js";
 import { formatDuration } from "./schema.js";
 import { importKepwareCsv, type ImportResult, type KepwareDevice, type KepwareDrivers } from "./kepware.js";
 
@@ -22,16 +21,6 @@ export interface KepwareAdded {
   readonly rows: number;
   /** Rows not converted, or converted with something left out: "line 12: tag: what"; then the driver's advice. */
   readonly notes: readonly string[];
-}
-
-/** The map node at `key` of `doc`, made (empty, as `empty`) when absent; undefined when it is there but another kind. */
-function section(doc: Document, key: string, empty: unknown[] | Record<string, never>): YAMLSeq | YAMLMap | undefined {
-  let node = doc.get(key);
-  if (node === undefined || node === null) {
-    doc.set(key, doc.createNode(empty));
-    node = doc.get(key);
-  }
-  return Array.isArray(empty) ? (isSeq(node) ? node : undefined) : isMap(node) ? node : undefined;
 }
 
 /**
@@ -53,20 +42,8 @@ export function addKepwareDevice(body: Readonly<Record<string, unknown>>, driver
   const result = importKepwareCsv(body.csv, addressing);
   const notes = result.notes.map((n) => `line ${n.line}: ${n.tag ? `${n.tag}: ` : ""}${n.converted ? "" : "not converted: "}${n.message}`);
   if (result.tags.length === 0) return { error: `no tag converted from the CSV (${result.rows} rows)${notes.length > 0 ? `: ${notes.slice(0, 5).join("; ")}` : ""}` };
-  const doc = parseDocument(body.text.trim() === "" ? "devices: []\n" : body.text);
-  if (doc.errors.length > 0) return { error: `the map has a YAML syntax error (${doc.errors[0]!.message.split("\n")[0]}): fix it first` };
-  if (!isMap(doc.contents)) return { error: "the map is not a mapping of devices: fix it first" };
-  const devices = section(doc, "devices", []) as YAMLSeq | undefined;
-  if (devices === undefined) return { error: "devices: is not a list in the map: fix it first" };
-  // A flow list ([]) would put the whole device on one line.
-  devices.flow = false;
-  const node = doc.createNode(kepwareDeviceValue(body.device, driver, entry, result));
-  flowTags(node);
-  devices.items.push(node);
-  for (const [key, value] of Object.entries(entry.sections)) {
-    const into = section(doc, key, {}) as YAMLMap | undefined;
-    if (into === undefined || typeof value !== "object" || value === null) continue;
-    for (const [name, v] of Object.entries(value)) if (!into.has(name)) into.set(name, doc.createNode(v));
-  }
-  return { text: doc.toString({ lineWidth: 0 }), converted: result.tags.length, rows: result.rows, notes: [...notes, ...entry.advice] };
+  const added = addDeviceEntries(body.text, [kepwareDeviceValue(body.device, driver, entry, result)], entry.sections);
+  if ("error" in added) return added;
+  if (added.skipped.length > 0) return { error: `the map has a device named ${body.device} already: choose another name` };
+  return { text: added.text, converted: result.tags.length, rows: result.rows, notes: [...notes, ...entry.advice] };
 }

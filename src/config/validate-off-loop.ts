@@ -10,6 +10,7 @@ import { rmSync } from "node:fs";
 import { WorkerLink, type Reply } from "../worker-link.js";
 import { deviceMapCacheFile, type DeviceMap } from "./device-map.js";
 import { unfinishedCacheFile } from "./validated-cache.js";
+import type { EntriesAdded } from "./entry-yaml.js";
 import type { ValidationResult } from "./validate.js";
 import { MapAssembly, type ValidateRequest, type WorkerAnswer } from "./validate-pieces.js";
 
@@ -67,6 +68,28 @@ async function validateOffLoop(request: ValidateRequest & { readonly op: "valida
       assembly.add(answer.piece);
     }
     return { ok: true, value: assembly.map, issues: [] };
+  } catch (err) {
+    void link.terminate();
+    throw err;
+  }
+}
+
+/**
+ * addDeviceEntries(text, devices, sections) on a worker: the map being edited parsed and printed
+ * again there (a second or more for a map of 10,000 tags). Rejects only when the worker fails.
+ */
+export async function addDeviceEntriesOffLoop(
+  text: string,
+  devices: readonly Readonly<Record<string, unknown>>[],
+  sections: Readonly<Record<string, unknown>>,
+  sameSections: boolean,
+  options: OffLoopOptions,
+): Promise<EntriesAdded | { readonly error: string }> {
+  const link = startWorker("device map editing worker", options);
+  try {
+    const answer = await link.call({ op: "entries", text, devices, sections, sameSections });
+    if (answer.kind !== "entries") throw unexpected(answer);
+    return answer.result;
   } catch (err) {
     void link.terminate();
     throw err;

@@ -4,6 +4,7 @@
 // each task short.
 import type { ConfigIssue } from "./errors.js";
 import type { DeviceMap } from "./device-map.js";
+import type { EntriesAdded } from "./entry-yaml.js";
 
 type DeviceConfig = DeviceMap["devices"][number];
 type TagConfig = DeviceConfig["tags"][number];
@@ -24,7 +25,15 @@ export type ValidateRequest =
       readonly issuesOnly?: boolean;
     }
   | { readonly op: "keep"; readonly file: string; readonly cacheDir: string }
-  | { readonly op: "next" };
+  | { readonly op: "next" }
+  /** Device entries added to a map being edited (entry-yaml.ts addDeviceEntries): parsing the map grows with it. */
+  | {
+      readonly op: "entries";
+      readonly text: string;
+      readonly devices: readonly Readonly<Record<string, unknown>>[];
+      readonly sections: Readonly<Record<string, unknown>>;
+      readonly sameSections: boolean;
+    };
 
 /** Tags `tags` of device `device`; `config` (its settings, tags left out) with its first piece. */
 export interface MapPiece {
@@ -39,7 +48,8 @@ export type WorkerAnswer =
   | { readonly kind: "valid"; readonly head: DeviceMap; readonly pieces: number }
   | { readonly kind: "piece"; readonly piece: MapPiece }
   /** For "keep": validated, and kept in the cache when valid. */
-  | { readonly kind: "kept"; readonly valid: boolean };
+  | { readonly kind: "kept"; readonly valid: boolean }
+  | { readonly kind: "entries"; readonly result: EntriesAdded | { readonly error: string } };
 
 /** The map with each device's tags left out (`head`), and its tags in pieces of at most `tagsPerPiece`. */
 export function piecesOf(map: DeviceMap, tagsPerPiece: number): { head: DeviceMap; pieces: MapPiece[] } {

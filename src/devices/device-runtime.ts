@@ -17,10 +17,10 @@ import type { SlicedTask, Slicer } from "../sampling/slices.js";
 import type { Driver } from "./driver.js";
 import type { DriverProtocol, DriverRegistry, RegisteredDriver } from "./registry.js";
 import { readDeviceOnce, type DeviceReading } from "./read-once.js";
-import { sameConfig } from "./same-config.js";
+import { sameConfig } from "../config/same-config.js";
 import { deviceChanges, wholeDevice, type ApplyReport } from "./map-changes.js";
 
-export { sameConfig } from "./same-config.js";
+export { sameConfig } from "../config/same-config.js";
 export type { ApplyReport } from "./map-changes.js";
 
 /** The device namespace as the runtime sees it. */

@@ -4,15 +4,15 @@
 // unchanged" left the person who edited the map to guess whether their edit was the one taken.
 import type { DeviceConfig, TagConfig } from "../config/device-map.js";
 import type { SlicedTask } from "../sampling/slices.js";
-import { sameConfig } from "./same-config.js";
+import { sameConfig } from "../config/same-config.js";
 
-/** What an apply changed, by device name. */
+/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
 export interface ApplyReport {
   readonly added: string[];
   readonly removed: string[];
   readonly changed: string[];
   readonly unchanged: string[];
-  /** What changed in each device removed, changed or added, in that order . */
+  /** What changed in each device removed, changed or added, in that order. */
   readonly details: DeviceChanges[];
 }
 
@@ -39,15 +39,6 @@ export interface DeviceChanges {
   readonly tagsChanged: Names;
 }
 
-/** What an apply of a map (DeviceRuntime.apply) changed, by device name. */
-export interface ApplyReport {
-  readonly added: string[];
-  readonly removed: string[];
-  readonly changed: string[];
-  readonly unchanged: string[];
-  /** What changed in each device removed, changed or added, in that order. */
-  readonly details: DeviceChanges[];
-}
 
 const NONE: Names = Object.freeze({ count: 0, first: Object.freeze([]) as readonly string[] });
 
@@ -108,6 +99,23 @@ function compareTags(tags: readonly TagConfig[], old: Map<string, TagConfig>, ad
     if ((i & 15) === 0 && task.over()) break;
   }
   return i;
+}
+
+/**
+ * Which devices of `after` are new, gone, changed or the same as in `before`, compared whole
+ * (no details): for a map applied where no runtime compares them (the FIELDGATE drive's import).
+ */
+export function mapChanges(before: readonly DeviceConfig[], after: readonly DeviceConfig[]): ApplyReport {
+  const old = new Map(before.map((d) => [d.name, d]));
+  const report: ApplyReport = { added: [], removed: [], changed: [], unchanged: [], details: [] };
+  for (const d of after) {
+    const was = old.get(d.name);
+    if (was === undefined) report.added.push(d.name);
+    else (sameConfig(was, d) ? report.unchanged : report.changed).push(d.name);
+    old.delete(d.name);
+  }
+  report.removed.push(...old.keys());
+  return report;
 }
 
 /** "3 added (a, b, c)", "7 added (a, b, c, d, e and 2 more)". */

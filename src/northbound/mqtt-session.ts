@@ -59,6 +59,9 @@ export class MqttSession {
       // Publishes are only made while connected; nothing is queued for a later connection.
       queueQoSZero: false,
       resubscribe: false,
+      // mqtt-packet's cache of the numbers 0-65535 as 2-byte Buffers: 65,536 objects (~6 MB of
+      // heap) held for good to spare an allocation per packet id and length written.
+      writeCache: false,
     };
     if (config.username !== undefined) options.username = config.username;
     if (config.password !== undefined) options.password = config.password;

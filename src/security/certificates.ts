@@ -1,11 +1,14 @@
 // X.509 certificates: the gateway's own application instance certificate (Part 6 §6.2.2), and
 // what the PKI and the CLI read out of a DER certificate (node:crypto's X509Certificate, plus
-// der.ts for what it does not expose on Node 20). node-opcua-crypto makes the certificate; it is
-// imported only then, as it costs tens of MB of RSS.
-import { createHash, generateKeyPair, webcrypto, X509Certificate, type KeyObject } from "node:crypto";
+// der.ts for what it does not expose on Node 20). node-opcua-crypto makes the certificate, on a
+// worker thread of its own (certificate-worker.ts): loaded into the gateway's isolate, its modules
+// and their sources would stay in its heap for as long as the process runs.
+import { createHash, generateKeyPair, X509Certificate, type KeyObject } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { promisify } from "node:util";
 import { parseCertificate, type KeyUsage } from "./der.js";
+import { WorkerLink, type Reply } from "../worker-link.js";
+import { builtFile } from "../worker-file.js";
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -49,30 +52,43 @@ export function hostNamesAndAddresses(): { dns: string[]; ip: string[] } {
  * applicationUri (Part 6 §6.2.2) and the host's names and addresses.
  */
 export async function createOwnCertificate(o: OwnCertificateOptions): Promise<CertificateAndKey> {
-  const { CertificatePurpose, convertPEMtoDER, createSelfSignedCertificate } = await import("node-opcua-crypto");
   const { privateKey } = await generateKeyPairAsync("rsa", { modulusLength: o.keyBits ?? 2048 });
-  const cryptoKey = await webcrypto.subtle.importKey(
-    "pkcs8",
-    privateKey.export({ type: "pkcs8", format: "der" }),
-    { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
-    true,
-    ["sign"],
-  );
   const names = hostNamesAndAddresses();
   // A day of slack before now: a gateway's clock, or its clients', is often a little off.
-  const notBefore = new Date(Date.now() - 86_400_000);
-  const notAfter = new Date(Date.now() + o.validityDays * 86_400_000);
-  const { cert } = await createSelfSignedCertificate({
-    privateKey: cryptoKey,
+  const notBefore = Date.now() - 86_400_000;
+  const request: CertificateRequest = {
+    pkcs8: privateKey.export({ type: "pkcs8", format: "der" }),
     subject: `/CN=${escapeRdn(o.applicationName)}/O=fieldgate/DC=${escapeRdn(hostname())}`,
     applicationUri: o.applicationUri,
     dns: o.dns ?? names.dns,
     ip: o.ip ?? names.ip,
     notBefore,
-    notAfter,
-    purpose: CertificatePurpose.ForApplication,
-  });
-  return { certificate: convertPEMtoDER(cert), privateKey };
+    notAfter: Date.now() + o.validityDays * 86_400_000,
+  };
+  const link = new WorkerLink<CertificateRequest, CertificateReply>(builtFile("security/certificate-worker"), {}, { name: "certificate worker" });
+  try {
+    const { certificate } = await link.call(request);
+    return { certificate: Buffer.from(certificate), privateKey };
+  } finally {
+    await link.terminate();
+  }
+}
+
+/** What the certificate worker signs: the key (PKCS#8 DER) and the certificate's fields. */
+export interface CertificateRequest {
+  readonly pkcs8: Buffer;
+  readonly subject: string;
+  readonly applicationUri: string;
+  readonly dns: readonly string[];
+  readonly ip: readonly string[];
+  /** ms since 1970. */
+  readonly notBefore: number;
+  readonly notAfter: number;
+}
+
+export interface CertificateReply extends Reply {
+  /** DER. */
+  readonly certificate: Uint8Array;
 }
 
 function escapeRdn(s: string): string {

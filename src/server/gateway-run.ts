@@ -16,6 +16,7 @@ import type { WebServer } from "../web/web-server.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./diagnostics-report.js";
 import { Logger } from "../log.js";
 import { FieldgateServer } from "./server.js";
+import { requestFolderBackend } from "./network-settings.js";
 import { SystemdNotifier } from "./systemd-notify.js";
 
 /** What the signals asked for, as the start goes on. */
@@ -80,7 +81,8 @@ export async function runGateway(configFile: string, portOverride: string | unde
   let server: FieldgateServer;
   try {
     // Loads the device map: a bad one is refused before anything starts.
-    server = new FieldgateServer(config, log, { configFile });
+    // The network settings are the page's where the appliance made the request folder for them.
+    server = new FieldgateServer(config, log, { configFile, networkBackend: requestFolderBackend(config.dataDir) });
   } catch (err) {
     if (err instanceof ConfigError) {
       log.error(err.message);

@@ -10,8 +10,12 @@
 // all is whether the appliance made the request folder; a gateway run from a checkout has none
 // and offers no network settings.
 import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { formatIssue, type ConfigIssue } from "../config/errors.js";
+import { validateNetworkYaml } from "../config/network-config.js";
 import type { ConfigVersions } from "../settings/config-versions.js";
+import { networkResponse, submitNetworkRequest } from "../settings/network-requests.js";
+import { readTrialStatus } from "../settings/network-trial.js";
 import type { ApplyResult } from "../web/config-api.js";
 import type { SettingsImportView } from "../web/page-render.js";
 
@@ -22,8 +26,8 @@ export interface NetworkSettings {
   /** Undefined when requests can be made; else why not. */
   unavailable(): string | undefined;
   check(text: string): readonly ConfigIssue[];
-  /** Applies `text` on trial (reverted unless confirmed in time). */
-  tryChange(text: string, user: string, versions: ConfigVersions, restoredFrom?: number): Promise<ApplyResult>;
+  /** Applies `text` on trial (reverted unless confirmed in time: `trialSeconds`, default NETWORK_TRIAL_SECONDS). */
+  tryChange(text: string, user: string, options?: { readonly restoredFrom?: number; readonly trialSeconds?: number }): Promise<ApplyResult>;
   /** Keeps the change on trial; it becomes a version of `versions`. */
   confirm(user: string, versions: ConfigVersions): Promise<ApplyResult>;
   /** The change on trial, the last outcome and the file in use, as the page shows them. */
@@ -57,6 +61,26 @@ export interface NetworkBackend {
   trialStatus(): { readonly pending?: PendingChange; readonly last?: NetworkStatus["last"] };
   /** network.yaml's one validator. */
   validate(text: string, file: string): { readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly value?: unknown };
+}
+
+/** Where the gateway leaves its requests for the root unit, in its data folder (systemd/tmpfiles.conf makes it on the appliance). */
+export const requestFolder = (dataDir: string): string => join(dataDir, "network-request");
+
+/**
+ * The appliance's back end: requests left in <dataDir>/network-request for root's
+ * fieldgate-network-request.path, and the trial's status in <dataDir>/network-trial.json, which
+ * root's side keeps (settings/network-trial.ts). The appliance's data folder is /var/lib/fieldgate,
+ * where the root unit looks.
+ */
+export function requestFolderBackend(dataDir: string): NetworkBackend {
+  const dir = requestFolder(dataDir);
+  const statusFile = join(dataDir, "network-trial.json");
+  return {
+    submit: (request) => submitNetworkRequest(dir, request),
+    response: (id) => networkResponse(dir, id),
+    trialStatus: () => readTrialStatus(statusFile),
+    validate: (text, file) => validateNetworkYaml(text, file),
+  };
 }
 
 export interface NetworkRequestOptions {
@@ -97,17 +121,13 @@ export class NetworkRequests implements NetworkSettings {
     return this.o.backend.validate(text, this.file).issues;
   }
 
-  async tryChange(text: string, user: string, versions: ConfigVersions, restoredFrom?: number): Promise<ApplyResult> {
+  async tryChange(text: string, user: string, options: { readonly restoredFrom?: number; readonly trialSeconds?: number } = {}): Promise<ApplyResult> {
+    const { restoredFrom } = options;
     const issues = this.check(text);
     if (issues.length > 0) {
       return { ok: false, status: 422, message: `refused: ${issues.length} issue(s); nothing was changed, the network settings in use stay`, issues };
     }
-    // The file as it was: the version to go back to, kept before the first change from the page.
-    if (versions.list().length === 0) {
-      const before = this.text();
-      if (before !== "") versions.record(before, { user: "on disk", summary: "the file as it was before the first change from the page" });
-    }
-    const seconds = this.o.trialSeconds ?? NETWORK_TRIAL_SECONDS;
+    const seconds = options.trialSeconds ?? this.o.trialSeconds ?? NETWORK_TRIAL_SECONDS;
     const answer = await this.ask({ action: "try", by: user, text, timeoutSeconds: seconds });
     if ("failed" in answer) return answer.failed;
     if (!answer.ok) {
@@ -131,7 +151,8 @@ export class NetworkRequests implements NetworkSettings {
     if ("failed" in answer) return answer.failed;
     if (!answer.ok) return { ok: false, status: 409, message: answer.message ?? "not confirmed", issues: [] };
     const summary = trial === undefined ? `confirmed by ${user}` : `tried by ${trial.by} at ${trial.started}, confirmed by ${user}`;
-    const version = versions.record(this.text(), { user, summary });
+    // network.yaml.previous is the file the confirmation replaced: the version before, if none is kept yet.
+    const version = versions.recordChange(this.previous(), undefined, this.text(), { user, summary });
     this.o.log.notice(`status page: ${user} confirmed the network settings on trial (version ${version.id})`);
     return { ok: true, version, message: "network settings confirmed: they stay", details: [summary] };
   }
@@ -148,11 +169,12 @@ export class NetworkRequests implements NetworkSettings {
 
   /** network.yaml as in use ("" without one: every port on DHCP). */
   private text(): string {
-    try {
-      return readFileSync(this.file, "utf8");
-    } catch {
-      return "";
-    }
+    return readOr(this.file);
+  }
+
+  /** The network.yaml a confirmation replaced (kept by root's side as network.yaml.previous). */
+  private previous(): string {
+    return readOr(`${this.file}.previous`);
   }
 
   /** Leaves a request and waits for its answer; `failed` when none came or it could not be left. */
@@ -170,6 +192,14 @@ export class NetworkRequests implements NetworkSettings {
       }
       await new Promise((r) => setTimeout(r, every));
     }
+  }
+}
+
+function readOr(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
   }
 }
 

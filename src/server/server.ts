@@ -1,7 +1,9 @@
 // The server object, the composition root's: it holds the gateway's parts (compose.ts makes
 // them from the config, in order) and owns their start, their orderly stop and the reloads.
 import { deviceMapSchema, tagNodeIdText, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
-import { keepDeviceMapOffLoop, validateDeviceMapOffLoop, validateDeviceMapTextOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
+import { addDeviceEntriesOffLoop, keepDeviceMapOffLoop, validateDeviceMapOffLoop, validateDeviceMapTextOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
+import { addDeviceEntries, type EntriesAdded } from "../config/entry-yaml.js";
+import { DeviceSearch } from "../devices/device-search.js";
 import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, validateYaml, type ConfigIssue } from "../config/load.js";
 import type { ApplyReport } from "../devices/device-runtime.js";
@@ -26,7 +28,7 @@ import { builtinDrivers } from "../../drivers/builtin.js";
 import { builtFile } from "../worker-file.js";
 import { composeGateway, securePolicyNames, type GatewayParts } from "./compose.js";
 import { SettingsFiles } from "./settings-files.js";
-import { NetworkRequests, type NetworkBackend } from "./network-settings.js";
+import { NetworkRequests, requestFolder, type NetworkBackend } from "./network-settings.js";
 import { readTrend, type TrendPoints } from "../history/trend.js";
 import { stringNodeId } from "../ua/builtins.js";
 import { nodeIdToString } from "../ua/node-id.js";
@@ -34,9 +36,9 @@ import { cliCommand } from "../package-info.js";
 
 export interface FieldgateServerOptions {
   /**
-   * The appliance's network requests (its root unit carries them out): with them, and the
-   * request folder <dataDir>/network-request present, the page and its API change network.yaml
-   * (beside gateway.yaml) on trial.
+   * The appliance's network requests (its root unit carries them out; `fieldgate run` hands
+   * over requestFolderBackend): with them, and the request folder <dataDir>/network-request
+   * present, the page and its API change network.yaml (beside gateway.yaml) on trial.
    */
   readonly networkBackend?: NetworkBackend;
   /** The gateway.yaml the config came from: log lines name it in the commands they suggest. */
@@ -91,12 +93,14 @@ export class FieldgateServer implements ServerCore {
       readOnce: (device, map) => this.deviceRuntime.readOnce(device, map),
       validateMapText: (text, file, issuesOnly) => this.validateMapText(text, file, issuesOnly),
       kepware: this.drivers,
+      search: new DeviceSearch({ drivers: this.drivers, running: () => this.deviceMap, log: leveled(log) }),
+      addEntries: (text, devices, sections) => this.addEntries(text, devices, sections),
       network:
         options.networkBackend === undefined || options.configFile === undefined
           ? undefined
           : new NetworkRequests({
               file: join(dirname(resolve(options.configFile)), "network.yaml"),
-              requestDir: join(config.dataDir, "network-request"),
+              requestDir: requestFolder(config.dataDir),
               backend: options.networkBackend,
               log: leveled(log),
             }),
@@ -250,6 +254,20 @@ export class FieldgateServer implements ServerCore {
     }
   }
 
+  /**
+   * Device entries added to map text being edited (a search's finds), on the validation worker:
+   * the whole map is parsed and printed again. A search's bus must be the map's bus of that name.
+   */
+  private async addEntries(text: string, devices: readonly Readonly<Record<string, unknown>>[], sections: Readonly<Record<string, unknown>>): Promise<EntriesAdded | { readonly error: string }> {
+    if (this.mapWorker === undefined) return addDeviceEntries(text, devices, sections, { sameSections: true });
+    try {
+      return await addDeviceEntriesOffLoop(text, devices, sections, true, { file: this.mapWorker() });
+    } catch (err) {
+      this.log.warn(`status page: the editing worker failed (${err instanceof Error ? err.message : String(err)}); adding the devices on the event loop instead`);
+      return addDeviceEntries(text, devices, sections, { sameSections: true });
+    }
+  }
+
   /** The map validated on a worker (config/validate-off-loop.ts), or here if the worker fails or the drivers have none. */
   private async validateForReload(file: string, cacheDir: string): Promise<ValidationResult<DeviceMap>> {
     if (this.mapWorker === undefined) return validateDeviceMap(file, this.drivers, cacheDir);
@@ -314,6 +332,7 @@ export class FieldgateServer implements ServerCore {
     await this.transport.close();
     // Before the devices: the edge node's NDEATH goes out, and its store takes the last changes.
     await this.northbound.stop();
+    await this.settings.close();
     await this.deviceRuntime.stop();
     // After the transport: no HistoryRead is still awaited; queued samples are written first.
     await this.history.close();

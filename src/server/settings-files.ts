@@ -17,16 +17,18 @@ import { readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { DeviceConfig, DeviceMap } from "../config/device-map.js";
 import type { KepwareDrivers } from "../config/kepware.js";
-import { addKepwareDevice, type KepwareAdded } from "../config/kepware-map.js";
+import type { KepwareAdded } from "../config/kepware-map.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { validateYaml } from "../config/load.js";
 import type { ValidationResult } from "../config/validate.js";
 import type { DeviceReading } from "../devices/read-once.js";
 import { describeApply, type ApplyReport } from "../devices/map-changes.js";
+import type { DeviceSearch, SearchStart, SearchState } from "../devices/device-search.js";
+import type { EntriesAdded } from "../config/entry-yaml.js";
 import { replaceFile } from "../settings/atomic-file.js";
 import { ConfigVersions, type VersionInfo } from "../settings/config-versions.js";
-import type { ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
+import type { ApplyOptions, ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
 import { HttpError } from "../web/http.js";
 import type { SettingsImportView } from "../web/page-render.js";
 import type { UserReloadReport } from "./config-reload.js";
@@ -53,10 +55,19 @@ export interface SettingsFilesOptions {
   readonly kepware: KepwareDrivers;
   /** network.yaml on the appliance; undefined elsewhere. */
   readonly network?: NetworkSettings;
+  /** The editor's search for devices on a line. */
+  readonly search: DeviceSearch;
+  /** Device entries added to map text (entry-yaml.ts), as the composition root runs it: on the validation worker. */
+  readonly addEntries: (text: string, devices: readonly Readonly<Record<string, unknown>>[], sections: Readonly<Record<string, unknown>>) => Promise<EntriesAdded | { readonly error: string }>;
 }
 
-/** Who a version kept of a file as it was before the first change from the page is said to be by. */
-export const BEFORE_THE_PAGE = "on disk";
+function mtimeOf(file: string): Date | undefined {
+  try {
+    return statSync(file).mtime;
+  } catch {
+    return undefined;
+  }
+}
 
 export function etagOf(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
@@ -128,7 +139,7 @@ export class SettingsFiles implements SettingsSource {
     return Number.isInteger(id) ? this.versionsOf(kind).text(id) : undefined;
   }
 
-  apply(kind: SettingsKind, text: string, user: string, options: { readonly ifMatch?: string; readonly restoredFrom?: number } = {}): Promise<ApplyResult> {
+  apply(kind: SettingsKind, text: string, user: string, options: ApplyOptions = {}): Promise<ApplyResult> {
     const run = (): Promise<ApplyResult> => this.applyNow(kind, text, user, options);
     const result = (this.chains.get(kind) ?? Promise.resolve()).then(run, run);
     this.chains.set(
@@ -162,12 +173,45 @@ export class SettingsFiles implements SettingsSource {
     return { reading: await this.o.readOnce(config, checked.value) };
   }
 
-  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string } {
-    return addKepwareDevice(body, this.o.kepware);
+  /**
+   * The Kepware import is loaded when it is used: it edits the map's text with the full yaml
+   * library, which a gateway otherwise never loads once its config is read (bench/RESULTS.md).
+   */
+  async kepware(body: Readonly<Record<string, unknown>>): Promise<KepwareAdded | { readonly error: string }> {
+    return (await import("../config/kepware-map.js")).addKepwareDevice(body, this.o.kepware);
   }
 
   kepwareDrivers(): readonly string[] {
     return this.o.kepware.names.filter((n) => this.o.kepware.kepwareOf(n) !== undefined);
+  }
+
+  searchDrivers(): readonly string[] {
+    return this.o.search.drivers();
+  }
+
+  searchState(): SearchState {
+    return this.o.search.state();
+  }
+
+  startSearch(body: Readonly<Record<string, unknown>>, user: string): SearchStart {
+    this.fileOf("devices");
+    return this.o.search.start(body, user);
+  }
+
+  stopSearch(user: string): SearchState {
+    return this.o.search.stop(user);
+  }
+
+  /** Ends a search under way (the gateway stops). */
+  close(): Promise<void> {
+    return this.o.search.close();
+  }
+
+  addFound(text: string): Promise<EntriesAdded | { readonly error: string }> {
+    const s = this.o.search.state();
+    if (s.state === "running") return Promise.resolve({ error: "the search is still running: wait for it, or stop it" });
+    if (s.found.length === 0) return Promise.resolve({ error: "the last search found no device to add" });
+    return this.o.addEntries(text, s.found.map((f) => f.entry), s.sections);
   }
 
   settingsImport(): SettingsImportView | undefined {
@@ -180,21 +224,21 @@ export class SettingsFiles implements SettingsSource {
     return v;
   }
 
-  private async applyNow(kind: SettingsKind, text: string, user: string, options: { readonly ifMatch?: string; readonly restoredFrom?: number }): Promise<ApplyResult> {
+  private async applyNow(kind: SettingsKind, text: string, user: string, options: ApplyOptions): Promise<ApplyResult> {
     const file = this.fileOf(kind);
     const current = this.read(kind);
     if (options.ifMatch !== undefined && options.ifMatch !== current.etag) {
       return { ok: false, status: 409, message: `${basename(file)} changed on the gateway since it was read: load it again and redo the change`, issues: [] };
     }
-    if (kind === "network") return this.o.network!.tryChange(text, user, this.versionsOf(kind), options.restoredFrom);
+    if (kind === "network") return this.o.network!.tryChange(text, user, options);
     const restored = options.restoredFrom === undefined ? "" : ` (version ${options.restoredFrom} restored)`;
     if (kind === "devices") {
       const checked = await this.validateMap(text, file, false);
       if (!checked.ok) return this.refused(file, checked.issues, "the last good map stays in use");
-      this.write(kind, file, current.text, text);
+      const before = this.write(file, text);
       const report = await this.o.applyDeviceMap(checked.value);
       const { summary, devices } = describeApply(report);
-      const version = this.versionsOf(kind).record(text, { user, summary, restoredFrom: options.restoredFrom });
+      const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
       this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
       return { ok: true, version, message: `device map applied${restored}: ${summary}`, details: devices };
     }
@@ -207,7 +251,7 @@ export class SettingsFiles implements SettingsSource {
     if (onDisk.ok && onDisk.value.server.port !== running.server.port && next.server.port === onDisk.value.server.port) {
       next = { ...next, server: { ...next.server, port: running.server.port } };
     }
-    this.write(kind, file, current.text, text);
+    const before = this.write(file, text);
     const r = this.o.reloadConfig(next);
     const details: string[] = [];
     const u = r.users;
@@ -219,7 +263,7 @@ export class SettingsFiles implements SettingsSource {
     }
     if (r.restartNeeded.length > 0) details.push(`takes effect at the next restart: ${r.restartNeeded.join(", ")}`);
     const summary = details.length > 0 ? details.join("; ") : "nothing that the gateway uses changed";
-    const version = this.versionsOf(kind).record(text, { user, summary, restoredFrom: options.restoredFrom });
+    const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
     this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
     return {
       ok: true,
@@ -230,19 +274,11 @@ export class SettingsFiles implements SettingsSource {
     };
   }
 
-  /** Replaces `file` with `text` (the old one kept as .previous); the file as it was becomes the first version. */
-  private write(kind: SettingsKind, file: string, before: string, text: string): void {
-    const versions = this.versionsOf(kind);
-    if (versions.list().length === 0 && before !== "") {
-      let at = new Date();
-      try {
-        at = statSync(file).mtime;
-      } catch {
-        // Now, then.
-      }
-      versions.record(before, { user: BEFORE_THE_PAGE, summary: "the file as it was before the first change from the page", at });
-    }
+  /** Replaces `file` with `text` (the old one kept as .previous); the time of the file as it was, for its version. */
+  private write(file: string, text: string): Date | undefined {
+    const at = mtimeOf(file);
     replaceFile(file, text, { keepPrevious: true });
+    return at;
   }
 
   private refused(file: string, issues: readonly ConfigIssue[], stays: string): ApplyResult {

@@ -2,6 +2,7 @@
 // network settings (rendered for systemd-networkd; tried with a way back). README, "The
 // appliance image" and "First hour".
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { MapDrivers } from "../config/device-map.js";
 import { formatIssue } from "../config/errors.js";
@@ -10,12 +11,14 @@ import { validateFile } from "../config/load.js";
 import { applianceTargets, folderTargets, systemdReloader, writeNetwork, type NetworkTargets } from "./network-apply.js";
 import { renderNetwork } from "./network-render.js";
 import { REQUEST_DIR, serveNetworkRequest } from "./network-requests.js";
-import { DEFAULT_TRIAL_SECONDS, NetworkTrial, systemdRevertTimer, type TrialPaths } from "./network-trial.js";
+import { DEFAULT_TRIAL_SECONDS, NetworkTrial, systemdRevertTimer, type RevertTimer, type TrialPaths } from "./network-trial.js";
 
-export const SETTINGS_USAGE = `  fieldgate settings import --from DIR --to DIR [--ssh DIR] [--status FILE]
+export const SETTINGS_USAGE = `  fieldgate settings import --from DIR --to DIR [--ssh DIR] [--status FILE] [--versions DIR]
                                             apply the settings files in DIR (the FAT drive's
-                                            fieldgate/ folder) if every one is valid, and write
-                                            IMPORT-RESULT.txt there (at boot, as root)
+                                            fieldgate/ folder) if every one is valid, write
+                                            IMPORT-RESULT.txt there, and keep each file as a
+                                            version for the status page (default: versions/
+                                            beside the status file; at boot, as root)
   fieldgate settings status [--status FILE] the last import's result`;
 
 export const NETWORK_USAGE = `  fieldgate network apply --config FILE --out DIR [--system] [--boot] [--reload]
@@ -29,7 +32,11 @@ export const NETWORK_USAGE = `  fieldgate network apply --config FILE --out DIR 
   fieldgate network revert                  go back to /etc/fieldgate/network.yaml now
   fieldgate network status                  the change on trial, and the last one's outcome
   fieldgate network serve                   carry out the gateway's waiting request (try,
-                                            confirm, revert; fieldgate-network-request.path)`;
+                                            confirm, revert; fieldgate-network-request.path)
+  try, confirm, revert, status and serve take --root DIR: the appliance's folders under DIR
+  (/etc/fieldgate, /var/lib/fieldgate, /run), to try them out without root: the port files go to
+  DIR/run/systemd/network, nothing running is told, the hostname and time zone stay, and no
+  revert timer is armed (\`fieldgate network revert --root DIR\` does what it would)`;
 
 const STATUS_FILE = "/var/lib/fieldgate/settings-import.json";
 const TRIAL_PATHS: TrialPaths = {
@@ -37,6 +44,15 @@ const TRIAL_PATHS: TrialPaths = {
   runDir: "/run/fieldgate/network-trial",
   statusFile: "/var/lib/fieldgate/network-trial.json",
 };
+/** The appliance's paths of a trial, its request folder and its port files, under `root` ("/": the appliance itself). */
+function networkPaths(root: string): { trial: TrialPaths; requests: string; networkDir: string } {
+  const under = (p: string): string => (root === "/" ? p : join(root, p));
+  return {
+    trial: { config: under(TRIAL_PATHS.config), runDir: under(TRIAL_PATHS.runDir), statusFile: under(TRIAL_PATHS.statusFile) },
+    requests: under(REQUEST_DIR),
+    networkDir: under("/run/systemd/network"),
+  };
+}
 
 type Out = (s: string) => void;
 
@@ -56,7 +72,7 @@ function parse(argv: string[], options: Options, usage: string, err: Out): Parse
 
 /** `drivers`: the gateway's driver registry, made only for an import (a device map is checked against it). */
 export async function settingsCommand(argv: string[], drivers: () => MapDrivers, out: Out = console.log, err: Out = console.error): Promise<number> {
-  const parsed = parse(argv, { from: { type: "string" }, to: { type: "string" }, ssh: { type: "string" }, status: { type: "string" } }, SETTINGS_USAGE, err);
+  const parsed = parse(argv, { from: { type: "string" }, to: { type: "string" }, ssh: { type: "string" }, status: { type: "string" }, versions: { type: "string" } }, SETTINGS_USAGE, err);
   if (parsed === undefined) return 2;
   const { values, positionals } = parsed;
   const [what, extra] = positionals;
@@ -80,7 +96,9 @@ export async function settingsCommand(argv: string[], drivers: () => MapDrivers,
     err(`fieldgate settings import: --from DIR and --to DIR are needed\nusage:\n${SETTINGS_USAGE}`);
     return 2;
   }
-  const outcome = importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile }, drivers());
+  // The gateway's data folder holds both the status file and the versions the page keeps.
+  const versionsDir = str("versions") ?? join(dirname(statusFile), "versions");
+  const outcome = await importSettings({ from, configDir: to, sshDir: str("ssh") ?? "/data/etc/ssh", statusFile, versionsDir }, drivers());
   switch (outcome.result) {
     case "nothing":
       out(`fieldgate settings: nothing to import in ${from}`);
@@ -91,7 +109,11 @@ export async function settingsCommand(argv: string[], drivers: () => MapDrivers,
       return 3;
     case "applied":
       for (const n of outcome.notes) err(`fieldgate settings: ${n}`);
-      out(`fieldgate settings: applied ${outcome.files.join(", ")}${outcome.resumed ? " (finishing an import that a restart interrupted)" : ""}; moved to ${outcome.movedTo} on the drive`);
+      {
+        // admin-password.txt is removed from the drive, never moved: a set of it alone moves nothing.
+        const moved = outcome.files.some((f) => f !== "admin-password.txt") ? `moved to ${outcome.movedTo} on the drive` : "admin-password.txt removed from the drive";
+        out(`fieldgate settings: applied ${outcome.files.join(", ")}${outcome.resumed ? " (finishing an import that a restart interrupted)" : ""}; ${moved}`);
+      }
       return 0;
   }
 }
@@ -107,6 +129,7 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
       reload: { type: "boolean" },
       timeout: { type: "string" },
       reason: { type: "string" },
+      root: { type: "string" },
     },
     NETWORK_USAGE,
     err,
@@ -151,18 +174,20 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
     return r.ok ? 0 : 1;
   }
 
+  const root = str("root");
+  const paths = networkPaths(root ?? "/");
   if (what === "status") {
-    const s = trial().status();
+    const s = trial(root).status();
     if (s.pending) say(`a change by ${s.pending.by} is on trial since ${s.pending.started}: reverted at ${s.pending.deadline} unless confirmed (fieldgate network confirm)`);
     else say("no change is on trial");
     if (s.last) say(`the last one was ${s.last.result} at ${s.last.at}: ${s.last.reason}`);
     return 0;
   }
-  if (process.getuid?.() !== 0) {
-    fail(`${what}: run it as root (it changes the running network)`);
+  if (root === undefined && process.getuid?.() !== 0) {
+    fail(`${what}: run it as root (it changes the running network), or with --root DIR to try it on a copy of the appliance's folders`);
     return 1;
   }
-  const t = trial();
+  const t = trial(root);
   const by = process.env.SUDO_USER ? `${process.env.SUDO_USER} (command line)` : "the command line";
   switch (what) {
     case "try": {
@@ -193,7 +218,7 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
       return 0;
     }
     case "serve": {
-      const r = serveNetworkRequest(REQUEST_DIR, t);
+      const r = serveNetworkRequest(paths.requests, t);
       if (r === undefined) say("no request is waiting");
       else if (r.ok) say(`request ${r.id}: done${r.pending ? `; undone at ${r.pending.deadline} unless confirmed` : ""}`);
       else fail(`request ${r.id}: refused: ${r.message ?? r.issues?.map(formatIssue).join("; ")}`);
@@ -207,7 +232,7 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
         return 1;
       }
       for (const n of r.notes) fail(n);
-      say(what === "confirm" ? `the change of ${r.trial.started} is kept: it is ${TRIAL_PATHS.config} now (the one before is network.yaml.previous)` : `the change of ${r.trial.started} is undone: the settings of ${TRIAL_PATHS.config} are back`);
+      say(what === "confirm" ? `the change of ${r.trial.started} is kept: it is ${paths.trial.config} now (the one before is network.yaml.previous)` : `the change of ${r.trial.started} is undone: the settings of ${paths.trial.config} are back`);
       return 0;
     }
     default:
@@ -216,6 +241,12 @@ export async function networkCommand(argv: string[], out: Out = console.log, err
   }
 }
 
-function trial(): NetworkTrial {
-  return new NetworkTrial({ paths: TRIAL_PATHS, targets: applianceTargets(), timer: systemdRevertTimer(), reloader: systemdReloader });
+/** Not armed: under --root nothing reverts by itself; `fieldgate network revert --root DIR` is the timer's part. */
+const NO_TIMER: RevertTimer = { arm: () => undefined, disarm: () => undefined };
+
+/** The trial of the appliance, or under `root` with its files alone (networkPaths). */
+function trial(root?: string): NetworkTrial {
+  if (root === undefined) return new NetworkTrial({ paths: TRIAL_PATHS, targets: applianceTargets(), timer: systemdRevertTimer(), reloader: systemdReloader });
+  const p = networkPaths(root);
+  return new NetworkTrial({ paths: p.trial, targets: folderTargets(p.networkDir), timer: NO_TIMER, reloader: { reload: () => undefined } });
 }

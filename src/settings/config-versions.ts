@@ -1,14 +1,16 @@
 // The last applied versions of one settings file (devices.yaml, gateway.yaml, network.yaml),
 // kept to look at and to go back to (DESIGN: Config): <dir>/<id>.yaml holds the text as applied,
 // <id>.json who applied it, when, and what it changed in words. Ids count up and are never
-// reused; the oldest go once more than `keep` are kept.
+// reused; the oldest go once more than `keep` are kept. One store per file, written by every way
+// of changing it: the page and its API (the gateway, as its own user) and the FIELDGATE drive's
+// import at boot (as root, whose files take the gateway's owner: it keeps writing there).
 //
 // A version exists once its .json does: the text is written first, then the record, each whole
 // or not at all (atomic-file.ts replaceFile), so a power cut leaves the last version complete or
 // absent, never a record without its text. Reading lists one folder of at most `keep` pairs
 // (and what a cut left behind, which the next record clears).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { replaceFile } from "./atomic-file.js";
 
 /** Versions kept per file. */
@@ -27,12 +29,20 @@ export interface VersionInfo {
   readonly restoredFrom?: number;
 }
 
+/** Who a version of the file as it was before the first change kept here is said to be by. */
+export const BEFORE_FIRST_CHANGE = "on disk";
+
+/** Who the FIELDGATE drive's import records its versions as. */
+export const FROM_THE_DRIVE = "FIELDGATE drive";
+
 const NAME = /^(\d{1,9})\.(yaml|json)$/;
 
 export class ConfigVersions {
   constructor(
     readonly dir: string,
     private readonly keep = KEEP_VERSIONS,
+    /** The owner of what is written (root writing for the gateway's user); default the writer. */
+    private readonly owner?: { readonly uid: number; readonly gid: number },
   ) {}
 
   /** The versions kept, newest first. */
@@ -64,9 +74,26 @@ export class ConfigVersions {
     }
   }
 
+  /**
+   * Keeps `text`, which replaces `before` (the file as it is; "" when there is none), as the
+   * newest version; when no version is kept yet, `before` first, so that there is always one to
+   * go back to ("on disk", dated `beforeAt`: the file's time).
+   */
+  recordChange(before: string, beforeAt: Date | undefined, text: string, meta: { readonly user: string; readonly summary: string; readonly restoredFrom?: number }): VersionInfo {
+    this.keepFirst(before, beforeAt, meta.user);
+    return this.record(text, meta);
+  }
+
+  /** When no version is kept yet: `before`, the file a change by `by` is about to replace, as the first ("" : none). */
+  keepFirst(before: string, at: Date | undefined, by: string): void {
+    if (before === "" || this.list().length > 0) return;
+    const from = by === FROM_THE_DRIVE ? "the FIELDGATE drive" : "the page";
+    this.record(before, { user: BEFORE_FIRST_CHANGE, summary: `the file as it was before the first change from ${from}`, ...(at === undefined ? {} : { at }) });
+  }
+
   /** Keeps `text` as the newest version; the oldest beyond `keep` go. */
   record(text: string, meta: { readonly user: string; readonly summary: string; readonly at?: Date; readonly restoredFrom?: number }): VersionInfo {
-    mkdirSync(this.dir, { recursive: true });
+    this.makeDir(this.dir);
     const id = Math.max(0, ...this.ids("json"), ...this.ids("yaml")) + 1;
     const info: VersionInfo = {
       id,
@@ -76,10 +103,19 @@ export class ConfigVersions {
       bytes: Buffer.byteLength(text),
       ...(meta.restoredFrom === undefined ? {} : { restoredFrom: meta.restoredFrom }),
     };
-    replaceFile(this.file(id, "yaml"), text, { mode: 0o640 });
-    replaceFile(this.file(id, "json"), `${JSON.stringify(info)}\n`, { mode: 0o640 });
+    const own = this.owner === undefined ? {} : { uid: this.owner.uid, gid: this.owner.gid };
+    replaceFile(this.file(id, "yaml"), text, { mode: 0o640, ...own });
+    replaceFile(this.file(id, "json"), `${JSON.stringify(info)}\n`, { mode: 0o640, ...own });
     this.prune();
     return info;
+  }
+
+  /** `dir` and the folders above it that are missing, each given the owner. */
+  private makeDir(dir: string): void {
+    if (existsSync(dir)) return;
+    this.makeDir(dirname(dir));
+    mkdirSync(dir, { mode: 0o750 });
+    if (this.owner !== undefined && process.getuid?.() === 0) chownSync(dir, this.owner.uid, this.owner.gid);
   }
 
   /** Drops the oldest records beyond `keep`, and texts whose record never came (a cut). */

@@ -30,6 +30,7 @@ const WHAT: Readonly<Record<SettingsName, string>> = {
   "devices.yaml": "the device map",
   "network.yaml": "the network settings (addresses, hostname, time)",
   authorized_keys: "SSH keys",
+  "admin-password.txt": "a user's password",
 };
 
 /** "2026-12-05 14:02 UTC": unambiguous in every plant. */
@@ -57,8 +58,23 @@ export function refusedText(at: Date, files: readonly string[], issues: readonly
   return `${lines.join("\n")}\n`;
 }
 
-export function appliedText(at: Date, files: readonly { name: SettingsName; shown: string; keys?: readonly string[] }[], movedTo: string): string {
+/**
+ * A file of an applied set: `user` of admin-password.txt, `kept` when the file was edited on the
+ * drive after the import (it stays); `derived`: the gateway's own gateway.yaml, not listed.
+ */
+export interface AppliedFile {
+  readonly name: SettingsName;
+  readonly shown: string;
+  readonly keys?: readonly string[];
+  readonly user?: string;
+  readonly kept?: boolean;
+  readonly derived?: boolean;
+}
+
+export function appliedText(at: Date, all: readonly AppliedFile[], movedTo: string): string {
+  const files = all.filter((f) => !f.derived);
   const width = Math.max(...files.map((f) => f.shown.length));
+  const moved = files.some((f) => f.name !== "admin-password.txt");
   const lines = [
     `fieldgate: settings from this folder, ${stamp(at)}`,
     "",
@@ -66,14 +82,22 @@ export function appliedText(at: Date, files: readonly { name: SettingsName; show
     "",
     ...files.map((f) => `  ${f.shown.padEnd(width)}  ${describe(f)}`),
     "",
-    `The files were moved to ${movedTo.replace(/\//g, "\\")}\\ so that the next start does not apply`,
-    "them again over changes made since (on the status page, or over SSH).",
+    ...(moved
+      ? [
+          `The files were moved to ${movedTo.replace(/\//g, "\\")}\\ so that the next start does not apply`,
+          "them again over changes made since (on the status page, or over SSH).",
+        ]
+      : []),
     "To change something again, put a new file into this folder.",
   ];
   return `${lines.join("\n")}\n`;
 }
 
-function describe(f: { name: SettingsName; keys?: readonly string[] }): string {
+function describe(f: AppliedFile): string {
+  if (f.name === "admin-password.txt") {
+    const set = `the password of user ${f.user ?? "admin"} was set`;
+    return f.kept ? `${set}; ${f.shown} was changed since, so it stays and is applied at the next start` : `${set}; ${f.shown} was removed from the drive`;
+  }
   if (f.name !== "authorized_keys") return WHAT[f.name];
   const n = f.keys?.length ?? 0;
   return n === 0 ? "SSH keys: none, so SSH is off" : `SSH keys: ${n} key${n === 1 ? "" : "s"}; SSH is on (user root, key only)`;

@@ -16,10 +16,12 @@ import { gatewaySchema, type GatewayConfig } from "../config/gateway-config.js";
 import { readConfigText } from "../config/config-text.js";
 import { validateFile, validateYaml } from "../config/load.js";
 import { networkSchema } from "../config/network-config.js";
+import type { Schema } from "../config/schema.js";
+import { PASSWORD_FILE, readPasswordFile, withAdmin, type DrivePassword } from "./admin-password.js";
 import { checkAuthorizedKeys } from "./authorized-keys.js";
 
 /** The files the folder may hold, by the name they have there (any case). */
-export const SETTINGS_FILES = ["gateway.yaml", "devices.yaml", "network.yaml", "authorized_keys"] as const;
+export const SETTINGS_FILES = ["gateway.yaml", "devices.yaml", "network.yaml", "authorized_keys", PASSWORD_FILE] as const;
 export type SettingsName = (typeof SETTINGS_FILES)[number];
 
 /** Larger than any device map a gateway serves (10,000 tags are about 1.5 MiB). */
@@ -35,6 +37,12 @@ export interface SetFile {
   readonly sha256: string;
   /** authorized_keys: the key lines; empty turns SSH off. */
   readonly keys?: readonly string[];
+  /** A settings file's content as validated (what its version's summary compares). */
+  readonly value?: unknown;
+  /** admin-password.txt: the user and the password (its `text` and `sha256` are empty: nothing of it is kept). */
+  readonly password?: DrivePassword;
+  /** gateway.yaml: the gateway's own with the user of admin-password.txt, not a file of the drive. */
+  readonly derived?: boolean;
 }
 
 export interface CheckedSet {
@@ -61,8 +69,12 @@ function nearMiss(lower: string): string | undefined {
   return undefined;
 }
 
-/** Reads and checks the set in `from`; an empty `files` with no issue means there is nothing to import. */
-export function readSet(from: string, targets: SetTargets): CheckedSet {
+/**
+ * Reads and checks the set in `from`; an empty `files` with no issue means there is nothing to
+ * import. With admin-password.txt, the gateway.yaml of the set (or the gateway's own, added to
+ * the set) has its user, and is checked with it.
+ */
+export async function readSet(from: string, targets: SetTargets): Promise<CheckedSet> {
   const issues: ConfigIssue[] = [];
   const files: SetFile[] = [];
   let names: string[];
@@ -86,6 +98,13 @@ export function readSet(from: string, targets: SetTargets): CheckedSet {
   for (const name of SETTINGS_FILES) {
     const shown = byName.get(name);
     if (shown === undefined) continue;
+    if (name === PASSWORD_FILE) {
+      const pw = readPasswordFile(join(from, shown), shown);
+      // Never its text, nor a digest of it: a fast hash of a password is a way to guess it.
+      if ("file" in pw) issues.push(pw);
+      files.push({ name, shown, text: "", sha256: "", ...("file" in pw ? {} : { password: pw }) });
+      continue;
+    }
     const read = readText(join(from, shown), shown);
     if ("file" in read) {
       issues.push(read);
@@ -100,7 +119,52 @@ export function readSet(from: string, targets: SetTargets): CheckedSet {
     }),
   );
   checkTogether(checked, gateway, targets, issues);
-  return { files: checked, issues };
+  const pw = checked.find((f) => f.password !== undefined);
+  if (pw === undefined || gateway === null) return { files: checked, issues };
+  return { files: await addAdmin(checked, pw.password!, gateway, targets, issues), issues };
+}
+
+/**
+ * The set's files with the user of admin-password.txt in the set's gateway.yaml (`gateway`, as
+ * validated), or in a copy of the gateway's own added to the set; issues of the file with the
+ * user (users log in on signed endpoints only, ...) are the set's.
+ */
+async function addAdmin(files: SetFile[], pw: DrivePassword, gateway: GatewayConfig | undefined, targets: SetTargets, issues: ConfigIssue[]): Promise<SetFile[]> {
+  const own = files.find((f) => f.name === "gateway.yaml");
+  let base: SetFile & { readonly value?: GatewayConfig };
+  if (own !== undefined) base = { ...own, value: gateway };
+  else {
+    const file = join(targets.configDir, "gateway.yaml");
+    const read = readConfigText(file);
+    if (!read.ok) {
+      issues.push({ ...read.issue, message: `(the gateway's own, which ${pw.user} would be added to) ${read.issue.message}` });
+      return files;
+    }
+    const r = validateYaml(gatewaySchema, read.text, file, resolve(targets.configDir));
+    if (!r.ok) {
+      for (const i of r.issues) issues.push({ ...i, message: `(the gateway's own, which ${pw.user} would be added to) ${i.message}` });
+      return files;
+    }
+    base = { name: "gateway.yaml", shown: "gateway.yaml", text: read.text, sha256: "", value: r.value, derived: true };
+  }
+  const shown = base.derived ? "gateway.yaml (on the gateway)" : base.shown;
+  const added = await withAdmin(base.text, pw, base.value?.users[pw.user]);
+  if ("error" in added) {
+    issues.push(whole(shown, `${pw.user} of ${PASSWORD_FILE} cannot be added to it: ${added.error}`));
+    return files;
+  }
+  const r = validateYaml(gatewaySchema, added.text, shown, resolve(targets.configDir));
+  if (!r.ok) {
+    for (const i of r.issues) issues.push({ ...i, message: `(with the user ${pw.user} of ${PASSWORD_FILE}) ${i.message}` });
+    return files;
+  }
+  const next: SetFile = { ...base, text: added.text, value: r.value };
+  return own !== undefined ? files.map((f) => (f === own ? next : f)) : [next, ...files];
+}
+
+/** The schema of a settings file: the one validator's, as everywhere. */
+export function settingsSchema(name: Exclude<SettingsName, "authorized_keys" | typeof PASSWORD_FILE>, drivers: MapDrivers): Schema {
+  return name === "gateway.yaml" ? gatewaySchema : name === "devices.yaml" ? deviceMapSchema(drivers) : networkSchema;
 }
 
 function whole(file: string, message: string): ConfigIssue {
@@ -136,19 +200,22 @@ function checkFile(f: SetFile, targets: SetTargets, issues: ConfigIssue[], gatew
       issues.push(...r.issues);
       if (r.ok) checkDataDir(f, r.value, targets, issues);
       gateway(r.ok ? r.value : null);
-      return f;
+      return r.ok ? { ...f, value: r.value } : f;
     }
     case "devices.yaml":
-      issues.push(...validateYaml(deviceMapSchema(targets.drivers), f.text, f.shown, dir).issues);
-      return f;
-    case "network.yaml":
-      issues.push(...validateYaml(networkSchema, f.text, f.shown, dir).issues);
-      return f;
+    case "network.yaml": {
+      const r = validateYaml(settingsSchema(f.name, targets.drivers), f.text, f.shown, dir);
+      issues.push(...r.issues);
+      return r.ok ? { ...f, value: r.value } : f;
+    }
     case "authorized_keys": {
       const r = checkAuthorizedKeys(f.text, f.shown);
       issues.push(...r.issues);
       return { ...f, keys: r.keys };
     }
+    case PASSWORD_FILE:
+      // Checked as it was read; it changes the gateway.yaml (addAdmin).
+      return f;
   }
 }
 

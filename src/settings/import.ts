@@ -8,10 +8,13 @@
 //   3. commit: the journal (<configDir>/.settings-import.json) lists what goes where; from here
 //      on the import is finished by whichever run finds the journal
 //   4. apply: each staged file renamed over its target, the old one kept as <name>.previous
-//   5. on the drive: the set moved to fieldgate/applied/<time>/, IMPORT-RESULT.txt written
-//   6. the status file written, the journal removed
+//   5. the versions: each file kept as a version by "FIELDGATE drive" in the page's store
+//      (import-versions.ts; what it changed was worked out before the commit)
+//   6. on the drive: the set moved to fieldgate/applied/<time>/, but admin-password.txt, which
+//      is removed (admin-password.ts), IMPORT-RESULT.txt written
+//   7. the status file written, the journal removed
 // A power cut before 3 leaves every target as it was and the set on the drive, imported again
-// at the next boot; after 3 the next run completes 4 to 6 from the journal (each step looks
+// at the next boot; after 3 the next run completes 4 to 7 from the journal (each step looks
 // before it acts, so it can be repeated), and a set is never applied twice: it has left the
 // folder once its import is done. Every target is the old file or the new one at every moment
 // (atomic-file.ts), never half of one.
@@ -20,9 +23,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { basename, dirname, join } from "node:path";
 import type { MapDrivers } from "../config/device-map.js";
 import type { ConfigIssue } from "../config/errors.js";
+import type { GatewayConfig } from "../config/gateway-config.js";
+import { parsePasswordHash, verifyPassword } from "../sessions/users.js";
+import { PASSWORD_FILE, readPasswordFile } from "./admin-password.js";
 import { fsyncDir, keepPrevious, removeFile, replaceFile, writeSynced } from "./atomic-file.js";
 import { readSet, sha256Of, type SetFile, type SettingsName } from "./import-set.js";
 import { appliedText, crlf, refusedText, RESULT_FILE, type ImportStatus } from "./import-result.js";
+import { recordImported, versionBefore } from "./import-versions.js";
 
 export interface ImportPaths {
   /** The drive's fieldgate/ folder. */
@@ -33,6 +40,8 @@ export interface ImportPaths {
   readonly sshDir: string;
   /** What the page reads: /var/lib/fieldgate/settings-import.json. */
   readonly statusFile: string;
+  /** The versions the page keeps of each file (/var/lib/fieldgate/versions); undefined: none recorded. */
+  readonly versionsDir?: string;
 }
 
 export interface ImportOptions {
@@ -58,6 +67,13 @@ interface JournalFile {
   readonly sha256: string;
   readonly keys?: readonly string[];
   readonly actions: readonly Action[];
+  /** What it changes, in words, for its version; undefined: no version is recorded. */
+  readonly summary?: string;
+  /** admin-password.txt: its user, and the hash the password became (in the gateway.yaml applied). */
+  readonly user?: string;
+  readonly hash?: string;
+  /** The gateway's own gateway.yaml with that user: not a file of the drive. */
+  readonly derived?: boolean;
 }
 
 interface Journal {
@@ -65,25 +81,35 @@ interface Journal {
   readonly id: string;
   readonly at: string;
   readonly files: readonly JournalFile[];
+  /** What could not be done before the commit that the outcome names (a version not kept). */
+  readonly notes?: readonly string[];
 }
 
 const journalOf = (p: ImportPaths): string => join(p.configDir, ".settings-import.json");
 const stagedOf = (dest: string): string => join(dirname(dest), `.${basename(dest)}.import`);
 
 /** Imports the set in paths.from; `drivers`: those a device map may name (the gateway's registry). */
-export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: ImportOptions = {}): ImportOutcome {
+export async function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: ImportOptions = {}): Promise<ImportOutcome> {
   const now = opts.now ?? (() => new Date());
   const step = opts.step ?? (() => {});
   const pending = readJournal(paths);
   if (pending !== undefined) return finish(paths, pending, step, true);
 
-  const set = readSet(paths.from, { configDir: paths.configDir, drivers });
-  const shown = set.files.map((f) => f.shown);
+  const set = await readSet(paths.from, { configDir: paths.configDir, drivers });
+  const shown = set.files.filter((f) => !f.derived).map((f) => f.shown);
   if (set.issues.length > 0) return refuse(paths, shown, set.files, set.issues, now());
   if (set.files.length === 0) return { result: "nothing" };
 
   const at = now();
-  const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files: set.files.map((f) => plan(f, paths)) };
+  const notes: string[] = [];
+  const gateway = set.files.find((f) => f.name === "gateway.yaml")?.value as GatewayConfig | undefined;
+  const files = set.files.map((f) => ({
+    ...plan(f, paths),
+    ...summaryOf(f, paths, drivers, notes),
+    ...(f.password !== undefined ? { user: f.password.user, hash: gateway?.users[f.password.user]?.password } : {}),
+    ...(f.derived ? { derived: true } : {}),
+  }));
+  const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files, ...(notes.length > 0 ? { notes } : {}) };
   // 2. Stage.
   for (const f of set.files) stage(f, journal.files.find((j) => j.name === f.name)!);
   step("staged");
@@ -93,9 +119,24 @@ export function importSettings(paths: ImportPaths, drivers: MapDrivers, opts: Im
   return finish(paths, journal, step, false);
 }
 
+/** What `f` changes, for its version (and the file it replaces kept as the first one). */
+function summaryOf(f: SetFile, p: ImportPaths, drivers: MapDrivers, notes: string[]): { summary?: string } {
+  if (p.versionsDir === undefined) return {};
+  try {
+    const summary = versionBefore(p.versionsDir, f, join(p.configDir, f.name), drivers);
+    return summary === undefined ? {} : { summary };
+  } catch (err) {
+    // The versions are the page's convenience: the import goes on without them.
+    notes.push(`${f.shown} is not kept as a version for the status page: ${err instanceof Error ? err.message : String(err)}`);
+    return {};
+  }
+}
+
 /** Where each file goes, and how. */
 function plan(f: SetFile, p: ImportPaths): JournalFile {
   const base = { name: f.name, shown: f.shown, sha256: f.sha256 };
+  // admin-password.txt writes nothing of its own: the gateway.yaml of the set has its user.
+  if (f.name === PASSWORD_FILE) return { ...base, actions: [] };
   if (f.name !== "authorized_keys") return { ...base, actions: [{ dest: join(p.configDir, f.name), op: "write", keepPrevious: true }] };
   const on = (f.keys?.length ?? 0) > 0;
   // sshd reads AuthorizedKeysFile /data/etc/ssh/authorized_keys/%u; ssh.service starts only
@@ -130,8 +171,8 @@ function stage(f: SetFile, j: JournalFile): void {
 }
 
 /** Steps 4 to 6; each looks before it acts, so a run after a power cut repeats what it must. */
-function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, resumed: boolean): ImportOutcome {
-  const notes: string[] = [];
+async function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, resumed: boolean): Promise<ImportOutcome> {
+  const notes: string[] = [...(j.notes ?? [])];
   // 4. Apply.
   for (const f of j.files) {
     for (const a of f.actions) {
@@ -147,36 +188,79 @@ function finish(paths: ImportPaths, j: Journal, step: (name: string) => void, re
       step(`applied ${basename(a.dest)}`);
     }
   }
-  // 5. The drive: the set leaves the folder (only files still as they were imported).
-  const movedTo = `applied/${j.id}`;
-  const text = appliedText(new Date(j.at), j.files, movedTo);
-  if (existsSync(paths.from)) {
-    const target = join(paths.from, movedTo);
-    mkdirSync(target, { recursive: true });
-    for (const f of j.files) {
-      const src = join(paths.from, f.shown);
-      if (!existsSync(src)) continue;
-      if (sha256Of(src) !== f.sha256) {
-        notes.push(`${f.shown} changed on the drive after it was imported: left where it is`);
-        continue;
-      }
-      renameSync(src, join(target, f.shown));
-      step(`moved ${f.shown}`);
+  // 5. The versions.
+  for (const f of j.files) {
+    if (paths.versionsDir === undefined || f.summary === undefined) continue;
+    try {
+      recordImported(paths.versionsDir, f.name, f.actions[0]!.dest, f.summary, new Date(j.at));
+    } catch (err) {
+      notes.push(`${f.shown} is not kept as a version for the status page: ${err instanceof Error ? err.message : String(err)}`);
     }
-    fsyncDir(target);
-    pruneApplied(join(paths.from, "applied"), j.id);
+  }
+  step("versions recorded");
+  // 6. The drive: the set leaves the folder (only files still as they were imported).
+  const movedTo = `applied/${j.id}`;
+  const onDrive = j.files.filter((f) => !f.derived);
+  /** admin-password.txt files edited on the drive since the import: they stay there. */
+  const kept = new Set<string>();
+  const resultText = (): string => appliedText(new Date(j.at), j.files.map((f) => (kept.has(f.shown) ? { ...f, kept: true } : f)), movedTo);
+  if (existsSync(paths.from)) {
+    const moving = onDrive.filter((f) => f.name !== PASSWORD_FILE);
+    if (moving.length > 0) {
+      const target = join(paths.from, movedTo);
+      mkdirSync(target, { recursive: true });
+      for (const f of moving) {
+        const src = join(paths.from, f.shown);
+        if (!existsSync(src)) continue;
+        if (sha256Of(src) !== f.sha256) {
+          notes.push(`${f.shown} changed on the drive after it was imported: left where it is`);
+          continue;
+        }
+        renameSync(src, join(target, f.shown));
+        step(`moved ${f.shown}`);
+      }
+      fsyncDir(target);
+      pruneApplied(join(paths.from, "applied"), j.id);
+    }
+    for (const f of onDrive) {
+      if (f.name !== PASSWORD_FILE) continue;
+      const done = await removePassword(paths.from, f, notes);
+      if (done === "removed") step(`removed ${f.shown}`);
+      if (done === "kept") kept.add(f.shown);
+    }
     fsyncDir(paths.from);
-    writeResult(paths.from, text);
+    writeResult(paths.from, resultText());
     step("result written");
   } else {
     notes.push(`the drive's folder ${paths.from} is not there: the set was applied, but not moved to ${movedTo}`);
   }
-  // 6. The status for the page; the journal goes last.
-  writeStatus(paths, { format: 1, result: "applied", at: j.at, files: j.files.map((f) => f.shown), issues: [], movedTo, fingerprint: j.id, text });
+  // 7. The status for the page; the journal goes last.
+  const files = onDrive.map((f) => f.shown);
+  writeStatus(paths, { format: 1, result: "applied", at: j.at, files, issues: [], movedTo, fingerprint: j.id, text: resultText() });
   step("status written");
   unlinkSync(journalOf(paths));
   fsyncDir(paths.configDir);
-  return { result: "applied", files: j.files.map((f) => f.shown), movedTo, resumed, notes };
+  return { result: "applied", files, movedTo, resumed, notes };
+}
+
+/**
+ * admin-password.txt leaves the drive once its user is in place, when it still holds the password
+ * that was imported (checked against the hash, as a login would: no digest of the password is
+ * kept anywhere); one edited since stays, to be imported at the next start. "gone": removed by an
+ * earlier run.
+ */
+async function removePassword(from: string, f: JournalFile, notes: string[]): Promise<"removed" | "kept" | "gone"> {
+  const file = join(from, f.shown);
+  if (!existsSync(file)) return "gone";
+  const pw = readPasswordFile(file, f.shown);
+  const hash = f.hash === undefined ? undefined : parsePasswordHash(f.hash);
+  const same = !("file" in pw) && pw.user === f.user && hash !== undefined && typeof hash !== "string" && (await verifyPassword(pw.password, hash));
+  if (!same) {
+    notes.push(`${f.shown} changed on the drive after it was imported: left where it is, to be imported at the next start`);
+    return "kept";
+  }
+  unlinkSync(file);
+  return "removed";
 }
 
 function refuse(paths: ImportPaths, shown: readonly string[], files: readonly SetFile[], issues: readonly ConfigIssue[], at: Date): ImportOutcome {

@@ -9,6 +9,7 @@
 //   GET  /api/config/<kind>                   the running file (text/yaml; ?download: as a file)
 //   POST /api/config/<kind>/check             body: the text; 200 [issues]
 //   POST /api/config/<kind>                   body: the text (If-Match: the ETag read); 200 {version, ...} or 422 {issues}
+//                                             (network: ?timeout=S, seconds on trial before the revert, 10-3600; default 120)
 //   GET  /api/config/<kind>/versions          the last applied versions, newest first
 //   GET  /api/config/<kind>/versions/<id>     one version's text
 //   POST /api/config/<kind>/versions/<id>/restore
@@ -17,6 +18,11 @@
 //   POST /api/config/devices/test-read        {text, device}: the device's tags read once
 //   GET  /api/config/devices/kepware          the drivers a Kepware CSV can be made a device of
 //   POST /api/config/devices/kepware          {text, csv, device, driver?, host?, port?, station?}: the map with the device added
+//   GET  /api/config/devices/search           the search for devices: the drivers that can, what it found
+//   POST /api/config/devices/search           {driver?, bus: {port, baudRate?, parity?}, busName?} or {host, port},
+//                                             seconds?, timeout? (ms per answer): starts it (202)
+//   POST /api/config/devices/search/stop      ends it; what it found stays
+//   POST /api/config/devices/search/add       {text}: the map with the devices found added (not applied)
 //   GET  /api/settings-import                 the FIELDGATE drive's last import
 //
 // Reading is for every logged-in user, gateway.yaml's passwords hidden from all but admins; the
@@ -26,6 +32,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConfigIssue } from "../config/errors.js";
 import type { DeviceReading } from "../devices/read-once.js";
 import type { KepwareAdded } from "../config/kepware-map.js";
+import type { EntriesAdded } from "../config/entry-yaml.js";
+import type { SearchStart, SearchState } from "../devices/device-search.js";
 import type { VersionInfo } from "../settings/config-versions.js";
 import type { Logger } from "../log.js";
 import { HttpError, json, readBody, readJson, send } from "./http.js";
@@ -44,6 +52,8 @@ export type SettingsKind = (typeof SETTINGS_KINDS)[number];
 export const MAX_SETTINGS_BODY = 8 * 1024 * 1024;
 /** A Kepware CSV (its rows and the map it goes into travel together). */
 export const MAX_KEPWARE_BODY = 2 * MAX_SETTINGS_BODY;
+/** A search's request (a few settings). */
+const MAX_BODY = 4096;
 
 export interface SettingsText {
   readonly text: string;
@@ -68,13 +78,25 @@ export type ApplyResult =
     }
   | { readonly ok: false; readonly status: 409 | 422 | 503; readonly message: string; readonly issues: readonly ConfigIssue[] };
 
+export interface ApplyOptions {
+  /** The ETag the text was read with: refused when the file changed since. */
+  readonly ifMatch?: string;
+  /** The version the text is (a restore). */
+  readonly restoredFrom?: number;
+  /** network.yaml: seconds on trial before it is reverted unless confirmed. */
+  readonly trialSeconds?: number;
+}
+
+/** Seconds a network change may stay on trial: as `fieldgate network try --timeout` takes them. */
+export const TRIAL_SECONDS_RANGE = [10, 3600] as const;
+
 /** What the settings API reads and asks of the gateway. */
 export interface SettingsSource {
   /** Undefined when `kind` can be read and changed here; else why not (in words). */
   unavailable(kind: SettingsKind): string | undefined;
   read(kind: SettingsKind): SettingsText;
   check(kind: SettingsKind, text: string): Promise<readonly ConfigIssue[]>;
-  apply(kind: SettingsKind, text: string, user: string, options?: { readonly ifMatch?: string; readonly restoredFrom?: number }): Promise<ApplyResult>;
+  apply(kind: SettingsKind, text: string, user: string, options?: ApplyOptions): Promise<ApplyResult>;
   versions(kind: SettingsKind): readonly VersionInfo[];
   versionText(kind: SettingsKind, id: number): string | undefined;
   networkConfirm(user: string): Promise<ApplyResult>;
@@ -82,11 +104,18 @@ export interface SettingsSource {
   /** The device `device` of the map `text` (not applied) read once; its issues when the map is not valid. */
   testRead(text: string, device: string): Promise<{ readonly issues: readonly ConfigIssue[] } | { readonly reading: DeviceReading }>;
   /** The map `body.text` with the Kepware CSV `body.csv` made into device `body.device` (not applied); or what is wrong. */
-  kepware(body: Readonly<Record<string, unknown>>): KepwareAdded | { readonly error: string };
+  kepware(body: Readonly<Record<string, unknown>>): Promise<KepwareAdded | { readonly error: string }>;
   /** The drivers whose devices a Kepware CSV can become, the default first. */
   kepwareDrivers(): readonly string[];
   /** The FIELDGATE drive's last import, when there was one. */
   settingsImport(): SettingsImportView | undefined;
+  /** The search for devices on a line (devices/device-search.ts): the drivers that can search. */
+  searchDrivers(): readonly string[];
+  searchState(): SearchState;
+  startSearch(body: Readonly<Record<string, unknown>>, user: string): SearchStart;
+  stopSearch(user: string): SearchState;
+  /** The map `text` with what the last search found added (not applied); or why not. */
+  addFound(text: string): Promise<EntriesAdded | { readonly error: string }>;
 }
 
 /** A test read as the page shows it: each tag's value in words, its status and the driver's error. */
@@ -114,6 +143,17 @@ export function hideSecrets(text: string): string {
 function kindOf(s: string | undefined): SettingsKind {
   if (s !== undefined && (SETTINGS_KINDS as readonly string[]).includes(s)) return s as SettingsKind;
   throw new HttpError(404, `no settings file "${s ?? ""}": expected one of ${SETTINGS_KINDS.join(", ")}`);
+}
+
+/** ?timeout=S of a network change, checked; undefined: the default. */
+function trialTimeout(kind: SettingsKind, query: URLSearchParams): number | undefined {
+  const given = query.get("timeout");
+  if (given === null) return undefined;
+  const [min, max] = TRIAL_SECONDS_RANGE;
+  const n = Number(given);
+  if (kind !== "network") throw new HttpError(400, "timeout: only a network change is on trial");
+  if (!/^\d+$/.test(given) || n < min || n > max) throw new HttpError(400, `timeout: expected whole seconds from ${min} to ${max}, got "${given.slice(0, 20)}"`);
+  return n;
 }
 
 function refused(res: ServerResponse, r: ApplyResult & { ok: false }): void {
@@ -171,9 +211,10 @@ export async function settingsRoute(
     }
     case "POST ": {
       const ifMatch = req.headers["if-match"];
+      const trialSeconds = trialTimeout(kind, o.query);
       const text = await readBody(req, MAX_SETTINGS_BODY);
       o.log.info(`status page: ${who.user} applies ${kind} settings (${Buffer.byteLength(text)} bytes)`);
-      answer(await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined }));
+      answer(await source.apply(kind, text, who.user, { ifMatch: typeof ifMatch === "string" ? ifMatch.replace(/^W\//, "").replace(/"/g, "") : undefined, trialSeconds }));
       return true;
     }
     case "GET versions":
@@ -209,13 +250,36 @@ export async function settingsRoute(
     json(res, 200, readingView(r.reading));
     return true;
   }
+  if (kind === "devices" && route === "GET search") {
+    json(res, 200, { drivers: source.searchDrivers(), ...source.searchState() });
+    return true;
+  }
+  if (kind === "devices" && route === "POST search") {
+    const started = source.startSearch(await readJson(req, MAX_BODY, '{"driver": "...", "bus": {"port": "/dev/ttyUSB0"}} or {"host": "...", "port": N}'), who.user);
+    if (!started.ok) throw new HttpError(started.status, started.message);
+    json(res, 202, started.state);
+    return true;
+  }
+  if (kind === "devices" && route === "POST search/stop") {
+    json(res, 200, source.stopSearch(who.user));
+    return true;
+  }
+  if (kind === "devices" && route === "POST search/add") {
+    const body = await readJson(req, MAX_SETTINGS_BODY, '{"text": "<the map>"}');
+    if (typeof body.text !== "string") throw new HttpError(400, 'expected JSON {"text": "<the map>"}');
+    const r = await source.addFound(body.text);
+    if ("error" in r) throw new HttpError(409, r.error);
+    o.log.info(`status page: ${who.user} adds ${r.added.length} device(s) found by the search to the map being edited (not applied yet)`);
+    json(res, 200, r);
+    return true;
+  }
   if (kind === "devices" && route === "GET kepware") {
     json(res, 200, { drivers: source.kepwareDrivers() });
     return true;
   }
   if (kind === "devices" && route === "POST kepware") {
     const body = await readJson(req, MAX_KEPWARE_BODY, '{"text", "csv", "device", ...}');
-    const r = source.kepware(body);
+    const r = await source.kepware(body);
     if ("error" in r) throw new HttpError(400, r.error);
     o.log.info(`status page: ${who.user} imports ${r.converted} of ${r.rows} Kepware rows as device ${String(body.device).slice(0, 64)} (not applied yet)`);
     json(res, 200, r);

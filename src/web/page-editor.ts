@@ -5,10 +5,12 @@
 // its line; the difference against the running file (line-diff.ts, run here from its own
 // source); Apply (with the ETag read, so a file changed meanwhile is not overwritten); the last
 // versions, to look at and restore; download and upload; a Kepware CSV made into a device; a
-// test read of one device of the map being edited; and network.yaml in a form. Viewers see the
-// files and their versions and change nothing. Text goes in with textContent and value only.
+// test read of one device of the map being edited; a search of a line for devices, added to the
+// map; and network.yaml in a form. Viewers see the files and their versions and change nothing.
+// Text goes in with textContent and value only.
 import { lineDiff } from "./line-diff.js";
 import { NETWORK_FORM_JS } from "./page-network.js";
+import { SEARCH_FORM_JS } from "./page-search.js";
 
 /** Above this many characters the text is checked on Check only, not as it is typed. */
 export const CHECK_AS_TYPED_CHARS = 200_000;
@@ -40,6 +42,7 @@ export const EDITOR_JS = `"use strict";
       var dev = el("input"); dev.id = "test-device"; dev.placeholder = "device"; dev.size = 12; dev.setAttribute("list", "test-devices");
       var dlist = el("datalist"); dlist.id = "test-devices";
       tr.appendChild(dev); tr.appendChild(dlist); tr.appendChild(button("Test read", "editor-test-read", testRead));
+      tr.appendChild(button("Search a line…", "editor-search", function () { fg.searchForm.open(); }));
       bar.appendChild(tr);
       bar.appendChild(button("Network form", "editor-network-form", function () { fg.networkForm.open(); }));
     }
@@ -287,6 +290,7 @@ export const EDITOR_JS = `"use strict";
   }
 
   ${NETWORK_FORM_JS}
+  ${SEARCH_FORM_JS}
   fg.editor = { open: open, load: function (k) { return load(k); }, text: text, setText: function (t) { $("editor-text").value = t; gutterDraw(); schedule(); }, check: check, panel: panel, button: button, field: field, input: input, status: status, kind: function () { return ed.kind; } };
 })();
 `;

@@ -51,6 +51,7 @@ a.tool{color:inherit;text-decoration:none;display:inline-block}
 .form-grid{display:grid;grid-template-columns:max-content 1fr;gap:.4em .8em;align-items:center;max-width:48em}
 .form-grid input,.form-grid select,.toolbar input{font:inherit;padding:.15em .4em}
 fieldset{border:1px solid var(--line);border-radius:4px;margin:.6em 0;padding:.4em .8em}
+.panel pre.progress{margin:.4em 0;padding:.4em .6em;max-height:12em;overflow:auto;font:12px/1.45 var(--mono);background:#f6f7f9;border-radius:4px;white-space:pre-wrap}
 #trend-card .chart{width:100%;height:18em}
 #trend svg{width:100%;height:100%;display:block}#trend text{font:11px var(--mono);fill:var(--muted)}
 #trend .grid{stroke:var(--line)}#trend polyline{fill:none;stroke:var(--accent);stroke-width:1.5}#trend polyline.live{stroke:var(--ok)}

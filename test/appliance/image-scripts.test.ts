@@ -2,7 +2,7 @@
 // image/test.sh, run by .ci/run where the machine allows): they parse, the overlay's initramfs
 // scripts parse as the initramfs' sh will read them, and test.sh says clearly why it skips.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -80,5 +80,15 @@ describe("image scripts", () => {
     expect(text).toMatch(/^[\x20-\x7e\n]*$/);
     for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(text).toContain("IMPORT-RESULT.txt");
+  });
+
+  it("every file of the drive's folder is copied onto it, CRLF, and the admin password's example is plain ASCII", () => {
+    const build = readFileSync(join(image, "build.sh"), "utf8");
+    expect(build).toMatch(/for f in "\$here"\/settings-drive\/\*; do\n {2}crlf "\$f" "\$work\/\$\{f##\*\/\}"\n {2}mcopy -i "\$settings" "\$work\/\$\{f##\*\/\}" ::\/fieldgate\/\n/);
+    expect(readdirSync(join(image, "settings-drive")).sort()).toEqual(["README.txt", "admin-password.txt.example", "authorized_keys.example"]);
+    const example = readFileSync(join(image, "settings-drive/admin-password.txt.example"), "utf8");
+    expect(example).toMatch(/^[\x20-\x7e\n]*$/);
+    for (const line of example.split("\n")) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(readFileSync(join(image, "settings-drive/README.txt"), "utf8")).toContain("admin-password.txt  the password of an admin user");
   });
 });

@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { SETTINGS_FILES } from "../../src/settings/import-set.js";
 
 const script = resolve(__dirname, "../../systemd/fieldgate-settings");
 const dir = mkdtempSync(join(tmpdir(), "fieldgate-settings-script-"));
@@ -39,5 +40,19 @@ describe("systemd/fieldgate-settings", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain("settings: no fieldgate-settings partition on this gateway (flashed before it existed): nothing to import");
     expect(readFileSync(calls, "utf8")).toBe("network apply --config /etc/fieldgate/network.yaml --out /run/systemd/network --boot\n");
+  });
+
+  it("opens the drive for an import for every file the import reads or names as a slip, and not for the examples or the result", () => {
+    // has_settings alone, taken out of the script.
+    const fn = /^has_settings\(\) \{\n[\s\S]*?\n\}$/m.exec(readFileSync(script, "utf8"))![0];
+    const has = (name: string): boolean => {
+      const folder = join(dir, `drive-${name}`);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, name), "");
+      return spawnSync("sh", ["-c", `${fn}\nhas_settings "$1"`, "sh", folder]).status === 0;
+    };
+    const slips = ["devices.yaml.txt", "network.yml", "id_ed25519.pub", "authorized_keys.pub", "admin-password.txt.txt", "Admin-Password.TXT"];
+    for (const name of [...SETTINGS_FILES, ...slips]) expect(has(name), name).toBe(true);
+    for (const name of ["README.txt", "IMPORT-RESULT.txt", "admin-password.txt.example", "devices.yaml.example", "authorized_keys.example"]) expect(has(name), name).toBe(false);
   });
 });

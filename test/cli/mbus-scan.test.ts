@@ -3,7 +3,6 @@
 // and prints a device map that `fieldgate validate` accepts: the bus, and one entry per meter
 // with a tag per record. The same search through the devices layer's generic call (what the
 // page's editor can run). Needs socat (skipped, and named, without it) and a built dist/.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -14,26 +13,13 @@ import { deviceMapSchema } from "../../src/config/device-map.js";
 import { validateYaml } from "../../src/config/load.js";
 import { discoverDevices, discoveringDrivers } from "../../src/devices/discovery.js";
 import { capture, elvacoSecond, SimBus } from "../drivers/mbus-peer.js";
+import { runCli } from "../helpers/child-output.js";
 import { HAVE_SOCAT, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, type PtyPair } from "../drivers/peers.js";
 
 const cli = resolve(__dirname, "../../dist/src/cli.js");
 const missing = HAVE_SOCAT ? "" : SOCAT_MISSING;
 
-/** Runs the CLI without blocking the loop (the simulated meters answer from this process). */
-function run(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("exit", (status) => {
-      clearTimeout(t);
-      done({ status, stdout, stderr });
-    });
-  });
-}
+const run = (...args: string[]) => runCli(cli, args);
 
 describe("fieldgate mbus", () => {
   it("is listed in the help, and refuses what it cannot do with its usage", async () => {

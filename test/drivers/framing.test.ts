@@ -8,6 +8,7 @@ import type { ModbusLink, ModbusLinkOptions } from "../../drivers/modbus/index.j
 import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { answer, mbap, registersPdu, rtu, startRawPeer, type Handler, type Kind, type Peer, type Request } from "./raw-peer.js";
+import { rejection } from "../helpers/rejection.js";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -28,15 +29,6 @@ function link(peer: Peer, kind: Kind, extra: Partial<ModbusLinkOptions> = {}): M
 }
 const read = (l: ModbusLink, unitId = 1, start = 0, count = 2) => l.readBlock({ station: unitId, area: "holding", start, count });
 
-async function rejection(p: Promise<unknown>): Promise<DriverError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(DriverError);
-    return e as DriverError;
-  }
-  throw new Error("expected a rejection");
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(["tcp", "rtu-over-tcp"] as const)("%s framing", (kind) => {

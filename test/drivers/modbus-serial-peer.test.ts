@@ -8,6 +8,7 @@ import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { startModbusSerialServer } from "./peers.js";
 import type { ServerVector } from "./peers.js";
+import { rejection } from "../helpers/rejection.js";
 
 interface Device {
   coils: boolean[];
@@ -71,15 +72,6 @@ async function setup(extra: Partial<Parameters<typeof openModbusLink>[0]> = {}) 
   return { d, server, link };
 }
 
-async function rejection(p: Promise<unknown>): Promise<DriverError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(DriverError);
-    return e as DriverError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("modbus tcp against modbus-serial ServerTCP", () => {
   it("reads with FC1, FC2, FC3 and FC4, for several unit ids on one connection", async () => {

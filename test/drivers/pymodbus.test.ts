@@ -12,6 +12,7 @@ import { DriverError } from "../../src/devices/driver.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import { HAVE_PYMODBUS, HAVE_SOCAT, PYMODBUS_MISSING, SOCAT_MISSING, ptyPair, requirePeers, skipWithout, startPymodbus } from "./peers.js";
 import type { PtyPair, PythonPeer } from "./peers.js";
+import { rejection } from "../helpers/rejection.js";
 
 const links: ModbusLink[] = [];
 afterEach(async () => {
@@ -21,15 +22,6 @@ function open(options: ModbusLinkOptions): ModbusLink {
   const l = openModbusLink(options);
   links.push(l);
   return l;
-}
-async function rejection(p: Promise<unknown>): Promise<DriverError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(DriverError);
-    return e as DriverError;
-  }
-  throw new Error("expected a rejection");
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Retries a read until it succeeds (bounded: about 3 s), for links that reconnect with backoff. */

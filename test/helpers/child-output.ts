@@ -1,5 +1,5 @@
 // The built CLI as a child process: waiting on what it writes (its stdout and stderr as one
-// text), and a running gateway with a client session on it.
+// text), run to its end, and a running gateway with a client session on it.
 import { spawn, type ChildProcess } from "node:child_process";
 import { OPCUAClient, type ClientSession } from "node-opcua-client";
 
@@ -24,6 +24,40 @@ export function waitFor(child: ChildProcess, output: () => string, pattern: RegE
     child.stderr!.on("data", check);
     child.once("exit", onExit);
     check();
+  });
+}
+
+/** What a CLI run to its end wrote: stdout, stderr, and the two as they came. */
+export interface CliRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly out: string;
+}
+
+/**
+ * Runs `node cli ...args` to its end without holding the event loop (peers served from this
+ * process answer meanwhile); killed after `killAfterMs`, so that a hung command ends the test.
+ */
+export function runCli(cli: string, args: readonly string[], killAfterMs = 60_000): Promise<CliRun> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      out += d.toString();
+    });
+    const t = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.on("exit", (status) => {
+      clearTimeout(t);
+      done({ status, stdout, stderr, out });
+    });
   });
 }
 

@@ -35,7 +35,6 @@ const LAYERS = [
   "drivers",
   "history",
   "update",
-  "settings",
   "address-space",
   "subscriptions",
   "events",
@@ -43,6 +42,8 @@ const LAYERS = [
   "transport",
   "security",
   "sessions",
+  // Above sessions: the drive's admin-password.txt is hashed as users' passwords are.
+  "settings",
   "diagnostics",
   "services",
   "northbound",

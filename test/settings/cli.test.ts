@@ -35,6 +35,20 @@ describe.skipIf(!existsSync(cli))("the settings commands", () => {
     expect(run("settings", "status", "--status", join(dir, "status.json")).stdout).toMatch(/^fieldgate: settings from this folder, .* UTC\n\nAPPLIED\./);
   });
 
+  it("settings import of admin-password.txt alone: applied, the file removed, nothing said to be moved", () => {
+    const drive = join(dir, "drive-pw");
+    const etc = join(dir, "etc-pw");
+    for (const d of [drive, etc]) mkdirSync(d, { recursive: true });
+    for (const f of ["gateway.yaml", "devices.yaml"]) writeFileSync(join(etc, f), readFileSync(join(repo, "config", f)));
+    writeFileSync(join(drive, "admin-password.txt"), "# the first admin\r\nKessel-Haus 7\r\n");
+    const r = run("settings", "import", "--from", drive, "--to", etc, "--ssh", join(dir, "ssh-pw"), "--status", join(dir, "status-pw.json"));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^fieldgate settings: applied admin-password\.txt; admin-password\.txt removed from the drive$/m);
+    expect(r.stdout + r.stderr).not.toContain("Kessel-Haus");
+    expect(readdirSync(drive).sort()).toEqual(["IMPORT-RESULT.txt"]);
+    expect(readFileSync(join(etc, "gateway.yaml"), "utf8")).toMatch(/^users:\n {2}admin:\n {4}role: admin\n {4}password: \$scrypt\$/m);
+  });
+
   it("network apply: the port files into --out, timesyncd's beside them; a bad file is refused and nothing written", () => {
     const out = join(dir, "run/systemd/network");
     const file = join(dir, "network-ok.yaml");

@@ -57,6 +57,17 @@ describe("fieldgate password", () => {
     expect(r.stdout.toString()).toBe("");
   });
 
+  it("refuses a password the drive's rule refuses, without repeating it", () => {
+    const short = spawnSync(process.execPath, [cli, "password"], { input: "s3cr7\n", timeout: 20_000 });
+    expect(short.status).toBe(1);
+    expect(short.stdout.toString()).toBe("");
+    expect(short.stderr.toString()).toContain("at least 8 characters");
+    expect(short.stderr.toString()).not.toContain("s3cr7");
+    const tab = spawnSync(process.execPath, [cli, "password"], { input: "long\tenough-pw\n", timeout: 20_000 });
+    expect(tab.status).toBe(1);
+    expect(tab.stderr.toString()).toContain("control characters");
+  });
+
   it.skipIf(!hasPython)("asks twice on a terminal without echoing", async () => {
     const r = spawnSync("python3", ["-c", PTY_DRIVER, process.execPath, cli, "tty-secr3t", "tty-secr3t"], { timeout: 20_000 });
     const shown = r.stdout.toString();

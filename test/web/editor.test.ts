@@ -4,20 +4,19 @@
 // its line, fixes it, sees the difference, applies, sees the new tag's value in the page and
 // through node-opcua-client, opens its trend, restores the previous version and sees the tag
 // gone. Screenshots go to a temporary folder (kept; its path is printed).
-import { createHash, X509Certificate } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { AttributeIds, StatusCodes as UaStatus } from "node-opcua-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Connection } from "../conformance/helpers.js";
 import { makeCert } from "../security/certs.js";
 import { requirePeers, skipWithout } from "../helpers/ci.js";
-import { PASSWORDS, startWebGateway, type WebGateway } from "./helpers.js";
+import { CHROMIUM_MISSING, launchChromium, logIn } from "./browser.js";
+import { startWebGateway, type WebGateway } from "./helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const MISSING = existsSync(CHROMIUM) ? "" : "Debian's chromium (apt-get install chromium)";
+const MISSING = CHROMIUM_MISSING;
 
 const MAP = `# the line's devices
 devices:
@@ -47,13 +46,7 @@ describe.skipIf(skipWithout(MISSING))(`the settings editor in chromium${MISSING 
     // A rejected client certificate with a long subject and URI: the table must still fit.
     const cert = await makeCert({ commonName: "SCADA station 7 of the packaging line, plant 3", applicationUri: "urn:plant-3.example.com:packaging-line:scada-station-7:ignition-gateway-8" });
     writeFileSync(join(dir, "data", "pki", "rejected", "certs", "station7.der"), cert.der);
-    const spki = createHash("sha256").update(new X509Certificate(g.server.pki!.ownCertificate).publicKey.export({ type: "spki", format: "der" })).digest("base64");
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: join(work, "chromium-profile"),
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", `--ignore-certificate-errors-spki-list=${spki}`],
-    });
+    browser = await launchChromium(g, join(work, "chromium-profile"));
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 1000 });
     page.on("dialog", (d) => void d.accept());
@@ -87,10 +80,7 @@ describe.skipIf(skipWithout(MISSING))(`the settings editor in chromium${MISSING 
   };
 
   it("paints the gateway's state at once, with ISO times, and a certificate table that fits 1280 px", async () => {
-    await page.goto(g.url, { waitUntil: "load" });
-    await page.type("input[name=user]", "admin");
-    await page.type("input[name=password]", PASSWORDS.admin);
-    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")]);
+    await logIn(page, g, "admin");
     // The same page with scripts off: what the first paint shows, before any server-sent event.
     const bare = await browser.newPage();
     await bare.setViewport({ width: 1280, height: 1000 });

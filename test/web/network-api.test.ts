@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { ConfigIssue } from "../../src/config/errors.js";
 import { NetworkRequests, type NetworkBackend, type PendingChange } from "../../src/server/network-settings.js";
-import { ConfigVersions } from "../../src/settings/config-versions.js";
 import { fetchPage, login, startWebGateway, type WebGateway } from "./helpers.js";
 
 /** The root unit's side, in memory: answers each request on a later turn, as the path unit does. */
@@ -148,7 +147,7 @@ describe("network settings from the page", () => {
     const quiet = new RootUnit();
     quiet.answering = false;
     const n = new NetworkRequests({ file: join(dir, "quiet.yaml"), requestDir: join(dir, "data", "network-request"), backend: quiet, answerTimeout: 200, pollInterval: 20, log: { notice: () => undefined, warn: () => undefined } });
-    const r = await n.tryChange(STATIC, "admin", new ConfigVersions(join(dir, "quiet-versions")));
+    const r = await n.tryChange(STATIC, "admin");
     expect(r).toMatchObject({ ok: false, status: 503, message: expect.stringMatching(/no answer from the gateway's network unit/) });
   });
 });

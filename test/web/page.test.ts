@@ -3,21 +3,21 @@
 // is stopped and back when it restarts, without a reload; trust a rejected certificate from
 // the page and see a node-opcua-client connect; see a damaged file under Needs attention. Screenshots go to the test's temporary folder
 // (kept; its path is printed).
-import { createHash, randomBytes, X509Certificate } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MessageSecurityMode, SecurityPolicy } from "node-opcua-client";
 import { HAVE_PYMODBUS, PYMODBUS_MISSING, startPymodbus, type PythonPeer } from "../drivers/peers.js";
 import { makeCert } from "../security/certs.js";
 import { secureClient } from "../security/client.js";
+import { CHROMIUM_MISSING, launchChromium } from "./browser.js";
 import { PASSWORDS, startWebGateway, type WebGateway } from "./helpers.js";
 import { loadGatewayConfig } from "../../src/config/load.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const HAVE_CHROMIUM = CHROMIUM_MISSING === "";
 // In CI a missing peer fails instead of skipping.
 const skip = (!HAVE_CHROMIUM || !HAVE_PYMODBUS) && process.env.CI !== "true";
 const why = !HAVE_CHROMIUM ? " (needs Debian's chromium: apt-get install chromium)" : !HAVE_PYMODBUS ? ` (${PYMODBUS_MISSING})` : "";
@@ -44,23 +44,7 @@ describe.skipIf(skip)(`the status page in chromium${why}`, () => {
         "  - name: sim\n    driver: simulator\n    tags:\n      - { name: ramp, address: input:0 }\n      - { name: temperature, address: input:2, type: float32, unit: \"°C\" }\n",
     );
     g = await startWebGateway({ dir, extraYaml: "devices: ./devices.yaml\n", web: "  updateInterval: 250ms\n" });
-    // Only this gateway's key passes certificate checks (its SPKI's SHA-256): nothing else is ignored.
-    const spki = createHash("sha256").update(new X509Certificate(g.server.pki!.ownCertificate).publicKey.export({ type: "spki", format: "der" })).digest("base64");
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: join(work, "chromium-profile"),
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-        `--ignore-certificate-errors-spki-list=${spki}`,
-      ],
-    });
+    browser = await launchChromium(g, join(work, "chromium-profile"));
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 1000 });
     page.on("framenavigated", (f) => {
