@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { NodeOpcuaTarget, NODE_OPCUA_PEER } from "../peers/node-opcua.js";
-import { EchoTarget } from "../targets/echo.js";
+import { EchoTarget, FLOOR_TARGET, floorTarget } from "../targets/echo.js";
 import { FieldgateTarget, fieldgateCli, shippedRuntime } from "../targets/fieldgate.js";
 import { summarize, type CaseSummary } from "./compare.js";
 import { allowedCpus, findTaskset } from "./proc.js";
@@ -54,10 +54,12 @@ export function makeTarget(name: string, root: string, options: CommonOptions): 
       return new FieldgateTarget({ root, config: options.config ? resolve(options.config) : undefined });
     case "echo":
       return new EchoTarget(root);
+    case FLOOR_TARGET:
+      return floorTarget(root);
     case NODE_OPCUA_PEER:
       return new NodeOpcuaTarget(root);
     default:
-      throw new Error(`unknown target "${name}": fieldgate, fieldgate@DIR, echo or ${NODE_OPCUA_PEER}`);
+      throw new Error(`unknown target "${name}": fieldgate, fieldgate@DIR, echo, ${FLOOR_TARGET} or ${NODE_OPCUA_PEER}`);
   }
 }
 

@@ -56,8 +56,8 @@ export function commonFrom(values: {
   peer?: string;
   rounds?: string;
 }): CommonOptions {
-  if (values.peer !== undefined && values.peer !== "node-opcua" && !/^fieldgate@./.test(values.peer)) {
-    throw new Error(`--peer: node-opcua or fieldgate@DIR (another built checkout), got "${values.peer}"`);
+  if (values.peer !== undefined && values.peer !== "node-opcua" && values.peer !== "floor" && !/^fieldgate@./.test(values.peer)) {
+    throw new Error(`--peer: node-opcua, floor or fieldgate@DIR (another built checkout), got "${values.peer}"`);
   }
   return {
     peer: values.peer,
@@ -73,10 +73,12 @@ export function commonFrom(values: {
 /** Usage lines of the common options, for every scenario's --help. */
 export const COMMON_USAGE = `  --target NAME       server under test, repeatable: fieldgate (default), fieldgate@DIR (the
                       built checkout in DIR, e.g. main beside this branch), echo (a canned
-                      UA-TCP responder: the ceiling of the client and Node's I/O), node-opcua
+                      UA-TCP responder: the ceiling of the client and Node's I/O), floor (the
+                      same responder with the gateway's node flags: what Node costs), node-opcua
   --peer node-opcua   also run every case against a node-opcua server with the same nodes,
                       alternating rounds A B A B; prints medians and fieldgate / node-opcua
   --peer fieldgate@DIR  the same against another built checkout of fieldgate (e.g. main)
+  --peer floor        the same against the floor target: fieldgate / floor per figure
   --rounds N          rounds (default 1, or 3 with --peer)
   --json FILE         also write the report as JSON
   --config FILE       gateway.yaml for fieldgate (default config/gateway.yaml)

@@ -244,6 +244,9 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
     const verdict = r.passed ? "PASS" : "FAIL";
     notes.push(
       `${verdict}: ${r.itemsBelow} of ${items} items under ${pct(PASS_RATIO)} of the expected samples; min ${pct(r.minRatio)}, mean ${pct(r.meanRatio)}`,
+      r.receivedCounted
+        ? `as the subscriber received them: ${r.receivedBelow} of ${items} items under ${pct(PASS_RATIO)}; min ${pct(r.receivedMinRatio)}, mean ${pct(r.receivedMeanRatio)}`
+        : `as the subscriber received them: min ${pct(r.receivedMinRatio)}, mean ${pct(r.receivedMeanRatio)} (not in the verdict: a queue of ${o.queueSize} keeps fewer samples than a publishing interval brings)`,
       r.latenessSlots > 0
         ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)}, p99.9 ${ms(r.latenessP999Ms)} over ${r.latenessSlots} scheduler slots`
         : "sampling lateness: not reported by this server",
@@ -318,6 +321,10 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         itemsBelow: r.itemsBelow,
         minRatio: num(r.minRatio),
         meanRatio: num(r.meanRatio),
+        receivedCounted: r.receivedCounted,
+        receivedBelow: r.receivedBelow,
+        receivedMinRatio: num(r.receivedMinRatio),
+        receivedMeanRatio: num(r.receivedMeanRatio),
         latenessP50Ms: num(r.latenessP50Ms),
         latenessP99Ms: num(r.latenessP99Ms),
         latenessP999Ms: num(r.latenessP999Ms),

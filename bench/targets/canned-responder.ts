@@ -3,17 +3,18 @@
 // every Read is answered with a response encoded once per request size, with only requestId,
 // sequence number and requestHandle patched. It does no per-request decoding and no service
 // work, so it measures what the load client and Node's socket I/O can do on this machine:
-// the `echo` target (the ceiling of issue 7) runs it in its own process. Tests use it as a fake
+// the `echo` target (the client's ceiling) runs it in its own process, and the `floor` target
+// with the gateway's node flags (what Node costs per Read, echo.ts). Tests use it as a fake
 // server, with ServiceFaults every Nth Read and responses split across socket writes.
 //
-// A cached Read response is keyed by the request's byte length: one bench run reads the same
-// nodes in every request, so one size means one set of nodes.
+// A cached Read response is keyed by the request's byte length and its TimestampsToReturn: one
+// bench run reads the same nodes in every request, so one size means one set of nodes.
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { BinaryWriter } from "../../src/ua/binary-writer.js";
 import { decodeNodeId, encodeNodeId } from "../../src/ua/builtin-codec.js";
 import { BuiltinType, IdType, NULL_NODE_ID, numericNodeId, scalar, type ExtensionObject } from "../../src/ua/builtins.js";
-import { ApplicationType, MessageSecurityMode, UserTokenType } from "../../src/ua/generated/enums.js";
+import { ApplicationType, MessageSecurityMode, TimestampsToReturn, UserTokenType } from "../../src/ua/generated/enums.js";
 import { ObjectIds } from "../../src/ua/generated/node-ids.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
 import {
@@ -80,6 +81,14 @@ const REQUEST_HANDLE_AT = MSG_BODY_OFFSET + 4 + 8;
 
 function responseHeader(requestHandle: number, serviceResult: number = StatusCodes.Good): ResponseHeader {
   return { timestamp: Date.now(), requestHandle, serviceResult, serviceDiagnostics: {}, stringTable: undefined, additionalHeader: NO_HEADER };
+}
+
+/** A Read response made once, for requests of one size and one TimestampsToReturn. */
+interface CannedRead {
+  readonly bytes: Buffer;
+  /** Where the request's TimestampsToReturn is, from the frame's start, and its low byte. */
+  readonly modeAt: number;
+  readonly mode: number;
 }
 
 class Connection implements FrameSink {
@@ -169,12 +178,7 @@ class Connection implements FrameSink {
       this.append(w.buffer, 0, w.pos);
       return;
     }
-    const size = end - start;
-    let template = responder.readResponses.get(size);
-    if (template === undefined) {
-      template = this.encodeReadResponse(buffer, start, end);
-      responder.readResponses.set(size, template);
-    }
+    const template = this.readResponse(buffer, start, end);
     const at = this.append(template);
     const out = this.out;
     out.writeUInt32LE(++this.seq, at + MSG_OFFSET_SEQUENCE);
@@ -202,20 +206,47 @@ class Connection implements FrameSink {
     this.append(last);
   }
 
-  /** The one full decode per request size: as many DateTime results as nodes read. */
-  private encodeReadResponse(buffer: Buffer, start: number, end: number): Buffer {
+  /** The canned response to this request: by its size, and its TimestampsToReturn (one byte looked at). */
+  private readResponse(buffer: Buffer, start: number, end: number): Buffer {
+    const size = end - start;
+    let cached = this.responder.readResponses.get(size);
+    if (cached !== undefined) {
+      for (const c of cached) if (buffer[start + c.modeAt] === c.mode) return c.bytes;
+    } else {
+      this.responder.readResponses.set(size, (cached = []));
+    }
+    const made = this.encodeReadResponse(buffer, start, end);
+    cached.push(made);
+    return made.bytes;
+  }
+
+  /**
+   * The one full decode per request size and TimestampsToReturn: as many DateTime results as nodes read, each with the
+   * timestamps the request asks for (Part 4 §7.40), as a server answers a Read of
+   * Server_ServerStatus_CurrentTime: the same bytes on the wire as fieldgate's response.
+   */
+  private encodeReadResponse(buffer: Buffer, start: number, end: number): CannedRead {
     const r = this.r.setBuffer(buffer, start + MSG_BODY_OFFSET, end);
+    decodeNodeId(r);
+    decodeRequestHeader(r);
+    r.readDouble(); // maxAge
+    const modeAt = r.pos - start;
+    r.pos = start + MSG_BODY_OFFSET;
     decodeNodeId(r);
     const request = decodeReadRequest(r);
     const now = Date.now();
+    const mode = request.timestampsToReturn;
+    const source = mode === TimestampsToReturn.Source || mode === TimestampsToReturn.Both ? now : undefined;
+    const server = mode === TimestampsToReturn.Server || mode === TimestampsToReturn.Both ? now : undefined;
     const w = this.beginReply(0, ObjectIds.ReadResponse_Encoding_DefaultBinary);
     encodeReadResponse(w, {
       responseHeader: responseHeader(0),
-      results: (request.nodesToRead ?? []).map(() => ({ value: scalar(BuiltinType.DateTime, now), serverTimestamp: now })),
+      results: (request.nodesToRead ?? []).map(() => ({ value: scalar(BuiltinType.DateTime, now), sourceTimestamp: source, serverTimestamp: server })),
       diagnosticInfos: undefined,
     });
     finishFrame(w, 0);
-    return Buffer.from(w.view());
+    // TimestampsToReturn is an Int32 of 0-3: its low byte tells it.
+    return { bytes: Buffer.from(w.view()), modeAt, mode: mode & 0xff };
   }
 
   private beginReply(requestId: number, typeId: number): BinaryWriter {
@@ -319,7 +350,7 @@ class Connection implements FrameSink {
 }
 
 class Responder {
-  readonly readResponses = new Map<number, Buffer>();
+  readonly readResponses = new Map<number, CannedRead[]>();
   /** Bytes of the authenticationToken NodeId in requests (Opaque: 1 + 2 + 4 + length). */
   readonly tokenLength = 7 + AUTH_TOKEN.value.length;
   host = "127.0.0.1";

@@ -45,9 +45,12 @@ export function writeBenchConfig(base: string, nodes: ScenarioNodes, dataDir = b
   // The Read and Write scenarios use the test namespace's scalars, off in the shipped config.
   doc.setIn(["server", "testNamespace"], true);
   // The status page (on in the shipped config) stays off: the cases compare the OPC UA paths,
-  // and its port may be taken. The web scenario turns it on for its own cases.
-  doc.setIn(["web", "enabled"], false);
-  doc.setIn(["web", "port"], 0);
+  // and its port may be taken. The web scenario turns it on for its own cases. A checkout from
+  // before the page (a fieldgate@DIR target) has no such section and refuses the key.
+  if (doc.hasIn(["web"])) {
+    doc.setIn(["web", "enabled"], false);
+    doc.setIn(["web", "port"], 0);
+  }
   doc.deleteIn(["devices"]);
   if ((nodes.deviceTags ?? 0) > 0) {
     const map = join(dir, "devices.yaml");

@@ -1,6 +1,7 @@
 // The clock that sampling and polling read (STYLE habit 6: a plug point, so deadline tests are
 // exact and take no wall time).
 import { existsSync } from "node:fs";
+import { monotonicNow } from "./monotonic.js";
 import { PreciseTimer } from "./precise-timer.js";
 
 export interface Clock {
@@ -15,7 +16,7 @@ export interface Clock {
 
 /** The real clock: performance.now() for deadlines (immune to wall-clock steps), Date.now() for stamps. */
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  now: monotonicNow,
   wallNow: () => Date.now(),
   // Node truncates a timer's delay to whole ms, and libuv counts in whole ms of a loop time that
   // is itself truncated: set for a deadline, a timer fired up to ~1 ms after it (or before it,

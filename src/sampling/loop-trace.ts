@@ -14,6 +14,7 @@
 // causes of the late slots no task explains (bench/RESULTS.md).
 import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from "node:perf_hooks";
 import { LatenessHistogram } from "./lateness.js";
+import { monotonicNow } from "./monotonic.js";
 import { openThreadTimes, type ThreadTimes } from "./thread-times.js";
 
 /** A slot this late (ms) is a stall worth naming. */
@@ -59,6 +60,9 @@ export class LoopTrace {
   /** The service of the last request a socket read carried (set by the dispatcher: one store). */
   lastService = "";
   private readonly readLabels = new Map<string, string>();
+  /** readLabel's last answer, and the service it was for (most reads carry one service's requests). */
+  private labelFor = "";
+  private label = "client requests";
   private delay: IntervalHistogram | undefined;
   private observer: PerformanceObserver | undefined;
   // Ring of notable tasks: label, end time (on `now`'s clock), duration.
@@ -84,7 +88,7 @@ export class LoopTrace {
    */
   constructor(
     times?: ThreadTimes,
-    readonly now: () => number = () => performance.now(),
+    readonly now: () => number = monotonicNow,
   ) {
     this.times = times;
     this.ownTimes = times === undefined;
@@ -138,14 +142,16 @@ export class LoopTrace {
   /** The label of a socket read of client requests, naming the last request's service (made once per service). */
   readLabel(): string {
     const service = this.lastService;
+    if (service === this.labelFor) return this.label;
     let label = this.readLabels.get(service);
     if (label === undefined) this.readLabels.set(service, (label = service === "" ? "client requests" : `client requests (the last a ${service})`));
+    this.labelFor = service;
+    this.label = label;
     return label;
   }
 
-  /** A task ran from `start` (on `now`'s clock) until now. */
-  end(label: string, start: number): void {
-    const now = this.now();
+  /** A task ran from `start` until `now` (both on `now`'s clock: the caller may have read it already). */
+  end(label: string, start: number, now = this.now()): void {
     const ms = now - start;
     if (ms < NOTABLE_MS) return;
     const i = this.taskNext;

@@ -13,6 +13,8 @@
 // blocking), so a client request that arrives meanwhile waits at most that long, and on a busy
 // loop the requests' own work fills the time until the deadline instead of a wait.
 
+import { monotonicNow } from "./monotonic.js";
+
 /** Sleeps at most this long at a time before giving the event loop a turn, ms. */
 const WAIT_PIECE_MS = 0.25;
 
@@ -24,16 +26,16 @@ const WAIT_PIECE_MS = 0.25;
 const CLIENT_WORK_MS = 1;
 let lastClientWork = -Infinity;
 
-/** The event loop is serving clients now (a socket read or a request was handled). */
-export function noteClientWork(): void {
-  lastClientWork = performance.now();
+/** The event loop is serving clients now (a socket read or a request was handled), `now` on the monotonic clock. */
+export function noteClientWork(now = monotonicNow()): void {
+  lastClientWork = now;
 }
 
 /** The cell Atomics.wait sleeps on: nothing ever notifies it, so every wait ends by its timeout. */
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
 export class PreciseTimer {
-  /** performance.now() time at or after which the callback runs. */
+  /** monotonicNow() time at or after which the callback runs. */
   readonly dueAt: number;
   private readonly callback: () => void;
   private timeout: NodeJS.Timeout | undefined = undefined;
@@ -42,7 +44,7 @@ export class PreciseTimer {
 
   constructor(callback: () => void, delayMs: number) {
     this.callback = callback;
-    this.dueAt = performance.now() + Math.max(0, delayMs);
+    this.dueAt = monotonicNow() + Math.max(0, delayMs);
     // Even a deadline that is close is waited for in a later turn of the loop, not inside
     // the caller's.
     if (delayMs >= 1) this.sleep(delayMs);
@@ -61,7 +63,7 @@ export class PreciseTimer {
     this.timeout = undefined;
     this.immediate = undefined;
     if (this.cancelled) return;
-    const left = this.dueAt - performance.now();
+    const left = this.dueAt - monotonicNow();
     if (left <= 0) {
       this.callback();
       return;
@@ -70,7 +72,7 @@ export class PreciseTimer {
       this.sleep(left);
       return;
     }
-    if (performance.now() - lastClientWork < CLIENT_WORK_MS) {
+    if (monotonicNow() - lastClientWork < CLIENT_WORK_MS) {
       this.yieldTurn();
       return;
     }

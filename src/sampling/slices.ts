@@ -31,6 +31,7 @@
 // async function whole, and with the gateway's --no-concurrent-recompilation it does so on the
 // event loop (runtime-flags.ts).
 import { systemClock, type Clock } from "./clock.js";
+import { monotonicNow } from "./monotonic.js";
 
 /**
  * Room a slice leaves before the next sampling deadline, ms: its work after its last look at the
@@ -163,7 +164,7 @@ export class Slicer {
     return new SlicedTask(this, label, true);
   }
 
-  /** @internal Times a slice that ran from `start` (performance.now()). */
+  /** @internal Times a slice that ran from `start` (monotonicNow()). */
   timed(label: string, start: number): void {
     this.trace?.end(label, start);
   }
@@ -193,7 +194,7 @@ export class Slicer {
         fn(arg);
         return;
       }
-      const start = performance.now();
+      const start = monotonicNow();
       fn(arg);
       this.trace?.end(label, start);
       return;
@@ -268,14 +269,14 @@ export class SlicedTask {
   private begin(): void {
     this.slices++;
     this.running = true;
-    this.startedAt = performance.now();
+    this.startedAt = monotonicNow();
     this.endAt = this.slicer.end(this.tail.ms);
   }
 
   private close(): void {
     if (!this.running) return;
     this.running = false;
-    const ms = performance.now() - this.startedAt;
+    const ms = monotonicNow() - this.startedAt;
     this.busyMs += ms;
     if (ms > this.longestMs) this.longestMs = ms;
     this.slicer.timed(this.label, this.startedAt);

@@ -7,12 +7,14 @@ import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import { decodeNodeId, encodeNodeId } from "../ua/builtin-codec.js";
+import { encodeNs0NumericNodeId } from "../ua/node-id-codec.js";
 import { IdType, numericNodeId, type NodeId } from "../ua/builtins.js";
 import { UaStatusError } from "../ua/errors.js";
 import { MessageSecurityMode, SecurityTokenRequestType } from "../ua/generated/enums.js";
 import { ObjectIds } from "../ua/generated/node-ids.js";
 import { StatusCodes, statusCodeName } from "../ua/generated/status-codes.js";
 import { decodeOpenSecureChannelRequest, encodeOpenSecureChannelResponse } from "../ua/generated/types.js";
+import { getUInt32, putInt32 } from "../ua/le.js";
 import { ConnectionState, TcpConnection, type ConnectionContext, type ConnectionSink } from "../transport/tcp-connection.js";
 import type { ChunkSealer } from "../transport/chunk-writer.js";
 import { MessageAssembler } from "../transport/message-assembler.js";
@@ -64,17 +66,6 @@ const TOKEN_OVERLAP = 1.25;
 
 const OPN_REQUEST_ID = ObjectIds.OpenSecureChannelRequest_Encoding_DefaultBinary;
 const OPN_RESPONSE_NODE_ID = numericNodeId(ObjectIds.OpenSecureChannelResponse_Encoding_DefaultBinary);
-
-/** Encoding NodeIds by number, made once per response type rather than once per response. */
-const encodingNodeIds = new Map<number, NodeId>();
-function encodingNodeId(id: number): NodeId {
-  let n = encodingNodeIds.get(id);
-  if (n === undefined) {
-    n = numericNodeId(id);
-    encodingNodeIds.set(id, n);
-  }
-  return n;
-}
 
 export class SecureChannel implements ConnectionSink, HandshakeJob {
   /** The connection under this channel (framing, buffers, backpressure). */
@@ -197,7 +188,7 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     w.begin(this.sealer, conn.maxResponseSize, conn.maxResponseChunks, this.ctx.pool.bufferSize, hooks !== undefined);
     let whole = false;
     try {
-      encodeNodeId(w, encodingNodeId(encodingId));
+      encodeNs0NumericNodeId(w, encodingId);
       encode(w, value);
       if (!w.end(true)) {
         // Complete, its lent bytes still to lay out: the slicer does, in slices, and says how it went.
@@ -475,8 +466,8 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     const current = this.current;
     // Part 6 §6.7.2.2: MSG and CLO need the channel an OPN Issue created.
     if (current === null) throw new UaStatusError(StatusCodes.BadTcpSecureChannelUnknown, "message before OpenSecureChannel");
-    const channelId = buf.readUInt32LE(start + HEADER_SIZE);
-    const tokenId = buf.readUInt32LE(start + HEADER_SIZE + 4);
+    const channelId = getUInt32(buf, start + HEADER_SIZE);
+    const tokenId = getUInt32(buf, start + HEADER_SIZE + 4);
     if (channelId !== this.id) throw new UaStatusError(StatusCodes.BadSecureChannelIdInvalid, `channel ${channelId}`);
     let token: Token;
     if (tokenId === current.id) {
@@ -494,8 +485,8 @@ export class SecureChannel implements ConnectionSink, HandshakeJob {
     const encStart = start + SYMMETRIC_HEADER_SIZE;
     const bodyEnd = token.keys.receive.unsecure(buf, start, encStart, end);
     if (bodyEnd - encStart < SEQUENCE_HEADER_SIZE) throw new UaStatusError(StatusCodes.BadDecodingError, "chunk without sequence header");
-    this.checkSequence(buf.readUInt32LE(encStart));
-    const requestId = buf.readUInt32LE(encStart + 4);
+    this.checkSequence(getUInt32(buf, encStart));
+    const requestId = getUInt32(buf, encStart + 4);
     const bodyStart = encStart + SEQUENCE_HEADER_SIZE;
 
     if (type === MessageType.CLO) {
@@ -565,12 +556,12 @@ function sealChunk(
   const wire = headersSize + crypto.cipherLength(plain + crypto.trailerSize(plain));
   writeHeader(buf, chunkStart, type, chunkType, wire);
   if (type !== MessageType.OPN) {
-    buf.writeUInt32LE(channel.channelId, chunkStart + HEADER_SIZE);
-    buf.writeUInt32LE(tokenId, chunkStart + HEADER_SIZE + 4);
+    putInt32(buf, chunkStart + HEADER_SIZE, channel.channelId);
+    putInt32(buf, chunkStart + HEADER_SIZE + 4, tokenId);
   }
   const seq = channel.nextSendSequence;
-  buf.writeUInt32LE(seq, encStart);
-  buf.writeUInt32LE(requestId, encStart + 4);
+  putInt32(buf, encStart, seq);
+  putInt32(buf, encStart + 4, requestId);
   // Part 6 §6.7.2.4: wraps to 0 after UInt32.MaxValue, which is below 1024 as required.
   channel.nextSendSequence = seq === 0xffffffff ? 0 : seq + 1;
   crypto.secure(buf, chunkStart, encStart, bodyEnd);

@@ -2,7 +2,9 @@
 // look the service up by it, check the session, run the handler, encode the response or a
 // ServiceFault. One BinaryReader is reused for every request (decoding is synchronous).
 import { loopTrace } from "../sampling/loop-trace.js";
+import { monotonicNow } from "../sampling/monotonic.js";
 import { BinaryReader, type DecodingLimits } from "../ua/binary-reader.js";
+import { getUInt16 } from "../ua/le.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import { decodeNodeId } from "../ua/builtin-codec.js";
 import { IdType } from "../ua/builtins.js";
@@ -22,8 +24,17 @@ export interface DispatcherLog {
 /** Requests between two looks at the sampling deadlines: small Reads, one clock read for many. */
 const YIELD_EVERY = 16;
 
+/** A service as the dispatcher runs it: found by the request's encoding id, with what it needs made once. */
+interface Route {
+  readonly service: ServiceDefinition;
+  /** What its responses tell when they are out. */
+  readonly hooks: ChannelHooks<ResponseBase>;
+  /** "HistoryRead response": the loop trace's label of a response sent after the handler's promise settled. */
+  readonly asyncLabel: string;
+}
+
 export class Dispatcher implements ChannelHandler {
-  private readonly table = new Map<number, ServiceDefinition>();
+  private readonly table = new Map<number, Route>();
   private readonly reader: BinaryReader;
   private readonly core: ServerCore;
   private readonly log: DispatcherLog;
@@ -36,13 +47,10 @@ export class Dispatcher implements ChannelHandler {
     this.core = core;
     this.log = log;
     this.reader = new BinaryReader(Buffer.alloc(0), 0, 0, limits);
-    for (const s of services) this.table.set(s.requestEncodingId, s);
+    for (const s of services) this.table.set(s.requestEncodingId, { service: s, hooks: this.hooksOf(s), asyncLabel: `${s.name} response` });
   }
 
   private handled = 0;
-  private readonly asyncLabels = new Map<ServiceDefinition, string>();
-  /** What each service's responses tell when they are out (made once per service). */
-  private readonly hooks = new Map<ServiceDefinition, ChannelHooks<ResponseBase>>();
   /** A ServiceFault that cannot be sent ends its channel. */
   private readonly faultHooks: ChannelHooks<ServiceFault> = {
     sent: noop,
@@ -59,32 +67,40 @@ export class Dispatcher implements ChannelHandler {
 
   private handle(channel: SecureChannel, requestId: number, body: Buffer, start: number, end: number): void {
     const r = this.reader.setBuffer(body, start, end);
-    let service: ServiceDefinition | undefined;
+    let route: Route | undefined;
     let request: { requestHeader: RequestHeader };
+    let known: Session | undefined;
     try {
       const typeId = readNs0NumericId(r);
-      service = typeId >= 0 ? this.table.get(typeId) : undefined;
-      if (service === undefined) {
+      route = typeId >= 0 ? this.table.get(typeId) : undefined;
+      if (route === undefined) {
         // Part 4 §5.3: unknown or unsupported services answer BadServiceUnsupported; every
         // request starts with a RequestHeader, which gives the handle to answer with.
         const header = decodeRequestHeader(r);
         this.fault(channel, requestId, header.requestHandle, StatusCodes.BadServiceUnsupported);
         return;
       }
+      const service = route.service;
       loopTrace.lastService = service.name;
+      // The token of the session found last, as most requests carry: the decoder takes the
+      // session's own NodeId for it, and the lookup below is a comparison of two objects.
+      known = this.core.sessions.lastAt(r.buffer, r.pos, r.end);
+      if (known !== undefined) r.know(r.pos, r.pos + known.tokenWire.length, known.authenticationToken);
       request = service.decode(r);
-      if (r.pos !== r.end) throw new UaStatusError(StatusCodes.BadDecodingError, `${r.end - r.pos} bytes after ${service.name}`);
+      if (r.pos !== r.end) throw new UaStatusError(StatusCodes.BadDecodingError, `${r.end - r.pos} bytes after ${route.service.name}`);
     } catch (err) {
       // A request that does not decode ends its channel (its framing can no longer be trusted);
       // other channels are untouched.
       channel.close(statusOf(err) === StatusCodes.BadInternalError ? StatusCodes.BadDecodingError : statusOf(err));
       return;
     }
+    const service = route.service;
     const now = Date.now();
     const handle = request.requestHeader.requestHandle;
     let session: Session | undefined;
     if (service.requires !== SessionRequirement.None) {
-      session = this.core.sessions.find(request.requestHeader.authenticationToken);
+      const token = request.requestHeader.authenticationToken;
+      session = known !== undefined && token === known.authenticationToken ? known : this.core.sessions.find(token);
       const status = checkSession(session, channel, service.requires);
       if (status !== StatusCodes.Good) {
         this.fault(channel, requestId, handle, status);
@@ -104,50 +120,40 @@ export class Dispatcher implements ChannelHandler {
       return;
     }
     if (result instanceof Promise) {
+      const settled = route;
       result.then(
         (res) => {
           // Not inside a socket read: timed on its own for the loop trace (a big response's encoding).
-          const start = performance.now();
-          if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, true, 0);
-          this.send(channel, requestId, service!, res);
-          loopTrace.end(this.asyncLabel(service!), start);
+          const start = monotonicNow();
+          if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, true, 0);
+          this.send(channel, requestId, settled, res);
+          loopTrace.end(settled.asyncLabel, start);
         },
         (err: unknown) => {
-          if (counted) this.core.serverDiagnostics.countRequest(counted, service!.name, false, statusOf(err));
-          this.failed(channel, requestId, handle, service!, err);
+          if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, false, statusOf(err));
+          this.failed(channel, requestId, handle, service, err);
         },
       );
     } else {
       if (counted) this.core.serverDiagnostics.countRequest(counted, service.name, true, 0);
-      this.send(channel, requestId, service, result);
+      this.send(channel, requestId, route, result);
     }
-  }
-
-  /** "HistoryRead response": the label of a response sent after the handler's promise settled (made once per service). */
-  private asyncLabel(service: ServiceDefinition): string {
-    let label = this.asyncLabels.get(service);
-    if (label === undefined) this.asyncLabels.set(service, (label = `${service.name} response`));
-    return label;
   }
 
   onChannelClosed(): void {}
 
-  private send(channel: SecureChannel, requestId: number, service: ServiceDefinition, res: ResponseBase): void {
+  private send(channel: SecureChannel, requestId: number, route: Route, res: ResponseBase): void {
+    const service = route.service;
     if (service.sendsResponse === true) return;
-    channel.respond(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res, this.hooksOf(service));
+    channel.respond(requestId, service.responseEncodingId, service.encode as (w: BinaryWriter, v: ResponseBase) => void, res, route.hooks);
   }
 
   private hooksOf(service: ServiceDefinition): ChannelHooks<ResponseBase> {
-    let hooks = this.hooks.get(service);
-    if (hooks === undefined) {
-      const sent = service.sent;
-      hooks = {
-        sent: sent === undefined ? noop : (res, whole) => sent.call(service, res, whole),
-        refused: (channel, requestId, res, err) => this.failed(channel, requestId, res.responseHeader.requestHandle, service, err),
-      };
-      this.hooks.set(service, hooks);
-    }
-    return hooks;
+    const sent = service.sent;
+    return {
+      sent: sent === undefined ? noop : (res, whole) => sent.call(service, res, whole),
+      refused: (channel, requestId, res, err) => this.failed(channel, requestId, res.responseHeader.requestHandle, service, err),
+    };
   }
 
   private failed(channel: SecureChannel, requestId: number, handle: number, service: ServiceDefinition, err: unknown): void {
@@ -174,7 +180,7 @@ function readNs0NumericId(r: BinaryReader): number {
   const p = r.pos;
   if (p + 4 <= r.end && r.buffer[p] === FOUR_BYTE && r.buffer[p + 1] === 0) {
     r.pos = p + 4;
-    return r.buffer.readUInt16LE(p + 2);
+    return getUInt16(r.buffer, p + 2);
   }
   const id = decodeNodeId(r);
   return id.namespace === 0 && id.idType === IdType.Numeric ? (id.value as number) : -1;

@@ -4,6 +4,8 @@
 // times ten. So the scheduler runs any slot that came due: after each socket read (which is
 // also timed for the loop trace) and every 16 requests within one (one clock read each).
 // Slots run between two requests, never inside one: the previous response is queued whole.
+// Task starts (socket-events.ts) are read on the monotonic clock, the scheduler's and the loop
+// trace's in the gateway (compose.ts: systemClock).
 import type { LoopTrace } from "../sampling/loop-trace.js";
 import type { DeadlineScheduler } from "../sampling/scheduler.js";
 import type { TaskTimer } from "../transport/tcp-connection.js";
@@ -16,14 +18,17 @@ export class LoopGovernor implements TaskTimer {
   ) {}
 
   afterRead(start: number): void {
-    this.trace.end(this.trace.readLabel(), start);
-    noteClientWork();
-    this.scheduler.runDue();
+    // One clock read for the three: the scheduler's clock is the loop trace's (compose.ts).
+    const now = this.scheduler.now;
+    this.trace.end(this.trace.readLabel(), start, now);
+    noteClientWork(now);
+    this.scheduler.runDue(now);
   }
 
   /** Between two requests of one read (every 16th: the dispatcher's yield point). */
   between(): void {
-    noteClientWork();
-    this.scheduler.runDue();
+    const now = this.scheduler.now;
+    noteClientWork(now);
+    this.scheduler.runDue(now);
   }
 }

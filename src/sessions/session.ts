@@ -4,6 +4,9 @@ import { randomBytes } from "node:crypto";
 import type { NodeId } from "../ua/builtins.js";
 import { IdType } from "../ua/builtins.js";
 import { nodeIdKey } from "../ua/node-id.js";
+import { BinaryWriter } from "../ua/binary-writer.js";
+import { encodeNodeId } from "../ua/builtin-codec.js";
+import { getInt32 } from "../ua/le.js";
 import type { SecureChannel } from "../security/secure-channel.js";
 import type { RequestContext } from "../address-space/node-manager.js";
 
@@ -14,6 +17,8 @@ export class Session {
   readonly authenticationToken: NodeId;
   /** Map key of the authentication token. */
   readonly tokenKey: string | number;
+  /** The authentication token as a request carries it (Part 6 §5.2.2.9: an opaque NodeId). */
+  readonly tokenWire: Buffer;
   readonly name: string;
   readonly timeout: number;
   readonly createdAt: number;
@@ -36,6 +41,9 @@ export class Session {
     this.sessionId = { namespace, idType: IdType.Numeric, value: 0x10000 + nextSessionNumber++ };
     this.authenticationToken = { namespace: 0, idType: IdType.Opaque, value: randomBytes(32) };
     this.tokenKey = nodeIdKey(this.authenticationToken);
+    const w = new BinaryWriter(Buffer.allocUnsafe(64));
+    encodeNodeId(w, this.authenticationToken);
+    this.tokenWire = Buffer.from(w.buffer.subarray(0, w.pos));
     this.idText = String(this.sessionId.value);
     this.channel = channel;
     this.name = name;
@@ -130,10 +138,28 @@ export class SessionManager {
    */
   find(authenticationToken: NodeId): Session | undefined {
     const last = this.lastFound;
-    if (last !== undefined && !last.closed && sameOpaqueToken(last.authenticationToken, authenticationToken)) return last;
+    if (last !== undefined && !last.closed && (last.authenticationToken === authenticationToken || sameOpaqueToken(last.authenticationToken, authenticationToken))) return last;
     const session = this.byToken.get(nodeIdKey(authenticationToken));
     this.lastFound = session;
     return session;
+  }
+
+  /**
+   * The session `find` returned last, when buf[at, end) begins with its token as a request
+   * encodes it (the RequestHeader's first field); before the request is decoded, so that the
+   * decoder can take the session's own token (BinaryReader.know) rather than copy the bytes.
+   */
+  lastAt(buf: Buffer, at: number, end: number): Session | undefined {
+    const last = this.lastFound;
+    if (last === undefined || last.closed) return undefined;
+    const wire = last.tokenWire;
+    const n = wire.length;
+    if (end - at < n) return undefined;
+    // Four bytes at a time (the token is 39 bytes: 7 of header, 32 random).
+    let i = 0;
+    for (; i + 4 <= n; i += 4) if (getInt32(buf, at + i) !== getInt32(wire, i)) return undefined;
+    for (; i < n; i++) if (buf[at + i] !== wire[i]) return undefined;
+    return last;
   }
 
   /** Moves a session to the channel that activated it (Part 4 §5.6.3: a new channel may take it over). */

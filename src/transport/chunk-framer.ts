@@ -10,6 +10,7 @@
 // (tcp-connection.ts); messages of several chunks are put together above, in message-assembler.ts.
 import { performance } from "node:perf_hooks";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { getUInt32 } from "../ua/le.js";
 import type { BufferPool, PoolHolder, PoolWaiter } from "./buffer-pool.js";
 import { ChunkType, HEADER_SIZE, MessageType, messageTypeName, minMessageSize, readMessageType } from "./ua-tcp.js";
 
@@ -22,7 +23,8 @@ const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer, leng
  * enough of them (tens of megabytes) before it collects. Only a read that owns its whole memory
  * (as Node's socket reads do) is freed; every consumer of the bytes copies what it keeps (the
  * chunks handed on are "valid only during the call"), and a view kept against that rule sees an
- * empty buffer rather than memory reused for something else.
+ * empty buffer rather than memory reused for something else. Small reads too: left to the
+ * scavenger, their memory is freed inside its pause, on the event loop (--single-threaded-gc).
  */
 export function freeRead(b: Buffer): void {
   if (transfer !== undefined && b.byteOffset === 0 && b.length === b.buffer.byteLength && b.length > 0) transfer.call(b.buffer as ArrayBuffer, 0);
@@ -195,7 +197,7 @@ export class ChunkFramer {
   private checkHeader(buf: Buffer, p: number): number {
     const type = readMessageType(buf, p);
     const chunkType = buf[p + 3];
-    const size = buf.readUInt32LE(p + 4);
+    const size = getUInt32(buf, p + 4);
     if (this.owner.awaitingHello) {
       // Part 6 §7.1.3: the first message on a connection is HEL.
       if (type !== MessageType.HEL) return this.fail(StatusCodes.BadTcpMessageTypeInvalid, `expected HEL, got ${messageTypeName(type)}`);

@@ -37,6 +37,7 @@
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { putInt32 } from "../ua/le.js";
 import { ChunkType, MAX_URL_LENGTH } from "./ua-tcp.js";
 
 /** What goes around a chunk's body: the secure channel's part (src/security/secure-channel.ts). */
@@ -300,7 +301,7 @@ export class ChunkWriter extends BinaryWriter {
 
   override patchInt32(mark: number, v: number): void {
     const buf = this.bufferAt(mark);
-    buf.writeInt32LE(v, this.patchAt);
+    putInt32(buf, this.patchAt, v);
     if (--this.marks === 0 && this.heldBuf.length > 0) this.sealHeld();
   }
 

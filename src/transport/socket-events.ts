@@ -3,7 +3,7 @@
 // read is one task of the event loop, timed as one (ConnectionContext.timer) when the server
 // measures its tasks.
 import type { Socket } from "node:net";
-import { performance } from "node:perf_hooks";
+import { monotonicNow } from "../sampling/monotonic.js";
 import type { ConnectionContext } from "./connection-context.js";
 
 /** What the socket's events call. */
@@ -41,7 +41,7 @@ function onSocketData(this: Socket, data: Buffer): void {
     return;
   }
   // One socket read can carry hundreds of requests: its processing is one task on the loop.
-  const start = performance.now();
+  const start = monotonicNow();
   c.onData(data);
   timer.afterRead(start);
 }

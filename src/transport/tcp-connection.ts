@@ -11,6 +11,7 @@
 // is counted in `heldBytes` (the pool's fair share, buffer-pool.ts).
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { monotonicNow } from "../sampling/monotonic.js";
 import { BinaryReader } from "../ua/binary-reader.js";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { statusOf, UaStatusError } from "../ua/errors.js";
@@ -281,7 +282,7 @@ export class TcpConnection implements FramerOwner, PoolHolder, ChunkOutput, Turn
       return;
     }
     // Input kept from a socket read is processed as one task, timed as a read is.
-    const start = performance.now();
+    const start = monotonicNow();
     this.pump();
     timer.afterRead(start);
   }

@@ -7,7 +7,12 @@
 // from many chunks costs its whole size (decoding and running it is what takes the time).
 //
 // A turn is one pass of the loop: it ends when the check phase runs the one immediate that
-// `currentTurn()` schedules, whichever connection asked first.
+// `currentTurn()` schedules, whichever connection asked first. Nothing asks while every
+// connection stays under its share: a connection counts its bytes without looking at the turn,
+// and looks (scheduling that immediate) only once it has TURN_BYTES counted. Then a connection
+// whose bytes came over many turns in which nobody asked (one request at a time, as an HMI
+// polls) waits for one turn it need not have waited for, once per TURN_BYTES; in exchange no
+// request pays for an immediate and a turn of the loop of its own.
 
 /** Input bytes one connection may have handled in one turn. */
 export const TURN_BYTES = 128 * 1024;
@@ -43,9 +48,8 @@ export class TurnShare {
 
   constructor(private readonly owner: TurnOwner) {}
 
-  /** Counts `bytes` of work in this turn. */
+  /** Counts `bytes` of work (in this turn, or in turns since the last look at the turn: see above). */
   spend(bytes: number): void {
-    if (this.turnId !== currentTurn()) this.refresh();
     this.used += bytes;
   }
 

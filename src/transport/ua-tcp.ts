@@ -5,6 +5,7 @@ import type { BinaryReader } from "../ua/binary-reader.js";
 import type { BinaryWriter } from "../ua/binary-writer.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
+import { putInt32 } from "../ua/le.js";
 
 export const enum MessageType {
   HEL = 0x4c4548,
@@ -65,7 +66,7 @@ export function writeHeader(buf: Buffer, pos: number, type: number, chunkType: n
   buf[pos + 1] = (type >> 8) & 0xff;
   buf[pos + 2] = (type >> 16) & 0xff;
   buf[pos + 3] = chunkType;
-  buf.writeUInt32LE(size, pos + 4);
+  putInt32(buf, pos + 4, size);
 }
 
 /** The fields of a HEL (Part 6 §7.1.2.3, Table 69). */

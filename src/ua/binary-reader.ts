@@ -3,6 +3,7 @@
 // (NodeId, Variant, ...) are decoded by builtin-codec.ts on top of these.
 import { isUtf8 } from "node:buffer";
 import { decodingError } from "./errors.js";
+import { getInt32, getUInt16, getUInt32 } from "./le.js";
 
 export interface DecodingLimits {
   /** Max bytes of one String or XmlElement. */
@@ -36,6 +37,14 @@ export class BinaryReader {
   limits: DecodingLimits;
   /** Current nesting depth; builtin-codec.ts raises and lowers it around nested types. */
   depth = 0;
+  /**
+   * A NodeId the caller knows is encoded at buffer[knownAt, knownEnd) (a request's session token,
+   * which the dispatcher found by its bytes): decodeNodeId at knownAt returns it rather than make
+   * a new one and copy its identifier. -1: none; setBuffer clears it.
+   */
+  knownAt = -1;
+  knownEnd = 0;
+  known: object | undefined = undefined;
 
   constructor(buffer: Buffer = Buffer.alloc(0), start = 0, end = buffer.length, limits: DecodingLimits = DEFAULT_DECODING_LIMITS) {
     this.buffer = buffer;
@@ -50,7 +59,15 @@ export class BinaryReader {
     this.pos = start;
     this.end = end;
     this.depth = 0;
+    this.knownAt = -1;
     return this;
+  }
+
+  /** `value` is what buffer[at, end) decodes to (see knownAt). */
+  know(at: number, end: number, value: object): void {
+    this.knownAt = at;
+    this.knownEnd = end;
+    this.known = value;
   }
 
   get remaining(): number {
@@ -88,21 +105,21 @@ export class BinaryReader {
 
   readUInt16(): number {
     this.need(2);
-    const v = this.buffer.readUInt16LE(this.pos);
+    const v = getUInt16(this.buffer, this.pos);
     this.pos += 2;
     return v;
   }
 
   readInt32(): number {
     this.need(4);
-    const v = this.buffer.readInt32LE(this.pos);
+    const v = getInt32(this.buffer, this.pos);
     this.pos += 4;
     return v;
   }
 
   readUInt32(): number {
     this.need(4);
-    const v = this.buffer.readUInt32LE(this.pos);
+    const v = getUInt32(this.buffer, this.pos);
     this.pos += 4;
     return v;
   }
@@ -138,8 +155,8 @@ export class BinaryReader {
   /** DateTime (Part 6 §5.2.2.5) as a JS time value in ms; 0 ticks is DATETIME_MIN. */
   readDateTime(): number {
     this.need(8);
-    const lo = this.buffer.readUInt32LE(this.pos);
-    const hi = this.buffer.readInt32LE(this.pos + 4);
+    const lo = getUInt32(this.buffer, this.pos);
+    const hi = getInt32(this.buffer, this.pos + 4);
     this.pos += 8;
     // Two 32-bit halves keep this free of bigint allocation; precision below 1 µs rounds.
     return (hi * TWO_32 + lo) / TICKS_PER_MS - EPOCH_OFFSET_MS;

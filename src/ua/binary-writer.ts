@@ -10,6 +10,7 @@
 // subclass splits.
 import { UaStatusError, encodingLimitsError } from "./errors.js";
 import { StatusCodes } from "./generated/status-codes.js";
+import { putInt32, putUInt16 } from "./le.js";
 
 const EPOCH_OFFSET_MS = 11644473600000;
 const TICKS_PER_MS = 10000;
@@ -99,7 +100,7 @@ export class BinaryWriter {
 
   /** Writes Int32 `v` at a position `mark()` returned, where 4 bytes were written meanwhile; the mark is done with. */
   patchInt32(mark: number, v: number): void {
-    this.buffer.writeInt32LE(v, mark);
+    putInt32(this.buffer, mark, v);
   }
 
   /** Writes Byte `v` at a position `mark()` returned, where 1 byte was written meanwhile; the mark is done with. */
@@ -147,19 +148,22 @@ export class BinaryWriter {
   writeUInt16(v: number): void {
     if ((v & 0xffff) !== v) throw badValue("UInt16", v);
     this.ensure(2);
-    this.pos = this.buffer.writeUInt16LE(v, this.pos);
+    putUInt16(this.buffer, this.pos, v);
+    this.pos += 2;
   }
 
   writeInt32(v: number): void {
     if ((v | 0) !== v) throw badValue("Int32", v);
     this.ensure(4);
-    this.pos = this.buffer.writeInt32LE(v, this.pos);
+    putInt32(this.buffer, this.pos, v);
+    this.pos += 4;
   }
 
   writeUInt32(v: number): void {
     if (v >>> 0 !== v) throw badValue("UInt32", v);
     this.ensure(4);
-    this.pos = this.buffer.writeUInt32LE(v, this.pos);
+    putInt32(this.buffer, this.pos, v);
+    this.pos += 4;
   }
 
   writeInt64(v: bigint): void {
@@ -194,13 +198,13 @@ export class BinaryWriter {
     if (!(ms > -EPOCH_OFFSET_MS)) {
       this.buffer.fill(0, this.pos, this.pos + 8);
     } else if (ms >= DATETIME_MAX_MS) {
-      this.buffer.writeUInt32LE(0xffffffff, this.pos);
-      this.buffer.writeUInt32LE(0x7fffffff, this.pos + 4);
+      putInt32(this.buffer, this.pos, 0xffffffff);
+      putInt32(this.buffer, this.pos + 4, 0x7fffffff);
     } else {
       const ticks = Math.round((ms + EPOCH_OFFSET_MS) * TICKS_PER_MS);
       const hi = Math.floor(ticks / TWO_32);
-      this.buffer.writeUInt32LE(ticks - hi * TWO_32, this.pos);
-      this.buffer.writeUInt32LE(hi, this.pos + 4);
+      putInt32(this.buffer, this.pos, ticks - hi * TWO_32);
+      putInt32(this.buffer, this.pos + 4, hi);
     }
     this.pos += 8;
   }
@@ -215,7 +219,7 @@ export class BinaryWriter {
     // Worst case 3 bytes per UTF-16 unit; write, then patch the length.
     this.ensure(4 + v.length * 3);
     const n = this.buffer.write(v, this.pos + 4, "utf8");
-    this.buffer.writeInt32LE(n, this.pos);
+    putInt32(this.buffer, this.pos, n);
     this.pos += 4 + n;
   }
 
@@ -226,7 +230,8 @@ export class BinaryWriter {
     }
     if (!(v instanceof Uint8Array)) throw badValue("ByteString", v);
     this.ensure(4 + v.length);
-    this.pos = this.buffer.writeInt32LE(v.length, this.pos);
+    putInt32(this.buffer, this.pos, v.length);
+    this.pos += 4;
     this.buffer.set(v, this.pos);
     this.pos += v.length;
   }

@@ -4,6 +4,7 @@ import type { BinaryReader } from "./binary-reader.js";
 import type { BinaryWriter } from "./binary-writer.js";
 import { IdType, type ExpandedNodeId, type NodeId } from "./builtins.js";
 import { decodingError, encodingError } from "./errors.js";
+import { putInt32, putUInt16 } from "./le.js";
 
 const enum NodeIdEncoding {
   TwoByte = 0x00,
@@ -44,8 +45,8 @@ export function encodeNodeId(w: BinaryWriter, v: NodeId, flags = 0): void {
       } else {
         w.ensure(7);
         w.buffer[w.pos] = NodeIdEncoding.Numeric | flags;
-        w.buffer.writeUInt16LE(ns, w.pos + 1);
-        w.buffer.writeUInt32LE(value, w.pos + 3);
+        putUInt16(w.buffer, w.pos + 1, ns);
+        putInt32(w.buffer, w.pos + 3, value);
         w.pos += 7;
       }
       return;
@@ -73,15 +74,20 @@ export function encodeNodeId(w: BinaryWriter, v: NodeId, flags = 0): void {
   }
 }
 
-/** A ns0 numeric NodeId without building the object (ExtensionObject type ids). */
+/** A ns0 numeric NodeId without building the object (ExtensionObject type ids, a message's type id). */
 export function encodeNs0NumericNodeId(w: BinaryWriter, value: number): void {
   if (value <= 0xff) {
     w.writeByte(NodeIdEncoding.TwoByte);
     w.writeByte(value);
   } else if (value <= 0xffff) {
-    w.writeByte(NodeIdEncoding.FourByte);
-    w.writeByte(0);
-    w.writeUInt16(value);
+    w.ensure(4);
+    const b = w.buffer;
+    const p = w.pos;
+    b[p] = NodeIdEncoding.FourByte;
+    b[p + 1] = 0;
+    b[p + 2] = value & 0xff;
+    b[p + 3] = value >>> 8;
+    w.pos = p + 4;
   } else {
     w.writeByte(NodeIdEncoding.Numeric);
     w.writeUInt16(0);
@@ -122,6 +128,10 @@ function decodeNodeIdBody(r: BinaryReader, encoding: number): NodeId {
 }
 
 export function decodeNodeId(r: BinaryReader): NodeId {
+  if (r.pos === r.knownAt) {
+    r.pos = r.knownEnd;
+    return r.known as NodeId;
+  }
   // Flag bits are only meaningful in an ExpandedNodeId; on a NodeId they are an error.
   return decodeNodeIdBody(r, r.readByte());
 }
