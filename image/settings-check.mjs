@@ -139,7 +139,7 @@ export class SettingsCheck {
     } catch {
       // Checked below.
     }
-    check(status.result === "applied" && status.files?.join(",") === "gateway.yaml,network.yaml,authorized_keys", `boot 5: the drive's set applied (settings-import.json: ${status.result} ${status.files?.join(", ")}, moved to ${status.movedTo})`);
+    check(status.result === "applied" && [...(status.files ?? [])].sort().join(",") === "admin-password.txt,authorized_keys,network.yaml", `boot 5: the drive's set applied (settings-import.json: ${status.result} ${status.files?.join(", ")}, moved to ${status.movedTo})`);
     check(addrs.trim() === `${addrs.split(" ")[0]} ${STATIC}/24`, `boot 5: the port has the static address only, no DHCP lease: ${addrs.trim()}`);
     check(host === "line3-gateway" && /Europe\/Berlin/.test(tz) && /^CES?T$/.test(zone) && ntp === "NTP=192.168.77.1",
       `boot 5: hostname ${host}, time zone ${tz.trim()} (${zone}), timesyncd ${ntp}`);
@@ -172,7 +172,7 @@ export class SettingsCheck {
       `boot 5: the drive's password as a version of gateway.yaml: ${gw.status} ${gwVersions.map((v) => `${v.user} (${v.summary})`).join(", ") || gw.body.slice(0, 200)}`);
     const page = await api(STATIC, "GET", "/");
     const result = /id="import-result">([^<]*)</.exec(page.body)?.[1] ?? "";
-    const shown = (/^applied [^ ]+: (.*)$/.exec(result)?.[1] ?? "").split(", ").sort().join(",");
+    const shown = (/^applied [^:]+:[^:]+:[^:]+: (.*)$/.exec(result)?.[1] ?? "").split(", ").sort().join(",");
     check(page.status === 200 && shown === "admin-password.txt,authorized_keys,network.yaml", `boot 5: the page shows the drive's import: "${result || page.body.slice(0, 200)}"`);
   }
 
