@@ -7,8 +7,8 @@
 // manager's own object: node managers never mutate a DataValue they handed out) or a number
 // with its status and timestamps, so sampling a counter allocates nothing.
 //
-// A publishing cycle takes what the queues hold when it begins (Part 4 §5.13.1.1: the
-// NotificationMessage is made of the notifications queued at the cycle), but a message of many
+// A publishing cycle takes what the queues hold when it begins (Part 4 §5.13.1.1: at the end
+// of each publishing interval the queued notifications are sent to the client), but a message of many
 // notifications is written in slices of the event loop, one part after another; an item whose
 // part comes after the next sample would find its queue full and lose its oldest, already
 // taken, notification. So what a cycle took stays in the ring only until its part is sent
@@ -224,7 +224,9 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     if (!this.inNotifyList || !o.cycleOpen || this.listedIn === o.cycle) return 0;
     if (this.heldIn !== o.cycle) {
       this.heldIn = o.cycle;
-      this.held = this.count;
+      // At most a queue's worth (more is left only after a message that did not go out), so
+      // the ring of twice the queue size holds what was taken and a full queue behind it.
+      this.held = this.count < this.queueSize ? this.count : this.queueSize;
     }
     return this.held;
   }
