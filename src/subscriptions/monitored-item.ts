@@ -326,11 +326,12 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     return i < cap ? i : i - cap;
   }
 
-  /** A larger ring, the queued notifications first. */
+  /** A larger ring, the queued notifications first, then the old ring's free slots. */
   private grow(cap: number): void {
     const next = new Array<QueueSlot>(cap);
-    for (let k = 0; k < this.count; k++) next[k] = this.slots[this.ringIndex(k)];
-    for (let k = this.count; k < cap; k++) next[k] = new QueueSlot();
+    const old = this.cap;
+    for (let k = 0; k < old; k++) next[k] = this.slots[this.ringIndex(k)] ?? new QueueSlot();
+    for (let k = old; k < cap; k++) next[k] = new QueueSlot();
     this.slots = next;
     this.cap = cap;
     this.head = 0;
