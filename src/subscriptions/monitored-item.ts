@@ -8,10 +8,10 @@
 // with its status and timestamps, so sampling a counter allocates nothing.
 //
 // A publishing cycle takes what the queues hold when it begins (Part 4 §5.13.1.1: at the end
-// of each publishing interval the queued notifications are sent to the client), but a message of many
-// notifications is written in slices of the event loop, one part after another; an item whose
-// part comes after the next sample would find its queue full and lose its oldest, already
-// taken, notification. So what a cycle took stays in the ring only until its part is sent
+// of each publishing interval the queued notifications are sent to the client), but a message
+// of many notifications is written in slices of the event loop, one part after another; an
+// item whose part comes after the next sample would find its queue full and lose its oldest,
+// already taken, notification. So what a cycle took stays in the ring only until its part is sent
 // (nothing is lost if that send fails) and is not counted against the queue size: samples
 // taken meanwhile have a full queue of their own, and the overflow policy applies to them.
 import type { AttributeRead, ValueSource } from "../address-space/node-manager.js";
