@@ -6,6 +6,14 @@
 // The queue is a ring of preallocated slots. A slot holds either a DataValue by reference (the
 // manager's own object: node managers never mutate a DataValue they handed out) or a number
 // with its status and timestamps, so sampling a counter allocates nothing.
+//
+// A publishing cycle takes what the queues hold when it begins (Part 4 §5.13.1.1: at the end
+// of each publishing interval the queued notifications are sent to the client), but a message
+// of many notifications is written in slices of the event loop, one part after another; an
+// item whose part comes after the next sample would find its queue full and lose its oldest,
+// already taken, notification. So what a cycle took stays in the ring only until its part is sent
+// (nothing is lost if that send fails) and is not counted against the queue size: samples
+// taken meanwhile have a full queue of their own, and the overflow policy applies to them.
 import type { AttributeRead, ValueSource } from "../address-space/node-manager.js";
 import type { BuiltinType, DataValue } from "../ua/builtins.js";
 import { DataChangeTrigger, MonitoringMode, type TimestampsToReturn } from "../ua/generated/enums.js";
@@ -17,6 +25,12 @@ import type { ValueSink } from "../values/value-sink.js";
 export interface ItemOwner {
   /** The item has queued notifications to report (called once until they are taken). */
   notify(item: MonitoredItem): void;
+  /**
+   * The number of the owner's latest publishing cycle, and whether that cycle is still sending
+   * what it took (its message goes out in parts): items listed before it began are being taken.
+   */
+  readonly cycle: number;
+  readonly cycleOpen: boolean;
   readonly stats: ItemStats;
   /** The owner's own count of notifications dropped by full queues (SubscriptionDiagnostics.MonitoringQueueOverflowCount). */
   queueOverflows: number;
@@ -94,6 +108,11 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   links: MonitoredItem[] | undefined = undefined;
   /** In the subscription's list of items to report. */
   inNotifyList = false;
+  /** The owner's cycle when the item was listed (notify): a later cycle is taking its queue. */
+  listedIn = 0;
+  /** Notifications at the head of the queue that the owner's cycle `heldIn` took and has yet to send. */
+  private held = 0;
+  private heldIn = -1;
   /** Queued values to report although the item is only Sampling (it was triggered). */
   triggered = false;
   deleted = false;
@@ -105,7 +124,10 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   private lastSourceTs = 0;
   private lastDv: DataValue | undefined = undefined;
 
+  /** The ring: queueSize slots, twice that while a cycle holds some (see held). */
   private slots: QueueSlot[] = [];
+  /** The ring's size (its slots are made as they are first used). */
+  private cap: number;
   private head = 0;
   count = 0;
 
@@ -132,6 +154,7 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     this.samplingInterval = init.samplingInterval;
     this.followsPublishing = init.followsPublishing;
     this.queueSize = init.queueSize;
+    this.cap = init.queueSize;
     this.discardOldest = init.discardOldest;
     this.filter = init.filter;
   }
@@ -191,12 +214,34 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
 
   // ---- queue --------------------------------------------------------------------------------
 
+  /**
+   * How many queued notifications the owner's open publishing cycle took and has not sent yet:
+   * counted at the first sample after the cycle began (before it, the queue held only what the
+   * cycle took), and less each one sent (shift).
+   */
+  private heldByCycle(): number {
+    const o = this.owner;
+    if (!this.inNotifyList || !o.cycleOpen || this.listedIn === o.cycle) return 0;
+    if (this.heldIn !== o.cycle) {
+      this.heldIn = o.cycle;
+      // At most a queue's worth (more is left only after a message that did not go out), so
+      // the ring of twice the queue size holds what was taken and a full queue behind it.
+      this.held = this.count < this.queueSize ? this.count : this.queueSize;
+    }
+    return this.held;
+  }
+
   /** The slot for a new notification, applying the overflow policy of Part 4 §5.12.1.5. */
   private push(): QueueSlot {
     const size = this.queueSize;
+    // A queue of one holds the newest value only, whatever a cycle took.
+    const held = size === 1 || this.count === 0 ? 0 : this.heldByCycle();
+    if (held > 0) return this.pushBehind(held);
+    // More than the queue holds is left from a cycle whose message did not go out.
+    if (this.count > size) this.trim();
     let index: number;
     if (this.count < size) {
-      index = (this.head + this.count) % size;
+      index = this.ringIndex(this.count);
       this.count++;
     } else if (size === 1) {
       // A queue of one always holds the newest value, without the Overflow bit.
@@ -205,12 +250,12 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
       this.owner.queueOverflows++;
     } else if (this.discardOldest) {
       index = this.head;
-      this.head = (this.head + 1) % size;
+      this.head = this.ringIndex(1);
       this.slot(this.head).overflow = true;
       this.owner.stats.queueOverflows++;
       this.owner.queueOverflows++;
     } else {
-      index = (this.head + size - 1) % size;
+      index = this.ringIndex(size - 1);
       this.owner.stats.queueOverflows++;
       this.owner.queueOverflows++;
       const s = this.slot(index);
@@ -220,6 +265,76 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     const s = this.slot(index);
     s.overflow = false;
     return s;
+  }
+
+  /**
+   * push() while the first `held` notifications are a cycle's: the queue of the size the client
+   * asked for is what follows them, in a ring of twice that size.
+   */
+  private pushBehind(held: number): QueueSlot {
+    const size = this.queueSize;
+    if (this.cap < 2 * size) this.grow(2 * size);
+    const own = this.count - held;
+    if (own < size) {
+      const s = this.slot(this.ringIndex(this.count));
+      this.count++;
+      s.overflow = false;
+      return s;
+    }
+    this.owner.stats.queueOverflows++;
+    this.owner.queueOverflows++;
+    if (!this.discardOldest) {
+      const s = this.slot(this.ringIndex(this.count - 1));
+      s.overflow = true;
+      return s;
+    }
+    // The oldest of its own queue goes: the slots behind it move up one, and the freed slot
+    // takes the new notification at the end.
+    const slots = this.slots;
+    const oldest = slots[this.ringIndex(held)];
+    for (let k = held; k < this.count - 1; k++) slots[this.ringIndex(k)] = slots[this.ringIndex(k + 1)];
+    slots[this.ringIndex(this.count - 1)] = oldest;
+    slots[this.ringIndex(held)].overflow = true;
+    oldest.dv = undefined;
+    oldest.overflow = false;
+    return oldest;
+  }
+
+  /** Drops notifications by the overflow policy until the queue holds its size. */
+  private trim(): void {
+    const size = this.queueSize;
+    let dropped = 0;
+    if (this.discardOldest) {
+      while (this.count > size) {
+        this.shift();
+        dropped++;
+      }
+      this.slots[this.head].overflow = true;
+    } else {
+      dropped = this.count - size;
+      for (; this.count > size; this.count--) this.slots[this.ringIndex(this.count - 1)].dv = undefined;
+      this.slots[this.ringIndex(size - 1)].overflow = true;
+    }
+    this.owner.stats.queueOverflows += dropped;
+    this.owner.queueOverflows += dropped;
+  }
+
+  /** The ring's index of the k-th oldest notification. */
+  private ringIndex(k: number): number {
+    const cap = this.cap;
+    const i = this.head + k;
+    return i < cap ? i : i - cap;
+  }
+
+  /** A larger ring, the queued notifications first, then the old ring's free slots. */
+  private grow(cap: number): void {
+    const next = new Array<QueueSlot>(cap);
+    const old = this.cap;
+    for (let k = 0; k < old; k++) next[k] = this.slots[this.ringIndex(k)] ?? new QueueSlot();
+    for (let k = old; k < cap; k++) next[k] = new QueueSlot();
+    this.slots = next;
+    this.cap = cap;
+    this.head = 0;
   }
 
   private slot(index: number): QueueSlot {
@@ -260,15 +375,15 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
 
   /** The k-th oldest queued notification (k < count), left in the queue. */
   peekAt(k: number): QueueSlot {
-    const i = this.head + k;
-    return this.slots[i < this.queueSize ? i : i - this.queueSize];
+    return this.slots[this.ringIndex(k)];
   }
 
   /** Drops the oldest queued notification, releasing its value. */
   shift(): void {
     const s = this.slots[this.head];
     s.dv = undefined;
-    this.head = (this.head + 1) % this.queueSize;
+    this.head = this.ringIndex(1);
+    if (this.held > 0) this.held--;
     if (--this.count === 0) {
       this.head = 0;
       this.triggered = false;
@@ -293,12 +408,16 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
   resize(queueSize: number, discardOldest: boolean): void {
     if (queueSize === this.queueSize && discardOldest === this.discardOldest) return;
     const kept: QueueSlot[] = [];
-    for (let i = 0; i < this.count; i++) kept.push(this.slots[(this.head + i) % this.queueSize]);
+    for (let i = 0; i < this.count; i++) kept.push(this.slots[this.ringIndex(i)]);
     const dropped = Math.max(0, kept.length - queueSize);
     const chosen = dropped === 0 ? kept : discardOldest ? kept.slice(dropped) : kept.slice(0, queueSize);
     if (dropped > 0 && queueSize > 1) chosen[discardOldest ? 0 : chosen.length - 1].overflow = true;
     if (queueSize === 1 && chosen.length === 1) chosen[0].overflow = false;
+    // A cycle's part still to come takes what is kept: the new size applies to all of it.
+    this.held = 0;
+    this.heldIn = -1;
     this.slots = chosen;
+    this.cap = queueSize;
     this.head = 0;
     this.count = chosen.length;
     this.queueSize = queueSize;

@@ -127,6 +127,12 @@ export class Subscription implements ItemOwner, SampleTask {
   late = false;
   /** The rest of its notifications follows in the next turn of the event loop (see publish). */
   continuing = false;
+  /**
+   * Its publishing cycles that took notifications, counted, and whether the latest is still
+   * sending them (a message in parts): the items' queues do not count what it took (ItemOwner).
+   */
+  cycle = 0;
+  cycleOpen = false;
   /** How far its messages' slices ran past their end: the next ones end that much earlier before a sampling deadline. */
   readonly tail = new SliceTail();
   /** When the slice of the message being built was to end (Infinity: no limit). */
@@ -188,6 +194,7 @@ export class Subscription implements ItemOwner, SampleTask {
 
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
+    item.listedIn = this.cycle;
     const n = this.pendingCount;
     if (n < this.pending.length) this.pending[n] = item;
     else this.pending.push(item);
@@ -260,7 +267,13 @@ export class Subscription implements ItemOwner, SampleTask {
     if (this.publishingEnabled && this.reportable && this.hasReportable()) {
       // A message that did not go out leaves its notifications queued: the next cycle tries again.
       this.sliceEndAt = Infinity;
+      if (!this.cycleOpen) {
+        this.cycle++;
+        this.cycleOpen = true;
+      }
       const sent = this.sendMessage(req);
+      // Open until what it took is sent; a message that did not go out leaves it all queued.
+      this.cycleOpen = sent === SendResult.Whole && this.pendingHead < this.pendingCount;
       if (this.sliceEndAt !== Infinity) this.tail.note(this.sliceEndAt, this.host.sliceNow());
       if (sent === SendResult.Whole) this.goOn(owner);
       return;
