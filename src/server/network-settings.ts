@@ -152,7 +152,7 @@ export class NetworkRequests implements NetworkSettings {
     if (!answer.ok) return { ok: false, status: 409, message: answer.message ?? "not confirmed", issues: [] };
     const summary = trial === undefined ? `confirmed by ${user}` : `tried by ${trial.by} at ${trial.started}, confirmed by ${user}`;
     // network.yaml.previous is the file the confirmation replaced: the version before, if none is kept yet.
-    const version = versions.recordChange(this.previous(), undefined, this.text(), { user, summary });
+    const version = await versions.recordChange(this.previous(), undefined, this.text(), { user, summary });
     this.o.log.notice(`status page: ${user} confirmed the network settings on trial (version ${version.id})`);
     return { ok: true, version, message: "network settings confirmed: they stay", details: [summary] };
   }

@@ -26,7 +26,7 @@ import type { DeviceReading } from "../devices/read-once.js";
 import { describeApply, type ApplyReport } from "../devices/map-changes.js";
 import type { DeviceSearch, SearchStart, SearchState } from "../devices/device-search.js";
 import type { EntriesAdded } from "../config/entry-yaml.js";
-import { replaceFile } from "../settings/atomic-file.js";
+import { replaceFileOffLoop } from "../settings/atomic-file.js";
 import { ConfigVersions, type VersionInfo } from "../settings/config-versions.js";
 import type { ApplyOptions, ApplyResult, SettingsKind, SettingsSource, SettingsText } from "../web/config-api.js";
 import { HttpError } from "../web/http.js";
@@ -235,10 +235,10 @@ export class SettingsFiles implements SettingsSource {
     if (kind === "devices") {
       const checked = await this.validateMap(text, file, false);
       if (!checked.ok) return this.refused(file, checked.issues, "the last good map stays in use");
-      const before = this.write(file, text);
+      const before = await this.write(file, text);
       const report = await this.o.applyDeviceMap(checked.value);
       const { summary, devices } = describeApply(report);
-      const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
+      const version = await this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
       this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
       return { ok: true, version, message: `device map applied${restored}: ${summary}`, details: devices };
     }
@@ -251,7 +251,7 @@ export class SettingsFiles implements SettingsSource {
     if (onDisk.ok && onDisk.value.server.port !== running.server.port && next.server.port === onDisk.value.server.port) {
       next = { ...next, server: { ...next.server, port: running.server.port } };
     }
-    const before = this.write(file, text);
+    const before = await this.write(file, text);
     const r = this.o.reloadConfig(next);
     const details: string[] = [];
     const u = r.users;
@@ -263,7 +263,7 @@ export class SettingsFiles implements SettingsSource {
     }
     if (r.restartNeeded.length > 0) details.push(`takes effect at the next restart: ${r.restartNeeded.join(", ")}`);
     const summary = details.length > 0 ? details.join("; ") : "nothing that the gateway uses changed";
-    const version = this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
+    const version = await this.versionsOf(kind).recordChange(current.text, before, text, { user, summary, restoredFrom: options.restoredFrom });
     this.o.log.notice(`status page: ${user} applied ${basename(file)}${restored} as version ${version.id}: ${summary}`);
     return {
       ok: true,
@@ -275,9 +275,9 @@ export class SettingsFiles implements SettingsSource {
   }
 
   /** Replaces `file` with `text` (the old one kept as .previous); the time of the file as it was, for its version. */
-  private write(file: string, text: string): Date | undefined {
+  private async write(file: string, text: string): Promise<Date | undefined> {
     const at = mtimeOf(file);
-    replaceFile(file, text, { keepPrevious: true });
+    await replaceFileOffLoop(file, text, { keepPrevious: true });
     return at;
   }
 

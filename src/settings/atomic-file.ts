@@ -5,8 +5,11 @@
 // place and the folder is fsynced so that the rename itself survives (POSIX rename is atomic
 // within one file system; ext4 and vfat both honour fsync of a folder).
 //
-// Used by the FAT drive's import at boot, by `fieldgate network try|confirm`, and meant for the
-// page's Apply: one way of writing what a person changed.
+// Used by the FAT drive's import at boot and by `fieldgate network try|confirm` (processes of
+// their own, where waiting on the disk blocks nobody), and off the loop (replaceFileOffLoop, the
+// same steps on libuv's threads) by the gateway's page: an fsync on an SD card can take longer
+// than a sampling interval, and the gateway's event loop is shared with sampling and clients.
+import { open, link, rename, stat, unlink } from "node:fs/promises";
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeSync, fchownSync, fchmodSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
@@ -65,6 +68,40 @@ export function replaceFile(file: string, data: string | Uint8Array, opts: Repla
   opts.step?.("kept");
   renameSync(pending, file);
   fsyncDir(dirname(file));
+  opts.step?.("renamed");
+}
+
+/** replaceFile with each step on libuv's threads: the event loop goes on while the disk works. */
+export async function replaceFileOffLoop(file: string, data: string | Uint8Array, opts: ReplaceOptions = {}): Promise<void> {
+  const old = await stat(file).catch(() => undefined);
+  const pending = pendingOf(file);
+  const mode = old ? old.mode & 0o7777 : (opts.mode ?? 0o644);
+  const uid = old?.uid ?? opts.uid;
+  const gid = old?.gid ?? opts.gid;
+  const fh = await open(pending, "w", mode);
+  try {
+    await fh.chmod(mode);
+    if (uid !== undefined && gid !== undefined && isRoot()) await fh.chown(uid, gid);
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  opts.step?.("written");
+  if (opts.keepPrevious && old !== undefined) {
+    const previousLink = join(dirname(file), `.${basename(file)}.previous.new`);
+    await unlink(previousLink).catch(() => {});
+    await link(file, previousLink);
+    await rename(previousLink, previousOf(file));
+  }
+  opts.step?.("kept");
+  await rename(pending, file);
+  const dir = await open(dirname(file), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
   opts.step?.("renamed");
 }
 

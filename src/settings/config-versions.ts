@@ -11,7 +11,7 @@
 // (and what a cut left behind, which the next record clears).
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { replaceFile } from "./atomic-file.js";
+import { replaceFileOffLoop } from "./atomic-file.js";
 
 /** Versions kept per file. */
 export const KEEP_VERSIONS = 10;
@@ -38,6 +38,9 @@ export const FROM_THE_DRIVE = "FIELDGATE drive";
 const NAME = /^(\d{1,9})\.(yaml|json)$/;
 
 export class ConfigVersions {
+  /** The record under way (records are written one at a time). */
+  private recording: Promise<unknown> = Promise.resolve();
+
   constructor(
     readonly dir: string,
     private readonly keep = KEEP_VERSIONS,
@@ -79,20 +82,27 @@ export class ConfigVersions {
    * newest version; when no version is kept yet, `before` first, so that there is always one to
    * go back to ("on disk", dated `beforeAt`: the file's time).
    */
-  recordChange(before: string, beforeAt: Date | undefined, text: string, meta: { readonly user: string; readonly summary: string; readonly restoredFrom?: number }): VersionInfo {
-    this.keepFirst(before, beforeAt, meta.user);
+  async recordChange(before: string, beforeAt: Date | undefined, text: string, meta: { readonly user: string; readonly summary: string; readonly restoredFrom?: number }): Promise<VersionInfo> {
+    await this.keepFirst(before, beforeAt, meta.user);
     return this.record(text, meta);
   }
 
   /** When no version is kept yet: `before`, the file a change by `by` is about to replace, as the first ("" : none). */
-  keepFirst(before: string, at: Date | undefined, by: string): void {
+  async keepFirst(before: string, at: Date | undefined, by: string): Promise<void> {
     if (before === "" || this.list().length > 0) return;
     const from = by === FROM_THE_DRIVE ? "the FIELDGATE drive" : "the page";
-    this.record(before, { user: BEFORE_FIRST_CHANGE, summary: `the file as it was before the first change from ${from}`, ...(at === undefined ? {} : { at }) });
+    await this.record(before, { user: BEFORE_FIRST_CHANGE, summary: `the file as it was before the first change from ${from}`, ...(at === undefined ? {} : { at }) });
   }
 
   /** Keeps `text` as the newest version; the oldest beyond `keep` go. */
-  record(text: string, meta: { readonly user: string; readonly summary: string; readonly at?: Date; readonly restoredFrom?: number }): VersionInfo {
+  record(text: string, meta: { readonly user: string; readonly summary: string; readonly at?: Date; readonly restoredFrom?: number }): Promise<VersionInfo> {
+    // One at a time: a version's id is the next free one when its turn comes.
+    const done = this.recording.then(() => this.write(text, meta));
+    this.recording = done.catch(() => {});
+    return done;
+  }
+
+  private async write(text: string, meta: { readonly user: string; readonly summary: string; readonly at?: Date; readonly restoredFrom?: number }): Promise<VersionInfo> {
     this.makeDir(this.dir);
     const id = Math.max(0, ...this.ids("json"), ...this.ids("yaml")) + 1;
     const info: VersionInfo = {
@@ -104,8 +114,8 @@ export class ConfigVersions {
       ...(meta.restoredFrom === undefined ? {} : { restoredFrom: meta.restoredFrom }),
     };
     const own = this.owner === undefined ? {} : { uid: this.owner.uid, gid: this.owner.gid };
-    replaceFile(this.file(id, "yaml"), text, { mode: 0o640, ...own });
-    replaceFile(this.file(id, "json"), `${JSON.stringify(info)}\n`, { mode: 0o640, ...own });
+    await replaceFileOffLoop(this.file(id, "yaml"), text, { mode: 0o640, ...own });
+    await replaceFileOffLoop(this.file(id, "json"), `${JSON.stringify(info)}\n`, { mode: 0o640, ...own });
     this.prune();
     return info;
   }

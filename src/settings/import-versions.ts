@@ -43,7 +43,7 @@ function storeOf(dir: string, name: Kept): ConfigVersions {
  * `dest` as it is becomes the first version when its store keeps none. Undefined for a file that
  * is not kept in versions (authorized_keys).
  */
-export function versionBefore(dir: string, f: SetFile, dest: string, drivers: MapDrivers): string | undefined {
+export async function versionBefore(dir: string, f: SetFile, dest: string, drivers: MapDrivers): Promise<string | undefined> {
   if (!isKept(f.name)) return undefined;
   let before = "";
   let at: Date | undefined;
@@ -53,7 +53,7 @@ export function versionBefore(dir: string, f: SetFile, dest: string, drivers: Ma
   } catch {
     // A first file: nothing to go back to.
   }
-  storeOf(dir, f.name).keepFirst(before, at, FROM_THE_DRIVE);
+  await storeOf(dir, f.name).keepFirst(before, at, FROM_THE_DRIVE);
   if (before === "") return `the first ${f.name}`;
   const old = validateFile(settingsSchema(f.name, drivers), dest);
   if (!old.ok) return `replaced a ${f.name} that had ${old.issues.length} issue(s)`;
@@ -70,10 +70,10 @@ export function changeSummary(name: Kept, before: unknown, after: unknown): stri
 }
 
 /** After the files are in place: `dest`'s text as the newest version of `name`, once. */
-export function recordImported(dir: string, name: SettingsName, dest: string, summary: string, at: Date): void {
+export async function recordImported(dir: string, name: SettingsName, dest: string, summary: string, at: Date): Promise<void> {
   if (!isKept(name)) return;
   const store = storeOf(dir, name);
   const newest = store.list()[0];
   if (newest !== undefined && newest.user === FROM_THE_DRIVE && Date.parse(newest.at) === at.getTime()) return;
-  store.record(readFileSync(dest, "utf8"), { user: FROM_THE_DRIVE, summary, at });
+  await store.record(readFileSync(dest, "utf8"), { user: FROM_THE_DRIVE, summary, at });
 }

@@ -103,12 +103,15 @@ export async function importSettings(paths: ImportPaths, drivers: MapDrivers, op
   const at = now();
   const notes: string[] = [];
   const gateway = set.files.find((f) => f.name === "gateway.yaml")?.value as GatewayConfig | undefined;
-  const files = set.files.map((f) => ({
-    ...plan(f, paths),
-    ...summaryOf(f, paths, drivers, notes),
-    ...(f.password !== undefined ? { user: f.password.user, hash: gateway?.users[f.password.user]?.password } : {}),
-    ...(f.derived ? { derived: true } : {}),
-  }));
+  const files: JournalFile[] = [];
+  for (const f of set.files) {
+    files.push({
+      ...plan(f, paths),
+      ...(await summaryOf(f, paths, drivers, notes)),
+      ...(f.password !== undefined ? { user: f.password.user, hash: gateway?.users[f.password.user]?.password } : {}),
+      ...(f.derived ? { derived: true } : {}),
+    });
+  }
   const journal: Journal = { format: 1, id: folderName(paths.from, at), at: at.toISOString(), files, ...(notes.length > 0 ? { notes } : {}) };
   // 2. Stage.
   for (const f of set.files) stage(f, journal.files.find((j) => j.name === f.name)!);
@@ -120,10 +123,10 @@ export async function importSettings(paths: ImportPaths, drivers: MapDrivers, op
 }
 
 /** What `f` changes, for its version (and the file it replaces kept as the first one). */
-function summaryOf(f: SetFile, p: ImportPaths, drivers: MapDrivers, notes: string[]): { summary?: string } {
+async function summaryOf(f: SetFile, p: ImportPaths, drivers: MapDrivers, notes: string[]): Promise<{ summary?: string }> {
   if (p.versionsDir === undefined) return {};
   try {
-    const summary = versionBefore(p.versionsDir, f, join(p.configDir, f.name), drivers);
+    const summary = await versionBefore(p.versionsDir, f, join(p.configDir, f.name), drivers);
     return summary === undefined ? {} : { summary };
   } catch (err) {
     // The versions are the page's convenience: the import goes on without them.
@@ -192,7 +195,7 @@ async function finish(paths: ImportPaths, j: Journal, step: (name: string) => vo
   for (const f of j.files) {
     if (paths.versionsDir === undefined || f.summary === undefined) continue;
     try {
-      recordImported(paths.versionsDir, f.name, f.actions[0]!.dest, f.summary, new Date(j.at));
+      await recordImported(paths.versionsDir, f.name, f.actions[0]!.dest, f.summary, new Date(j.at));
     } catch (err) {
       notes.push(`${f.shown} is not kept as a version for the status page: ${err instanceof Error ? err.message : String(err)}`);
     }
