@@ -2,7 +2,7 @@
 // them from the config, in order) and owns their start, their orderly stop and the reloads.
 import { deviceMapSchema, tagNodeIdText, validateDeviceMap, type DeviceMap } from "../config/device-map.js";
 import { addDeviceEntriesOffLoop, keepDeviceMapOffLoop, validateDeviceMapOffLoop, validateDeviceMapTextOffLoop, type OffLoopKeep } from "../config/validate-off-loop.js";
-import { addDeviceEntries, type EntriesAdded } from "../config/entry-yaml.js";
+import type { EntriesAdded } from "../config/entry-yaml.js";
 import { DeviceSearch } from "../devices/device-search.js";
 import type { ValidationResult } from "../config/validate.js";
 import { formatIssue, validateYaml, type ConfigIssue } from "../config/load.js";
@@ -259,12 +259,15 @@ export class FieldgateServer implements ServerCore {
    * the whole map is parsed and printed again. A search's bus must be the map's bus of that name.
    */
   private async addEntries(text: string, devices: readonly Readonly<Record<string, unknown>>[], sections: Readonly<Record<string, unknown>>): Promise<EntriesAdded | { readonly error: string }> {
-    if (this.mapWorker === undefined) return addDeviceEntries(text, devices, sections, { sameSections: true });
+    // The yaml library is loaded here only when the worker cannot do it: an idle gateway keeps
+    // none of it in its heap.
+    const here = async () => (await import("../config/entry-yaml.js")).addDeviceEntries(text, devices, sections, { sameSections: true });
+    if (this.mapWorker === undefined) return here();
     try {
       return await addDeviceEntriesOffLoop(text, devices, sections, true, { file: this.mapWorker() });
     } catch (err) {
       this.log.warn(`status page: the editing worker failed (${err instanceof Error ? err.message : String(err)}); adding the devices on the event loop instead`);
-      return addDeviceEntries(text, devices, sections, { sameSections: true });
+      return here();
     }
   }
 
