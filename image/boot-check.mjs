@@ -209,9 +209,13 @@ export async function onTheGateway(path, beforeWatchdog = async () => {}) {
   try {
     check((await sh.run("systemctl is-active fieldgate.service")) === "active", "fieldgate.service is active");
     const pid = await sh.run("systemctl show -p MainPID --value fieldgate.service");
-    const rss = await sh.run(`awk '/VmRSS/ { print $2 }' /proc/${pid}/status`);
-    figures.rssMiB = Number((Number(rss) / 1024).toFixed(1));
-    console.log(`     RSS of fieldgate (pid ${pid}): ${figures.rssMiB} MiB`);
+    // VmRSS and its parts: RssFile is mostly libnode's and the shared libraries' pages (the
+    // kernel can drop them under pressure), RssAnon what the gateway itself holds.
+    const [rss, anon, file] = (await sh.run(`awk '/^(VmRSS|RssAnon|RssFile):/ { print $2 }' /proc/${pid}/status`)).split("\n").map((kb) => Number((Number(kb) / 1024).toFixed(1)));
+    figures.rssMiB = rss;
+    figures.rssAnonMiB = anon;
+    figures.rssFileMiB = file;
+    console.log(`     RSS of fieldgate (pid ${pid}): ${rss} MiB (RssAnon ${anon} MiB, RssFile ${file} MiB)`);
     const security = await sh.run("systemd-analyze security --no-pager fieldgate.service | tail -n 1");
     figures.security = security.replace(/^→\s*/, "");
     console.log(`     ${figures.security}`);
