@@ -23,7 +23,7 @@ import type { DriverProtocol, TagPlan } from "../../src/devices/registry.js";
 import { ValuePath, type Encoded, type RawValue, type TagCodec } from "../../src/devices/tag-codec.js";
 import { BuiltinType, type Variant } from "../../src/ua/builtins.js";
 import { StatusCodes } from "../../src/ua/generated/status-codes.js";
-import type { UneceUnit } from "../../src/ua/generated/units.js";
+import type { UneceUnit } from "../../src/ua/units.js";
 import { hex } from "./data.js";
 import { MAX_PRIMARY } from "./frame.js";
 import type { MbusStation } from "./link.js";

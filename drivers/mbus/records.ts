@@ -10,7 +10,7 @@
 //
 // Nothing here throws on a meter's bytes: every length is checked before it is read, and a
 // telegram that cannot be decoded is a TelegramFailure with a named reason.
-import { unitByCode, type UneceUnit } from "../../src/ua/generated/units.js";
+import { unitByCode, type UneceUnit } from "../../src/ua/units.js";
 import { bcd, dateG, dateTimeF, dateTimeI, hex, integer, lvar, real, text, type TimePoint } from "./data.js";
 import { fbVif, fdVif, primaryVif, vifeMeaning, type VifMeaning } from "./vif.js";
 

@@ -17,7 +17,7 @@ import { BuiltinType, VariantArrayType, numericNodeId, type NodeId } from "../ua
 import { DataTypeIds, ObjectIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
-import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/generated/units.js";
+import { UNECE_NAMESPACE_URI, unitByDisplayName } from "../ua/units.js";
 import type { HistoryWriterStats } from "../history/sample-queue.js";
 import type { LatenessHistogram } from "../sampling/lateness.js";
 import type { DeadlineScheduler, ScheduledGroup } from "../sampling/scheduler.js";

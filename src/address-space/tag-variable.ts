@@ -16,7 +16,7 @@ import {
 import { ReferenceTypeIds, VariableTypeIds } from "../ua/generated/node-ids.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
 import { EUInformationCodec } from "../ua/generated/types.js";
-import { UNECE_NAMESPACE_URI, type UneceUnit } from "../ua/generated/units.js";
+import { UNECE_NAMESPACE_URI, type UneceUnit } from "../ua/units.js";
 import { isScaled, type DeviceConfig, type TagConfig } from "../config/device-map.js";
 import type { TagWriter } from "../devices/device-poller.js";
 import { PolledTag } from "../devices/poll-group.js";

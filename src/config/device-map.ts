@@ -17,7 +17,7 @@
 //   customary speed and framing), else to 9600 baud 8E1; a bus whose devices' drivers default
 //   differently must give the settings they differ in.
 import { join } from "node:path";
-import { unitByCode, unitByDisplayName, unitDisplayNames, type UneceUnit } from "../ua/generated/units.js";
+import { unitByCode, unitByDisplayName, unitDisplayNames, type UneceUnit } from "../ua/units.js";
 import { ConfigError, loadFile, validateFile, type ConfigIssue } from "./load.js";
 import {
   array,

@@ -13,1871 +13,1837 @@ export interface UneceUnit {
   readonly description: string;
 }
 
-/** [code, unitId, displayName, description], in the order of the CSV. */
-const TABLE: ReadonlyArray<readonly [string, number, string, string]> = [
-  ["C81", 4405297, "rad", "radian"],
-  ["C25", 4403765, "mrad", "milliradian"],
-  ["B97", 4340023, "µrad", "microradian"],
-  ["DD", 17476, "°", "degree [unit of angle]"],
-  ["D61", 4470321, "'", "minute [unit of angle]"],
-  ["D62", 4470322, "\"", "second [unit of angle]"],
-  ["A91", 4274481, "gon", "gon"],
-  ["M43", 5059635, "mil", "mil"],
-  ["M44", 5059636, "rev", "revolution"],
-  ["D27", 4469303, "sr", "steradian"],
-  ["H57", 4732215, "in/revolution", "inch per two pi radiant"],
-  ["MTR", 5067858, "m", "metre"],
-  ["E96", 4536630, "°/s", "degree per second"],
-  ["H27", 4731447, "°/m", "degree per metre"],
-  ["M55", 5059893, "m/rad", "metre per radiant"],
-  ["DMT", 4476244, "dm", "decimetre"],
-  ["CMT", 4410708, "cm", "centimetre"],
-  ["4H", 13384, "µm", "micrometre (micron)"],
-  ["MMT", 5066068, "mm", "millimetre"],
-  ["HMT", 4738388, "hm", "hectometre"],
-  ["KMT", 4934996, "km", "kilometre"],
-  ["C45", 4404277, "nm", "nanometre"],
-  ["C52", 4404530, "pm", "picometre"],
-  ["A71", 4273969, "fm", "femtometre"],
-  ["A45", 4273205, "dam", "decametre"],
-  ["NMI", 5131593, "n mile", "nautical mile"],
-  ["A11", 4272433, "Å", "angstrom"],
-  ["A12", 4272434, "ua", "astronomical unit"],
-  ["C63", 4404787, "pc", "parsec"],
-  ["F52", 4601138, "m/K", "metre per kelvin"],
-  ["F50", 4601136, "µm/K", "micrometre per kelvin"],
-  ["F51", 4601137, "cm/K", "centimetre per kelvin"],
-  ["G06", 4665398, "mm/bar", "millimetre per bar"],
-  ["H84", 4732980, "g·mm", "gram millimetre"],
-  ["G04", 4665396, "cm/bar", "centimetre per bar"],
-  ["G05", 4665397, "m/bar", "metre per bar"],
-  ["H79", 4732729, "Fg", "French gauge"],
-  ["AK", 16715, "fth", "fathom"],
-  ["X1", 22577, "ch (UK)", "Gunter's chain"],
-  ["INH", 4804168, "in", "inch"],
-  ["M7", 19767, "µin", "micro-inch"],
-  ["FOT", 4607828, "ft", "foot"],
-  ["YRD", 5853764, "yd", "yard"],
-  ["SMI", 5459273, "mile", "mile (statute mile)"],
-  ["77", 14135, "mil", "milli-inch"],
-  ["B57", 4338999, "ly", "light year"],
-  ["F49", 4600889, "rd (US)", "rod [unit of distance]"],
-  ["MAM", 5062989, "Mm", "megametre"],
-  ["K13", 4927795, "ft/°F", "foot per degree Fahrenheit"],
-  ["K17", 4927799, "ft/psi", "foot per psi"],
-  ["K45", 4928565, "in/°F", "inch per degree Fahrenheit"],
-  ["K46", 4928566, "in/psi", "inch per psi"],
-  ["L98", 4995384, "yd/°F", "yard per degree Fahrenheit"],
-  ["L99", 4995385, "yd/psi", "yard per psi"],
-  ["M49", 5059641, "ch (US survey)", "chain (based on U.S. survey foot)"],
-  ["M50", 5059888, "fur", "furlong"],
-  ["M51", 5059889, "ft (US survey)", "foot (U.S. survey)"],
-  ["M52", 5059890, "mi (US survey)", "mile (based on U.S. survey foot)"],
-  ["M53", 5059891, "m/Pa", "metre per pascal"],
-  ["MTK", 5067851, "m²", "square metre"],
-  ["KMK", 4934987, "km²", "square kilometre"],
-  ["H30", 4731696, "µm²", "square micrometre (square micron)"],
-  ["H59", 4732217, "m²/N", "square metre per newton"],
-  ["DAA", 4473153, "daa", "decare"],
-  ["CMK", 4410699, "cm²", "square centimetre"],
-  ["DMK", 4476235, "dm²", "square decimetre"],
-  ["H16", 4731190, "dam²", "square decametre"],
-  ["H18", 4731192, "hm²", "square hectometre"],
-  ["MMK", 5066059, "mm²", "square millimetre"],
-  ["ARE", 4280901, "a", "are"],
-  ["HAR", 4735314, "ha", "hectare"],
-  ["INK", 4804171, "in²", "square inch"],
-  ["FTK", 4609099, "ft²", "square foot"],
-  ["YDK", 5850187, "yd²", "square yard"],
-  ["MIK", 5065035, "mi²", "square mile (statute mile)"],
-  ["M48", 5059640, "mi² (US survey)", "square mile (based on U.S. survey foot)"],
-  ["ACR", 4277074, "acre", "acre"],
-  ["M47", 5059639, "cmil", "circular mil"],
-  ["MTQ", 5067857, "m³", "cubic metre"],
-  ["MAL", 5062988, "Ml", "megalitre"],
-  ["LTR", 5002322, "l", "litre"],
-  ["MMQ", 5066065, "mm³", "cubic millimetre"],
-  ["CMQ", 4410705, "cm³", "cubic centimetre"],
-  ["DMQ", 4476241, "dm³", "cubic decimetre"],
-  ["MLT", 5065812, "ml", "millilitre"],
-  ["HLT", 4738132, "hl", "hectolitre"],
-  ["CLT", 4410452, "cl", "centilitre"],
-  ["DMA", 4476225, "dam³", "cubic decametre"],
-  ["H19", 4731193, "hm³", "cubic hectometre"],
-  ["H20", 4731440, "km³", "cubic kilometre"],
-  ["M71", 5060401, "m³/Pa", "cubic metre per pascal"],
-  ["DLT", 4475988, "dl", "decilitre"],
-  ["4G", 13383, "µl", "microlitre"],
-  ["K6", 19254, "kl", "kilolitre"],
-  ["A44", 4273204, "dal", "decalitre"],
-  ["G94", 4667700, "cm³/bar", "cubic centimetre per bar"],
-  ["G95", 4667701, "l/bar", "litre per bar"],
-  ["G96", 4667702, "m³/bar", "cubic metre per bar"],
-  ["G97", 4667703, "ml/bar", "millilitre per bar"],
-  ["INQ", 4804177, "in³", "cubic inch"],
-  ["FTQ", 4609105, "ft³", "cubic foot"],
-  ["YDQ", 5850193, "yd³", "cubic yard"],
-  ["GLI", 4672585, "gal (UK)", "gallon (UK)"],
-  ["GLL", 4672588, "gal (US)", "gallon (US)"],
-  ["PT", 20564, "pt (US)", "pint (US)"],
-  ["PTI", 5264457, "pt (UK)", "pint (UK)"],
-  ["QTI", 5329993, "qt (UK)", "quart (UK)"],
-  ["PTL", 5264460, "liq pt (US)", "liquid pint (US)"],
-  ["QTL", 5329996, "liq qt (US)", "liquid quart (US)"],
-  ["PTD", 5264452, "dry pt (US)", "dry pint (US)"],
-  ["OZI", 5200457, "fl oz (UK)", "fluid ounce (UK)"],
-  ["QT", 20820, "qt (US)", "quart (US)"],
-  ["J57", 4863287, "bbl (UK liq.)", "barrel (UK petroleum)"],
-  ["K21", 4928049, "ft³/°F", "cubic foot per degree Fahrenheit"],
-  ["K23", 4928051, "ft³/psi", "cubic foot per psi"],
-  ["L43", 4994099, "pk (UK)", "peck (UK)"],
-  ["L84", 4995124, "British shipping ton", "ton (UK shipping)"],
-  ["L86", 4995126, "(US) shipping ton", "ton (US shipping)"],
-  ["M11", 5058865, "yd³/°F", "cubic yard per degree Fahrenheit"],
-  ["M14", 5058868, "yd³/psi", "cubic yard per psi"],
-  ["OZA", 5200449, "fl oz (US)", "fluid ounce (US)"],
-  ["BUI", 4347209, "bushel (UK)", "bushel (UK)"],
-  ["BUA", 4347201, "bu (US)", "bushel (US)"],
-  ["BLL", 4344908, "barrel (US)", "barrel (US)"],
-  ["BLD", 4344900, "bbl (US)", "dry barrel (US)"],
-  ["GLD", 4672580, "dry gal (US)", "dry gallon (US)"],
-  ["QTD", 5329988, "dry qt (US)", "dry quart (US)"],
-  ["G26", 4665910, "st", "stere"],
-  ["G21", 4665905, "cup (US)", "cup [unit of volume]"],
-  ["G24", 4665908, "tablespoon (US)", "tablespoon (US)"],
-  ["G25", 4665909, "teaspoon (US)", "teaspoon (US)"],
-  ["G23", 4665907, "pk (US)", "peck"],
-  ["M67", 5060151, "acre-ft (US survey)", "acre-foot (based on U.S. survey foot)"],
-  ["M68", 5060152, "cord", "cord (128 ft3)"],
-  ["M69", 5060153, "mi³", "cubic mile (UK statute)"],
-  ["M70", 5060400, "RT", "ton, register"],
-  ["G27", 4665911, "cm³/K", "cubic centimetre per kelvin"],
-  ["G29", 4665913, "m³/K", "cubic metre per kelvin"],
-  ["G28", 4665912, "l/K", "litre per kelvin"],
-  ["G30", 4666160, "ml/K", "millilitre per kelvin"],
-  ["J36", 4862774, "µl/l", "microlitre per litre"],
-  ["J87", 4864055, "cm³/m³", "cubic centimetre per cubic metre"],
-  ["J91", 4864305, "dm³/m³", "cubic decimetre per cubic metre"],
-  ["K62", 4929074, "l/l", "litre per litre"],
-  ["L19", 4993337, "ml/l", "millilitre per litre"],
-  ["L21", 4993585, "mm³/m³", "cubic millimetre per cubic metre"],
-  ["SEC", 5457219, "s", "second [unit of time]"],
-  ["MIN", 5065038, "min", "minute [unit of time]"],
-  ["HUR", 4740434, "h", "hour"],
-  ["DAY", 4473177, "d", "day"],
-  ["B52", 4338994, "ks", "kilosecond"],
-  ["C26", 4403766, "ms", "millisecond"],
-  ["H70", 4732720, "ps", "picosecond"],
-  ["B98", 4340024, "µs", "microsecond"],
-  ["C47", 4404279, "ns", "nanosecond"],
-  ["WEE", 5719365, "wk", "week"],
-  ["MON", 5066574, "mo", "month"],
-  ["ANN", 4279886, "y", "year"],
-  ["D42", 4469810, "y (tropical)", "tropical year"],
-  ["L95", 4995381, "y (365 days)", "common year"],
-  ["L96", 4995382, "y (sidereal)", "sidereal year"],
-  ["M56", 5059894, "shake", "shake"],
-  ["2A", 12865, "rad/s", "radian per second"],
-  ["M46", 5059638, "r/min", "revolution per minute"],
-  ["2B", 12866, "rad/s²", "radian per second squared"],
-  ["M45", 5059637, "°/s²", "degree [unit of angle] per second squared"],
-  ["MTS", 5067859, "m/s", "metre per second"],
-  ["KNT", 4935252, "kn", "knot"],
-  ["KMH", 4934984, "km/h", "kilometre per hour"],
-  ["C16", 4403510, "mm/s", "millimetre per second"],
-  ["2M", 12877, "cm/s", "centimetre per second"],
-  ["H49", 4731961, "cm/h", "centimetre per hour"],
-  ["H81", 4732977, "mm/min", "millimetre per minute"],
-  ["2X", 12888, "m/min", "metre per minute"],
-  ["M59", 5059897, "(m/s)/Pa", "metre per second pascal"],
-  ["H66", 4732470, "mm/y", "millimetre per year"],
-  ["H67", 4732471, "mm/h", "millimetre per hour"],
-  ["FR", 18002, "ft/min", "foot per minute"],
-  ["IU", 18773, "in/s", "inch per second"],
-  ["FS", 18003, "ft/s", "foot per second"],
-  ["HM", 18509, "mile/h", "mile per hour (statute mile)"],
-  ["J84", 4864052, "(cm/s)/K", "centimetre per second kelvin"],
-  ["J85", 4864053, "(cm/s)/bar", "centimetre per second bar"],
-  ["K14", 4927796, "ft/h", "foot per hour"],
-  ["K18", 4927800, "(ft/s)/°F", "foot per second degree Fahrenheit"],
-  ["K19", 4927801, "(ft/s)/psi", "foot per second psi"],
-  ["K47", 4928567, "(in/s)/°F", "inch per second degree Fahrenheit"],
-  ["K48", 4928568, "(in/s)/psi", "inch per second psi"],
-  ["L12", 4993330, "(m/s)/K", "metre per second kelvin"],
-  ["L13", 4993331, "(m/s)/bar", "metre per second bar"],
-  ["M22", 5059122, "(ml/min)/cm²", "millilitre per square centimetre minute"],
-  ["M57", 5059895, "mi/min", "mile per minute"],
-  ["M58", 5059896, "mi/s", "mile per second"],
-  ["M60", 5060144, "m/h", "metre per hour"],
-  ["M61", 5060145, "in/y", "inch per year"],
-  ["M62", 5060146, "km/s", "kilometre per second"],
-  ["M63", 5060147, "in/min", "inch per minute"],
-  ["M64", 5060148, "yd/s", "yard per second"],
-  ["M65", 5060149, "yd/min", "yard per minute"],
-  ["M66", 5060150, "yd/h", "yard per hour"],
-  ["MSK", 5067595, "m/s²", "metre per second squared"],
-  ["A76", 4273974, "Gal", "gal"],
-  ["C11", 4403505, "mGal", "milligal"],
-  ["M38", 5059384, "km/s²", "kilometre per second squared"],
-  ["M39", 5059385, "cm/s²", "centimetre per second squared"],
-  ["M41", 5059633, "mm/s²", "millimetre per second squared"],
-  ["A73", 4273971, "ft/s²", "foot per second squared"],
-  ["IV", 18774, "in/s²", "inch per second squared"],
-  ["K40", 4928560, "gn", "standard acceleration of free fall"],
-  ["M40", 5059632, "yd/s²", "yard per second squared"],
-  ["M42", 5059634, "mi/s²", "mile (statute mile) per second squared"],
-  ["C92", 4405554, "m⁻¹", "reciprocal metre"],
-  ["Q32", 5321522, "fl", "femtolitre"],
-  ["Q33", 5321523, "pl", "picolitre"],
-  ["Q34", 5321524, "nl", "nanolitre"],
-  ["AWG", 4282183, "AWG", "american wire gauge"],
-  ["NM3", 5131571, "Normalised cubic metre", "Normalised cubic metre"],
-  ["SM3", 5459251, "Standard cubic metre", "Standard cubic metre"],
-  ["HTZ", 4740186, "Hz", "hertz"],
-  ["KHZ", 4933722, "kHz", "kilohertz"],
-  ["MHZ", 5064794, "MHz", "megahertz"],
-  ["D29", 4469305, "THz", "terahertz"],
-  ["A86", 4274230, "GHz", "gigahertz"],
-  ["MTZ", 5067866, "mHz", "millihertz"],
-  ["H10", 4731184, "1/h", "reciprocal hour"],
-  ["H11", 4731185, "1/mo", "reciprocal month"],
-  ["H09", 4730937, "1/y", "reciprocal year"],
-  ["H85", 4732981, "1/wk", "reciprocal week"],
-  ["C97", 4405559, "s⁻¹", "reciprocal second"],
-  ["RPS", 5394515, "r/s", "revolutions per second"],
-  ["RPM", 5394509, "r/min", "revolutions per minute"],
-  ["C94", 4405556, "min⁻¹", "reciprocal minute"],
-  ["C50", 4404528, "Np", "neper"],
-  ["2N", 12878, "dB", "decibel"],
-  ["M72", 5060402, "B", "bel"],
-  ["C51", 4404529, "Np/s", "neper per second"],
-  ["KGM", 4933453, "kg", "kilogram"],
-  ["MC", 19779, "µg", "microgram"],
-  ["DJ", 17482, "dag", "decagram"],
-  ["DG", 17479, "dg", "decigram"],
-  ["GRM", 4674125, "g", "gram"],
-  ["CGM", 4409165, "cg", "centigram"],
-  ["TNE", 5525061, "t", "tonne (metric ton)"],
-  ["DTN", 4478030, "dt or dtn", "decitonne"],
-  ["MGM", 5064525, "mg", "milligram"],
-  ["HGM", 4736845, "hg", "hectogram"],
-  ["KTN", 4936782, "kt", "kilotonne"],
-  ["2U", 12885, "Mg", "megagram"],
-  ["LBR", 4997714, "lb", "pound"],
-  ["GRN", 4674126, "gr", "grain"],
-  ["ONZ", 5197402, "oz", "ounce (avoirdupois)"],
-  ["CWI", 4413257, "cwt (UK)", "hundred weight (UK)"],
-  ["CWA", 4413249, "cwt (US)", "hundred pound (cwt) / hundred weight (US)"],
-  ["LTN", 5002318, "ton (UK)", "ton (UK) or long ton (US)"],
-  ["STI", 5461065, "st", "stone (UK)"],
-  ["STN", 5461070, "ton (US)", "ton (US) or short ton (UK/US)"],
-  ["APZ", 4280410, "tr oz", "troy ounce or apothecary ounce"],
-  ["F13", 4600115, "slug", "slug"],
-  ["K64", 4929076, "lb/°F", "pound (avoirdupois) per degree Fahrenheit"],
-  ["L69", 4994617, "t/K", "tonne per kelvin"],
-  ["L87", 4995127, "ton (US)/°F", "ton short per degree Fahrenheit"],
-  ["M85", 5060661, "ton, assay", "ton, assay"],
-  ["M86", 5060662, "pfd", "pfund"],
-  ["KMQ", 4934993, "kg/m³", "kilogram per cubic metre"],
-  ["23", 12851, "g/cm³", "gram per cubic centimetre"],
-  ["D41", 4469809, "t/m³", "tonne per cubic metre"],
-  ["GJ", 18250, "g/ml", "gram per millilitre"],
-  ["B35", 4338485, "kg/l or kg/L", "kilogram per litre"],
-  ["GL", 18252, "g/l", "gram per litre"],
-  ["A93", 4274483, "g/m³", "gram per cubic metre"],
-  ["GP", 18256, "mg/m³", "milligram per cubic metre"],
-  ["B72", 4339506, "Mg/m³", "megagram per cubic metre"],
-  ["B34", 4338484, "kg/dm³", "kilogram per cubic decimetre"],
-  ["H64", 4732468, "mg/g", "milligram per gram"],
-  ["H29", 4731449, "µg/l", "microgram per litre"],
-  ["M1", 19761, "mg/l", "milligram per litre"],
-  ["GQ", 18257, "µg/m³", "microgram per cubic metre"],
-  ["G11", 4665649, "g/(cm³·bar)", "gram per cubic centimetre bar"],
-  ["G33", 4666163, "g/(cm³·K)", "gram per cubic centimetre kelvin"],
-  ["F23", 4600371, "g/dm³", "gram per cubic decimetre"],
-  ["G12", 4665650, "g/(dm³·bar)", "gram per cubic decimetre bar"],
-  ["G34", 4666164, "g/(dm³·K)", "gram per cubic decimetre kelvin"],
-  ["G14", 4665652, "g/(m³·bar)", "gram per cubic metre bar"],
-  ["G36", 4666166, "g/(m³·K)", "gram per cubic metre kelvin"],
-  ["G13", 4665651, "g/(l·bar)", "gram per litre bar"],
-  ["G35", 4666165, "g/(l·K)", "gram per litre kelvin"],
-  ["G15", 4665653, "g/(ml·bar)", "gram per millilitre bar"],
-  ["G37", 4666167, "g/(ml·K)", "gram per millilitre kelvin"],
-  ["G31", 4666161, "kg/cm³", "kilogram per cubic centimetre"],
-  ["G16", 4665654, "kg/(cm³·bar)", "kilogram per cubic centimetre bar"],
-  ["G38", 4666168, "kg/(cm³·K)", "kilogram per cubic centimetre kelvin"],
-  ["G18", 4665656, "kg/(m³·bar)", "kilogram per cubic metre bar"],
-  ["G40", 4666416, "kg/(m³·K)", "kilogram per cubic metre kelvin"],
-  ["H54", 4732212, "(kg/dm³)/K", "kilogram per cubic decimetre kelvin"],
-  ["H55", 4732213, "(kg/dm³)/bar", "kilogram per cubic decimetre bar"],
-  ["F14", 4600116, "g/K", "gram per kelvin"],
-  ["F15", 4600117, "kg/K", "kilogram per kelvin"],
-  ["F24", 4600372, "kg/kmol", "kilogram per kilomole"],
-  ["G17", 4665655, "kg/(l·bar)", "kilogram per litre bar"],
-  ["G39", 4666169, "kg/(l·K)", "kilogram per litre kelvin"],
-  ["H53", 4732211, "kg/bar", "kilogram per bar"],
-  ["F18", 4600120, "kg·cm²", "kilogram square centimetre"],
-  ["F19", 4600121, "kg·mm²", "kilogram square millimetre"],
-  ["F74", 4601652, "g/bar", "gram per bar"],
-  ["F75", 4601653, "mg/bar", "milligram per bar"],
-  ["F16", 4600118, "mg/K", "milligram per kelvin"],
-  ["M73", 5060403, "(kg/m³)/Pa", "kilogram per cubic metre pascal"],
-  ["87", 14391, "lb/ft³", "pound per cubic foot"],
-  ["GE", 18245, "lb/gal (US)", "pound per gallon (US)"],
-  ["LA", 19521, "lb/in³", "pound per cubic inch"],
-  ["G32", 4666162, "oz/yd³", "ounce (avoirdupois) per cubic yard"],
-  ["J34", 4862772, "(µg/m³)/K", "microgram per cubic metre kelvin"],
-  ["J35", 4862773, "(µg/m³)/bar", "microgram per cubic metre bar"],
-  ["K41", 4928561, "gr/gal (US)", "grain per gallon (US)"],
-  ["K69", 4929081, "(lb/ft³)/°F", "pound (avoirdupois) per cubic foot degree Fahrenheit"],
-  ["K70", 4929328, "(lb/ft³)/psi", "pound (avoirdupois) per cubic foot psi"],
-  ["K71", 4929329, "lb/gal (UK)", "pound (avoirdupois) per gallon (UK)"],
-  ["K75", 4929333, "(lb/in³)/°F", "pound (avoirdupois) per cubic inch degree Fahrenheit"],
-  ["K76", 4929334, "(lb/in³)/psi", "pound (avoirdupois) per cubic inch psi"],
-  ["K84", 4929588, "lb/yd³", "pound per cubic yard"],
-  ["L17", 4993335, "(mg/m³)/K", "milligram per cubic metre kelvin"],
-  ["L18", 4993336, "(mg/m³)/bar", "milligram per cubic metre bar"],
-  ["L37", 4993847, "oz/gal (UK)", "ounce (avoirdupois) per gallon (UK)"],
-  ["L38", 4993848, "oz/gal (US)", "ounce (avoirdupois) per gallon (US)"],
-  ["L39", 4993849, "oz/in³", "ounce (avoirdupois) per cubic inch"],
-  ["L65", 4994613, "slug/ft³", "slug per cubic foot"],
-  ["L76", 4994870, "(t/m³)/K", "tonne per cubic metre kelvin"],
-  ["L77", 4994871, "(t/m³)/bar", "tonne per cubic metre bar"],
-  ["L92", 4995378, "ton.l/yd³ (UK)", "ton (UK long) per cubic yard"],
-  ["L93", 4995379, "ton.s/yd³ (US)", "ton (US short) per cubic yard"],
-  ["K77", 4929335, "lb/psi", "pound (avoirdupois) per psi"],
-  ["L70", 4994864, "t/bar", "tonne per bar"],
-  ["L91", 4995377, "ton (US)/psi", "ton short per psi"],
-  ["M74", 5060404, "kg/Pa", "kilogram per pascal"],
-  ["C62", 4404786, "1", "one"],
-  ["A39", 4272953, "m³/kg", "cubic metre per kilogram"],
-  ["22", 12850, "dl/g", "decilitre per gram"],
-  ["H65", 4732469, "ml/m³", "millilitre per cubic metre"],
-  ["H83", 4732979, "l/kg", "litre per kilogram"],
-  ["KX", 19288, "ml/kg", "millilitre per kilogram"],
-  ["H15", 4731189, "cm²/g", "square centimetre per gram"],
-  ["N28", 5124664, "dm³/kg", "cubic decimetre per kilogram"],
-  ["N29", 5124665, "ft³/lb", "cubic foot per pound"],
-  ["N30", 5124912, "in³/lb", "cubic inch per pound"],
-  ["KL", 19276, "kg/m", "kilogram per metre"],
-  ["GF", 18246, "g/m", "gram per metre (gram per 100 centimetres)"],
-  ["H76", 4732726, "g/mm", "gram per millimetre"],
-  ["KW", 19287, "kg/mm", "kilogram per millimetre"],
-  ["C12", 4403506, "mg/m", "milligram per metre"],
-  ["M31", 5059377, "kg/km", "kilogram per kilometre"],
-  ["P2", 20530, "lb/ft", "pound per foot"],
-  ["PO", 20559, "lb/in", "pound per inch of length"],
-  ["M83", 5060659, "den", "denier"],
-  ["M84", 5060660, "lb/yd", "pound per yard"],
-  ["GO", 18255, "mg/m²", "milligram per square metre"],
-  ["25", 12853, "g/cm²", "gram per square centimetre"],
-  ["H63", 4732467, "mg/cm²", "milligram per square centimetre"],
-  ["GM", 18253, "g/m²", "gram per square metre"],
-  ["28", 12856, "kg/m²", "kilogram per square metre"],
-  ["D5", 17461, "kg/cm²", "kilogram per square centimetre"],
-  ["ON", 20302, "oz/yd²", "ounce per square yard"],
-  ["37", 13111, "oz/ft²", "ounce per square foot"],
-  ["B31", 4338481, "kg·m/s", "kilogram metre per second"],
-  ["M98", 5060920, "kg·(cm/s)", "kilogram centimetre per second"],
-  ["M99", 5060921, "g·(cm/s)", "gram centimetre per second"],
-  ["N10", 5124400, "lb·(ft/s)", "pound foot per second"],
-  ["N11", 5124401, "lb·(in/s)", "pound inch per second"],
-  ["B33", 4338483, "kg·m²/s", "kilogram metre squared per second"],
-  ["B32", 4338482, "kg·m²", "kilogram metre squared"],
-  ["F20", 4600368, "lb·in²", "pound inch squared"],
-  ["K65", 4929077, "lb·ft²", "pound (avoirdupois) square foot"],
-  ["NEW", 5129559, "N", "newton"],
-  ["B73", 4339507, "MN", "meganewton"],
-  ["B47", 4338743, "kN", "kilonewton"],
-  ["C20", 4403760, "mN", "millinewton"],
-  ["B92", 4340018, "µN", "micronewton"],
-  ["DU", 17493, "dyn", "dyne"],
-  ["C78", 4405048, "lbf", "pound-force"],
-  ["B37", 4338487, "kgf", "kilogram-force"],
-  ["B51", 4338993, "kp", "kilopond"],
-  ["L40", 4994096, "ozf", "ounce (avoirdupois)-force"],
-  ["L94", 4995380, "ton.sh-force", "ton-force (US short)"],
-  ["M75", 5060405, "kip", "kilopound-force"],
-  ["M76", 5060406, "pdl", "poundal"],
-  ["M77", 5060407, "kg·m/s²", "kilogram metre per second squared"],
-  ["M78", 5060408, "p", "pond"],
-  ["F17", 4600119, "lbf/ft", "pound-force per foot"],
-  ["F48", 4600888, "lbf/in", "pound-force per inch"],
-  ["C54", 4404532, "N·m²/kg²", "newton metre squared per kilogram squared"],
-  ["NU", 20053, "N·m", "newton metre"],
-  ["H40", 4731952, "N/A", "newton per ampere"],
-  ["B74", 4339508, "MN·m", "meganewton metre"],
-  ["B48", 4338744, "kN·m", "kilonewton metre"],
-  ["D83", 4470835, "mN·m", "millinewton metre"],
-  ["B93", 4340019, "µN·m", "micronewton metre"],
-  ["DN", 17486, "dN·m", "decinewton metre"],
-  ["J72", 4863794, "cN·m", "centinewton metre"],
-  ["M94", 5060916, "kg·m", "kilogram metre"],
-  ["F88", 4601912, "N·cm", "newton centimetre"],
-  ["F90", 4602160, "N·m/A", "newton metre per ampere"],
-  ["F89", 4601913, "Nm/°", "newton metre per degree"],
-  ["G19", 4665657, "N·m/kg", "newton metre per kilogram"],
-  ["F47", 4600887, "N/mm", "newton per millimetre"],
-  ["M93", 5060915, "N·m/rad", "newton metre per radian"],
-  ["H41", 4731953, "N·m·W⁻⁰‧⁵", "newton metre watt to the power minus 0,5"],
-  ["B38", 4338488, "kgf·m", "kilogram-force metre"],
-  ["IA", 18753, "in·lb", "inch pound (pound inch)"],
-  ["4Q", 13393, "oz·in", "ounce inch"],
-  ["4R", 13394, "oz·ft", "ounce foot"],
-  ["F22", 4600370, "lbf·ft/A", "pound-force foot per ampere"],
-  ["F21", 4600369, "lbf·in", "pound-force inch"],
-  ["G20", 4665904, "lbf·ft/lb", "pound-force foot per pound"],
-  ["J94", 4864308, "dyn·cm", "dyne centimetre"],
-  ["L41", 4994097, "ozf·in", "ounce (avoirdupois)-force inch"],
-  ["M92", 5060914, "lbf·ft", "pound-force foot"],
-  ["M95", 5060917, "pdl·ft", "poundal foot"],
-  ["M96", 5060918, "pdl·in", "poundal inch"],
-  ["M97", 5060919, "dyn·m", "dyne metre"],
-  ["C57", 4404535, "N·s", "newton second"],
-  ["C53", 4404531, "N·m·s", "newton metre second"],
-  ["74", 14132, "mPa", "millipascal"],
-  ["MPA", 5066817, "MPa", "megapascal"],
-  ["PAL", 5259596, "Pa", "pascal"],
-  ["KPA", 4935745, "kPa", "kilopascal"],
-  ["BAR", 4342098, "bar", "bar [unit of pressure]"],
-  ["HBA", 4735553, "hbar", "hectobar"],
-  ["MBR", 5063250, "mbar", "millibar"],
-  ["KBA", 4932161, "kbar", "kilobar"],
-  ["ATM", 4281421, "atm", "standard atmosphere"],
-  ["A89", 4274233, "GPa", "gigapascal"],
-  ["B96", 4340022, "µPa", "micropascal"],
-  ["A97", 4274487, "hPa", "hectopascal"],
-  ["H75", 4732725, "daPa", "decapascal"],
-  ["B85", 4339765, "µbar", "microbar"],
-  ["C55", 4404533, "N/m²", "newton per square metre"],
-  ["C56", 4404534, "N/mm²", "newton per square millimetre"],
-  ["H07", 4730935, "Pa·s/bar", "pascal second per bar"],
-  ["F94", 4602164, "hPa·m³/s", "hectopascal cubic metre per second"],
-  ["F93", 4602163, "hPa·l/s", "hectopascal litre per second"],
-  ["F82", 4601906, "hPa/K", "hectopascal per kelvin"],
-  ["F83", 4601907, "kPa/K", "kilopascal per kelvin"],
-  ["F98", 4602168, "MPa·m³/s", "megapascal cubic metre per second"],
-  ["F97", 4602167, "MPa·l/s", "megapascal litre per second"],
-  ["F85", 4601909, "MPa/K", "megapascal per kelvin"],
-  ["F96", 4602166, "mbar·m³/s", "millibar cubic metre per second"],
-  ["F95", 4602165, "mbar·l/s", "millibar litre per second"],
-  ["F84", 4601908, "mbar/K", "millibar per kelvin"],
-  ["G01", 4665393, "Pa·m³/s", "pascal cubic metre per second"],
-  ["F99", 4602169, "Pa·l/s", "pascal litre per second"],
-  ["F77", 4601655, "Pa.s/K", "pascal second per kelvin"],
-  ["E01", 4534321, "N/cm²", "newton per square centimetre"],
-  ["FP", 18000, "lb/ft²", "pound per square foot"],
-  ["PS", 20563, "lbf/in²", "pound-force per square inch"],
-  ["B40", 4338736, "kgf/m²", "kilogram-force per square metre"],
-  ["UA", 21825, "Torr", "torr"],
-  ["ATT", 4281428, "at", "technical atmosphere"],
-  ["80", 14384, "lb/in²", "pound per square inch absolute"],
-  ["H78", 4732728, "cm H₂O", "conventional centimetre of water"],
-  ["HP", 18512, "mm H₂O", "conventional millimetre of water"],
-  ["HN", 18510, "mm Hg", "conventional millimetre of mercury"],
-  ["F79", 4601657, "inHg", "inch of mercury"],
-  ["F78", 4601656, "inH₂O", "inch of water"],
-  ["J89", 4864057, "cm Hg", "centimetre of mercury"],
-  ["K24", 4928052, "ft H₂O", "foot of water"],
-  ["K25", 4928053, "ft Hg", "foot of mercury"],
-  ["K31", 4928305, "gf/cm²", "gram-force per square centimetre"],
-  ["E42", 4535346, "kgf/cm²", "kilogram-force per square centimetre"],
-  ["E41", 4535345, "kgf·m/cm²", "kilogram-force per square millimetre"],
-  ["K85", 4929589, "lbf/ft²", "pound-force per square foot"],
-  ["K86", 4929590, "psi/°F", "pound-force per square inch degree Fahrenheit"],
-  ["84", 14388, "klbf/in²", "kilopound-force per square inch"],
-  ["N13", 5124403, "cmHg (0 ºC)", "centimetre of mercury (0 ºC)"],
-  ["N14", 5124404, "cmH₂O (4 °C)", "centimetre of water (4 ºC)"],
-  ["N15", 5124405, "ftH₂O (39,2 ºF)", "foot of water (39.2 ºF)"],
-  ["N16", 5124406, "inHG (32 ºF)", "inch of mercury (32 ºF)"],
-  ["N17", 5124407, "inHg (60 ºF)", "inch of mercury (60 ºF)"],
-  ["N18", 5124408, "inH₂O (39,2 ºF)", "inch of water (39.2 ºF)"],
-  ["N19", 5124409, "inH₂O (60 ºF)", "inch of water (60 ºF)"],
-  ["N20", 5124656, "ksi", "kip per square inch"],
-  ["N21", 5124657, "pdl/ft²", "poundal per square foot"],
-  ["N22", 5124658, "oz/in²", "ounce (avoirdupois) per square inch"],
-  ["N23", 5124659, "mH₂O", "conventional metre of water"],
-  ["N24", 5124660, "g/mm²", "gram per square millimetre"],
-  ["N25", 5124661, "lb/yd²", "pound per square yard"],
-  ["N26", 5124662, "pdl/in²", "poundal per square inch"],
-  ["E99", 4536633, "hPa/bar", "hectopascal per bar"],
-  ["F05", 4599861, "MPa/bar", "megapascal per bar"],
-  ["F04", 4599860, "mbar/bar", "millibar per bar"],
-  ["F07", 4599863, "Pa/bar", "pascal per bar"],
-  ["F03", 4599859, "kPa/bar", "kilopascal per bar"],
-  ["L52", 4994354, "psi/psi", "psi per psi"],
-  ["J56", 4863286, "bar/bar", "bar per bar"],
-  ["C96", 4405558, "Pa⁻¹", "reciprocal pascal or pascal to the power minus one"],
-  ["F58", 4601144, "1/bar", "reciprocal bar"],
-  ["B83", 4339763, "m⁴", "metre to the fourth power"],
-  ["G77", 4667191, "mm⁴", "millimetre to the fourth power"],
-  ["D69", 4470329, "in⁴", "inch to the fourth power"],
-  ["N27", 5124663, "ft⁴", "foot to the fourth power"],
-  ["C65", 4404789, "Pa·s", "pascal second"],
-  ["N37", 5124919, "kg/(m·s)", "kilogram per metre second"],
-  ["N38", 5124920, "kg/(m·min)", "kilogram per metre minute"],
-  ["C24", 4403764, "mPa·s", "millipascal second"],
-  ["N36", 5124918, "(N/m²)·s", "newton second per square metre"],
-  ["N39", 5124921, "kg/(m·d)", "kilogram per metre day"],
-  ["N40", 5125168, "kg/(m·h)", "kilogram per metre hour"],
-  ["N41", 5125169, "g/(cm·s)", "gram per centimetre second"],
-  ["89", 14393, "P", "poise"],
-  ["C7", 17207, "cP", "centipoise"],
-  ["F06", 4599862, "P/bar", "poise per bar"],
-  ["F86", 4601910, "P/K", "poise per kelvin"],
-  ["J32", 4862770, "µP", "micropoise"],
-  ["J73", 4863795, "cP/K", "centipoise per kelvin"],
-  ["J74", 4863796, "cP/bar", "centipoise per bar"],
-  ["K67", 4929079, "lb/(ft·h)", "pound per foot hour"],
-  ["K68", 4929080, "lb/(ft·s)", "pound per foot second"],
-  ["K91", 4929841, "lbf·s/ft²", "pound-force second per square foot"],
-  ["K92", 4929842, "lbf·s/in²", "pound-force second per square inch"],
-  ["L15", 4993333, "mPa·s/K", "millipascal second per kelvin"],
-  ["L16", 4993334, "mPa·s/bar", "millipascal second per bar"],
-  ["L64", 4994612, "slug/(ft·s)", "slug per foot second"],
-  ["N34", 5124916, "(pdl/ft²)·s", "poundal second per square foot"],
-  ["N35", 5124917, "P/Pa", "poise per pascal"],
-  ["N42", 5125170, "(pdl/in²)·s", "poundal second per square inch"],
-  ["N43", 5125171, "lb/(ft·min)", "pound per foot minute"],
-  ["N44", 5125172, "lb/(ft·d)", "pound per foot day"],
-  ["S4", 21300, "m²/s", "square metre per second"],
-  ["M82", 5060658, "(m²/s)/Pa", "square metre per second pascal"],
-  ["C17", 4403511, "mm²/s", "millimetre squared per second"],
-  ["G41", 4666417, "m²/(s·bar)", "square metre per second bar"],
-  ["G09", 4665401, "m²/(s·K)", "square metre per second kelvin"],
-  ["91", 14641, "St", "stokes"],
-  ["4C", 13379, "cSt", "centistokes"],
-  ["G46", 4666422, "St/bar", "stokes per bar"],
-  ["G10", 4665648, "St/K", "stokes per kelvin"],
-  ["S3", 21299, "ft²/s", "square foot per second"],
-  ["G08", 4665400, "in²/s", "square inch per second"],
-  ["M79", 5060409, "ft²/h", "square foot per hour"],
-  ["M80", 5060656, "St/Pa", "stokes per pascal"],
-  ["M81", 5060657, "cm²/s", "square centimetre per second"],
-  ["4P", 13392, "N/m", "newton per metre"],
-  ["C22", 4403762, "mN/m", "millinewton per metre"],
-  ["M23", 5059123, "N/cm", "newton per centimetre"],
-  ["N31", 5124913, "kN/m", "kilonewton per metre"],
-  ["DX", 17496, "dyn/cm", "dyne per centimetre"],
-  ["N32", 5124914, "pdl/in", "poundal per inch"],
-  ["N33", 5124915, "lbf/yd", "pound-force per yard"],
-  ["M34", 5059380, "N·m/m²", "newton metre per square metre"],
-  ["JOU", 4869973, "J", "joule"],
-  ["KJO", 4934223, "kJ", "kilojoule"],
-  ["A68", 4273720, "EJ", "exajoule"],
-  ["C68", 4404792, "PJ", "petajoule"],
-  ["D30", 4469552, "TJ", "terajoule"],
-  ["GV", 18262, "GJ", "gigajoule"],
-  ["3B", 13122, "MJ", "megajoule"],
-  ["C15", 4403509, "mJ", "millijoule"],
-  ["A70", 4273968, "fJ", "femtojoule"],
-  ["A13", 4272435, "aJ", "attojoule"],
-  ["WHR", 5720146, "W·h", "watt hour"],
-  ["MWH", 5068616, "MW·h", "megawatt hour (1000 kW.h)"],
-  ["KWH", 4937544, "kW·h", "kilowatt hour"],
-  ["GWH", 4675400, "GW·h", "gigawatt hour"],
-  ["D32", 4469554, "TW·h", "terawatt hour"],
-  ["A53", 4273459, "eV", "electronvolt"],
-  ["B71", 4339505, "MeV", "megaelectronvolt"],
-  ["A85", 4274229, "GeV", "gigaelectronvolt"],
-  ["B29", 4338233, "keV", "kiloelectronvolt"],
-  ["A57", 4273463, "erg", "erg"],
-  ["85", 14389, "ft·lbf", "foot pound-force"],
-  ["N46", 5125174, "ft·pdl", "foot poundal"],
-  ["N47", 5125175, "in·pdl", "inch poundal"],
-  ["WTT", 5723220, "W", "watt"],
-  ["KWT", 4937556, "kW", "kilowatt"],
-  ["MAW", 5062999, "MW", "megawatt"],
-  ["A90", 4274480, "GW", "gigawatt"],
-  ["C31", 4404017, "mW", "milliwatt"],
-  ["D80", 4470832, "µW", "microwatt"],
-  ["F80", 4601904, "water horse power", "water horse power"],
-  ["A63", 4273715, "erg/s", "erg per second"],
-  ["A74", 4273972, "ft·lbf/s", "foot pound-force per second"],
-  ["B39", 4338489, "kgf·m/s", "kilogram-force metre per second"],
-  ["HJ", 18506, "metric hp", "metric horse power"],
-  ["A25", 4272693, "CV", "cheval vapeur"],
-  ["BHP", 4343888, "BHP", "brake horse power"],
-  ["K15", 4927797, "ft·lbf/h", "foot pound-force per hour"],
-  ["K16", 4927798, "ft·lbf/min", "foot pound-force per minute"],
-  ["K42", 4928562, "boiler hp", "horsepower (boiler)"],
-  ["N12", 5124402, "PS", "Pferdestaerke"],
-  ["KGS", 4933459, "kg/s", "kilogram per second"],
-  ["H56", 4732214, "kg/(m²·s)", "kilogram per square metre second"],
-  ["M87", 5060663, "(kg/s)/Pa", "kilogram per second pascal"],
-  ["4M", 13389, "mg/h", "milligram per hour"],
-  ["F26", 4600374, "g/d", "gram per day"],
-  ["F62", 4601394, "g/(d·bar)", "gram per day bar"],
-  ["F35", 4600629, "g/(d·K)", "gram per day kelvin"],
-  ["F27", 4600375, "g/h", "gram per hour"],
-  ["F63", 4601395, "g/(h·bar)", "gram per hour bar"],
-  ["F36", 4600630, "g/(h·K)", "gram per hour kelvin"],
-  ["F28", 4600376, "g/min", "gram per minute"],
-  ["F64", 4601396, "g/(min·bar)", "gram per minute bar"],
-  ["F37", 4600631, "g/(min·K)", "gram per minute kelvin"],
-  ["F29", 4600377, "g/s", "gram per second"],
-  ["F65", 4601397, "g/(s·bar)", "gram per second bar"],
-  ["F38", 4600632, "g/(s·K)", "gram per second kelvin"],
-  ["F30", 4600624, "kg/d", "kilogram per day"],
-  ["F66", 4601398, "kg/(d·bar)", "kilogram per day bar"],
-  ["F39", 4600633, "kg/(d·K)", "kilogram per day kelvin"],
-  ["E93", 4536627, "kg/h", "kilogram per hour"],
-  ["F67", 4601399, "kg/(h·bar)", "kilogram per hour bar"],
-  ["F40", 4600880, "kg/(h·K)", "kilogram per hour kelvin"],
-  ["F31", 4600625, "kg/min", "kilogram per minute"],
-  ["F68", 4601400, "kg/(min·bar)", "kilogram per minute bar"],
-  ["F41", 4600881, "kg/(min·K)", "kilogram per minute kelvin"],
-  ["F69", 4601401, "kg/(s·bar)", "kilogram per second bar"],
-  ["F42", 4600882, "kg/(s·K)", "kilogram per second kelvin"],
-  ["F32", 4600626, "mg/d", "milligram per day"],
-  ["F70", 4601648, "mg/(d·bar)", "milligram per day bar"],
-  ["F43", 4600883, "mg/(d·K)", "milligram per day kelvin"],
-  ["F71", 4601649, "mg/(h·bar)", "milligram per hour bar"],
-  ["F44", 4600884, "mg/(h·K)", "milligram per hour kelvin"],
-  ["F33", 4600627, "mg/min", "milligram per minute"],
-  ["F72", 4601650, "mg/(min·bar)", "milligram per minute bar"],
-  ["F45", 4600885, "mg/(min·K)", "milligram per minute kelvin"],
-  ["F34", 4600628, "mg/s", "milligram per second"],
-  ["F73", 4601651, "mg/(s·bar)", "milligram per second bar"],
-  ["F46", 4600886, "mg/(s·K)", "milligram per second kelvin"],
-  ["F25", 4600373, "g/Hz", "gram per hertz"],
-  ["4W", 13399, "ton (US) /h", "ton (US) per hour"],
-  ["4U", 13397, "lb/h", "pound per hour"],
-  ["K66", 4929078, "lb/d", "pound (avoirdupois) per day"],
-  ["K73", 4929331, "(lb/h)/°F", "pound (avoirdupois) per hour degree Fahrenheit"],
-  ["K74", 4929332, "(lb/h)/psi", "pound (avoirdupois) per hour psi"],
-  ["K78", 4929336, "lb/min", "pound (avoirdupois) per minute"],
-  ["K79", 4929337, "lb/(min·°F)", "pound (avoirdupois) per minute degree Fahrenheit"],
-  ["K80", 4929584, "(lb/min)/psi", "pound (avoirdupois) per minute psi"],
-  ["K81", 4929585, "lb/s", "pound (avoirdupois) per second"],
-  ["K82", 4929586, "(lb/s)/°F", "pound (avoirdupois) per second degree Fahrenheit"],
-  ["K83", 4929587, "(lb/s)/psi", "pound (avoirdupois) per second psi"],
-  ["L33", 4993843, "oz/d", "ounce (avoirdupois) per day"],
-  ["L34", 4993844, "oz/h", "ounce (avoirdupois) per hour"],
-  ["L35", 4993845, "oz/min", "ounce (avoirdupois) per minute"],
-  ["L36", 4993846, "oz/s", "ounce (avoirdupois) per second"],
-  ["L63", 4994611, "slug/d", "slug per day"],
-  ["L66", 4994614, "slug/h", "slug per hour"],
-  ["L67", 4994615, "slug/min", "slug per minute"],
-  ["L68", 4994616, "slug/s", "slug per second"],
-  ["L71", 4994865, "t/d", "tonne per day"],
-  ["L72", 4994866, "(t/d)/K", "tonne per day kelvin"],
-  ["L73", 4994867, "(t/d)/bar", "tonne per day bar"],
-  ["E18", 4534584, "t/h", "tonne per hour"],
-  ["L74", 4994868, "(t/h)/K", "tonne per hour kelvin"],
-  ["L75", 4994869, "(t/h)/bar", "tonne per hour bar"],
-  ["L78", 4994872, "t/min", "tonne per minute"],
-  ["L79", 4994873, "(t/min)/K", "tonne per minute kelvin"],
-  ["L80", 4995120, "(t/min)/bar", "tonne per minute bar"],
-  ["L81", 4995121, "t/s", "tonne per second"],
-  ["L82", 4995122, "(t/s)/K", "tonne per second kelvin"],
-  ["L83", 4995123, "(t/s)/bar", "tonne per second bar"],
-  ["L85", 4995125, "ton (UK)/d", "ton long per day"],
-  ["L88", 4995128, "ton (US)/d", "ton short per day"],
-  ["L89", 4995129, "ton (US)/(h·°F)", "ton short per hour degree Fahrenheit"],
-  ["L90", 4995376, "(ton (US)/h)/psi", "ton short per hour psi"],
-  ["M88", 5060664, "t/mo", "tonne per month"],
-  ["M89", 5060665, "t/y", "tonne per year"],
-  ["M90", 5060912, "klb/h", "kilopound per hour"],
-  ["J33", 4862771, "µg/kg", "microgram per kilogram"],
-  ["L32", 4993842, "ng/kg", "nanogram per kilogram"],
-  ["NA", 20033, "mg/kg", "milligram per kilogram"],
-  ["M29", 5059129, "kg/kg", "kilogram per kilogram"],
-  ["M91", 5060913, "lb/lb", "pound per pound"],
-  ["MQS", 5067091, "m³/s", "cubic metre per second"],
-  ["MQH", 5067080, "m³/h", "cubic metre per hour"],
-  ["40", 13360, "ml/s", "millilitre per second"],
-  ["41", 13361, "ml/min", "millilitre per minute"],
-  ["LD", 19524, "l/d", "litre per day"],
-  ["2J", 12874, "cm³/s", "cubic centimetre per second"],
-  ["4X", 13400, "kl/h", "kilolitre per hour"],
-  ["L2", 19506, "l/min", "litre per minute"],
-  ["G47", 4666423, "cm³/d", "cubic centimetre per day"],
-  ["G78", 4667192, "cm³/(d·bar)", "cubic centimetre per day bar"],
-  ["G61", 4666929, "cm³/(d·K)", "cubic centimetre per day kelvin"],
-  ["G48", 4666424, "cm³/h", "cubic centimetre per hour"],
-  ["G79", 4667193, "cm³/(h·bar)", "cubic centimetre per hour bar"],
-  ["G62", 4666930, "cm³/(h·K)", "cubic centimetre per hour kelvin"],
-  ["G49", 4666425, "cm³/min", "cubic centimetre per minute"],
-  ["G80", 4667440, "cm³/(min·bar)", "cubic centimetre per minute bar"],
-  ["G63", 4666931, "cm³/(min·K)", "cubic centimetre per minute kelvin"],
-  ["G81", 4667441, "cm³/(s·bar)", "cubic centimetre per second bar"],
-  ["G64", 4666932, "cm³/(s·K)", "cubic centimetre per second kelvin"],
-  ["E92", 4536626, "dm³/h", "cubic decimetre per hour"],
-  ["G52", 4666674, "m³/d", "cubic metre per day"],
-  ["G86", 4667446, "m³/(d·bar)", "cubic metre per day bar"],
-  ["G69", 4666937, "m³/(d·K)", "cubic metre per day kelvin"],
-  ["G87", 4667447, "m³/(h·bar)", "cubic metre per hour bar"],
-  ["G70", 4667184, "m³/(h·K)", "cubic metre per hour kelvin"],
-  ["G53", 4666675, "m³/min", "cubic metre per minute"],
-  ["G88", 4667448, "m³/(min·bar)", "cubic metre per minute bar"],
-  ["G71", 4667185, "m³/(min·K)", "cubic metre per minute kelvin"],
-  ["G89", 4667449, "m³/(s·bar)", "cubic metre per second bar"],
-  ["G72", 4667186, "m³/(s·K)", "cubic metre per second kelvin"],
-  ["G82", 4667442, "l/(d·bar)", "litre per day bar"],
-  ["G65", 4666933, "l/(d·K)", "litre per day kelvin"],
-  ["G83", 4667443, "l/(h·bar)", "litre per hour bar"],
-  ["G66", 4666934, "l/(h·K)", "litre per hour kelvin"],
-  ["G84", 4667444, "l/(min·bar)", "litre per minute bar"],
-  ["G67", 4666935, "l/(min·K)", "litre per minute kelvin"],
-  ["G51", 4666673, "l/s", "litre per second"],
-  ["G85", 4667445, "l/(s·bar)", "litre per second bar"],
-  ["G68", 4666936, "l/(s·K)", "litre per second kelvin"],
-  ["G54", 4666676, "ml/d", "millilitre per day"],
-  ["G90", 4667696, "ml/(d·bar)", "millilitre per day bar"],
-  ["G73", 4667187, "ml/(d·K)", "millilitre per day kelvin"],
-  ["G55", 4666677, "ml/h", "millilitre per hour"],
-  ["G91", 4667697, "ml/(h·bar)", "millilitre per hour bar"],
-  ["G74", 4667188, "ml/(h·K)", "millilitre per hour kelvin"],
-  ["G92", 4667698, "ml/(min·bar)", "millilitre per minute bar"],
-  ["G75", 4667189, "ml/(min·K)", "millilitre per minute kelvin"],
-  ["G93", 4667699, "ml/(s·bar)", "millilitre per second bar"],
-  ["G76", 4667190, "ml/(s·K)", "millilitre per second kelvin"],
-  ["2K", 12875, "ft³/h", "cubic foot per hour"],
-  ["2L", 12876, "ft³/min", "cubic foot per minute"],
-  ["5A", 13633, "barrel (US)/min", "barrel (US) per minute"],
-  ["G2", 18226, "gal (US) /min", "US gallon per minute"],
-  ["G3", 18227, "gal (UK) /min", "Imperial gallon per minute"],
-  ["G56", 4666678, "in³/h", "cubic inch per hour"],
-  ["G57", 4666679, "in³/min", "cubic inch per minute"],
-  ["G58", 4666680, "in³/s", "cubic inch per second"],
-  ["G50", 4666672, "gal/h", "gallon (US) per hour"],
-  ["J58", 4863288, "bbl (UK liq.)/min", "barrel (UK petroleum) per minute"],
-  ["J59", 4863289, "bbl (UK liq.)/d", "barrel (UK petroleum) per day"],
-  ["J60", 4863536, "bbl (UK liq.)/h", "barrel (UK petroleum) per hour"],
-  ["J61", 4863537, "bbl (UK liq.)/s", "barrel (UK petroleum) per second"],
-  ["J62", 4863538, "bbl (US)/h", "barrel (US petroleum) per hour"],
-  ["J63", 4863539, "bbl (US)/s", "barrel (US petroleum) per second"],
-  ["J64", 4863540, "bu (UK)/d", "bushel (UK) per day"],
-  ["J65", 4863541, "bu (UK)/h", "bushel (UK) per hour"],
-  ["J66", 4863542, "bu (UK)/min", "bushel (UK) per minute"],
-  ["J67", 4863543, "bu (UK)/s", "bushel (UK) per second"],
-  ["J68", 4863544, "bu (US dry)/d", "bushel (US dry) per day"],
-  ["J69", 4863545, "bu (US dry)/h", "bushel (US dry) per hour"],
-  ["J70", 4863792, "bu (US dry)/min", "bushel (US dry) per minute"],
-  ["J71", 4863793, "bu (US dry)/s", "bushel (US dry) per second"],
-  ["J90", 4864304, "dm³/d", "cubic decimetre per day"],
-  ["J92", 4864306, "dm³/min", "cubic decimetre per minute"],
-  ["J93", 4864307, "dm³/s", "cubic decimetre per second"],
-  ["N45", 5125173, "(m³/s)/Pa", "cubic metre per second pascal"],
-  ["J95", 4864309, "fl oz (UK)/d", "ounce (UK fluid) per day"],
-  ["J96", 4864310, "fl oz (UK)/h", "ounce (UK fluid) per hour"],
-  ["J97", 4864311, "fl oz (UK)/min", "ounce (UK fluid) per minute"],
-  ["J98", 4864312, "fl oz (UK)/s", "ounce (UK fluid) per second"],
-  ["J99", 4864313, "fl oz (US)/d", "ounce (US fluid) per day"],
-  ["K10", 4927792, "fl oz (US)/h", "ounce (US fluid) per hour"],
-  ["K11", 4927793, "fl oz (US)/min", "ounce (US fluid) per minute"],
-  ["K12", 4927794, "fl oz (US)/s", "ounce (US fluid) per second"],
-  ["K22", 4928050, "ft³/d", "cubic foot per day"],
-  ["K26", 4928054, "gal (UK)/d", "gallon (UK) per day"],
-  ["K27", 4928055, "gal (UK)/h", "gallon (UK) per hour"],
-  ["K28", 4928056, "gal (UK)/s", "gallon (UK) per second"],
-  ["K30", 4928304, "gal (US liq.)/s", "gallon (US liquid) per second"],
-  ["K32", 4928306, "gi (UK)/d", "gill (UK) per day"],
-  ["K33", 4928307, "gi (UK)/h", "gill (UK) per hour"],
-  ["K34", 4928308, "gi (UK)/min", "gill (UK) per minute"],
-  ["K35", 4928309, "gi (UK)/s", "gill (UK) per second"],
-  ["K36", 4928310, "gi (US)/d", "gill (US) per day"],
-  ["K37", 4928311, "gi (US)/h", "gill (US) per hour"],
-  ["K38", 4928312, "gi (US)/min", "gill (US) per minute"],
-  ["K39", 4928313, "gi (US)/s", "gill (US) per second"],
-  ["K94", 4929844, "qt (UK liq.)/d", "quart (UK liquid) per day"],
-  ["K95", 4929845, "qt (UK liq.)/h", "quart (UK liquid) per hour"],
-  ["K96", 4929846, "qt (UK liq.)/min", "quart (UK liquid) per minute"],
-  ["K97", 4929847, "qt (UK liq.)/s", "quart (UK liquid) per second"],
-  ["K98", 4929848, "qt (US liq.)/d", "quart (US liquid) per day"],
-  ["K99", 4929849, "qt (US liq.)/h", "quart (US liquid) per hour"],
-  ["L10", 4993328, "qt (US liq.)/min", "quart (US liquid) per minute"],
-  ["L11", 4993329, "qt (US liq.)/s", "quart (US liquid) per second"],
-  ["L44", 4994100, "pk (UK)/d", "peck (UK) per day"],
-  ["L45", 4994101, "pk (UK)/h", "peck (UK) per hour"],
-  ["L46", 4994102, "pk (UK)/min", "peck (UK) per minute"],
-  ["L47", 4994103, "pk (UK)/s", "peck (UK) per second"],
-  ["L48", 4994104, "pk (US dry)/d", "peck (US dry) per day"],
-  ["L49", 4994105, "pk (US dry)/h", "peck (US dry) per hour"],
-  ["L50", 4994352, "pk (US dry)/min", "peck (US dry) per minute"],
-  ["L51", 4994353, "pk (US dry)/s", "peck (US dry) per second"],
-  ["L53", 4994355, "pt (UK)/d", "pint (UK) per day"],
-  ["L54", 4994356, "pt (UK)/h", "pint (UK) per hour"],
-  ["L55", 4994357, "pt (UK)/min", "pint (UK) per minute"],
-  ["L56", 4994358, "pt (UK)/s", "pint (UK) per second"],
-  ["L57", 4994359, "pt (US liq.)/d", "pint (US liquid) per day"],
-  ["L58", 4994360, "pt (US liq.)/h", "pint (US liquid) per hour"],
-  ["L59", 4994361, "pt (US liq.)/min", "pint (US liquid) per minute"],
-  ["L60", 4994608, "pt (US liq.)/s", "pint (US liquid) per second"],
-  ["M12", 5058866, "yd³/d", "cubic yard per day"],
-  ["M13", 5058867, "yd³/h", "cubic yard per hour"],
-  ["M15", 5058869, "yd³/min", "cubic yard per minute"],
-  ["M16", 5058870, "yd³/s", "cubic yard per second"],
-  ["H60", 4732464, "m³/m³", "cubic metre per cubic metre"],
-  ["F92", 4602162, "bar·m³/s", "bar cubic metre per second"],
-  ["F91", 4602161, "bar·l/s", "bar litre per second"],
-  ["K87", 4929591, "psi·in³/s", "psi cubic inch per second"],
-  ["K88", 4929592, "psi·l/s", "psi litre per second"],
-  ["K89", 4929593, "psi·m³/s", "psi cubic metre per second"],
-  ["K90", 4929840, "psi·yd³/s", "psi cubic yard per second"],
-  ["Q29", 5321273, "µg/hg", "microgram per hectogram"],
-  ["Q37", 5321527, "Standard cubic metre per day", "Standard cubic metre per day"],
-  ["Q38", 5321528, "Standard cubic metre per hour", "Standard cubic metre per hour"],
-  ["Q39", 5321529, "Normalized cubic metre per day", "Normalized cubic metre per day"],
-  ["Q40", 5321776, "Normalized cubic metre per hour", "Normalized cubic metre per hour"],
-  ["KWN", 4937550, "Kilowatt hour per normalized cubic metre", "Kilowatt hour per normalized cubic metre"],
-  ["KWS", 4937555, "Kilowatt hour per standard cubic metre", "Kilowatt hour per standard cubic metre"],
-  ["Q41", 5321777, "Joule per normalised cubic metre", "Joule per normalised cubic metre"],
-  ["Q42", 5321778, "Joule per standard cubic metre", "Joule per standard cubic metre"],
-  ["MNJ", 5066314, "MJ/m³", "Mega Joule per Normalised cubic Metre"],
-  ["KEL", 4932940, "K", "kelvin"],
-  ["CEL", 4408652, "°C", "degree Celsius"],
-  ["H12", 4731186, "°C/h", "degree Celsius per hour"],
-  ["F60", 4601392, "°C/bar", "degree Celsius per bar"],
-  ["E98", 4536632, "°C/K", "degree Celsius per kelvin"],
-  ["H13", 4731187, "°C/min", "degree Celsius per minute"],
-  ["H14", 4731188, "°C/s", "degree Celsius per second"],
-  ["F61", 4601393, "K/bar", "kelvin per bar"],
-  ["F10", 4600112, "K/h", "kelvin per hour"],
-  ["F02", 4599858, "K/K", "kelvin per kelvin"],
-  ["F11", 4600113, "K/min", "kelvin per minute"],
-  ["F12", 4600114, "K/s", "kelvin per second"],
-  ["N79", 5125945, "K/Pa", "kelvin per pascal"],
-  ["J20", 4862512, "°F/K", "degree Fahrenheit per kelvin"],
-  ["J21", 4862513, "°F/bar", "degree Fahrenheit per bar"],
-  ["J26", 4862518, "1/°F", "reciprocal degree Fahrenheit"],
-  ["A48", 4273208, "°R", "degree Rankine"],
-  ["FAH", 4604232, "°F", "degree Fahrenheit"],
-  ["J23", 4862515, "°F/h", "degree Fahrenheit per hour"],
-  ["J24", 4862516, "°F/min", "degree Fahrenheit per minute"],
-  ["J25", 4862517, "°F/s", "degree Fahrenheit per second"],
-  ["J28", 4862520, "°R/h", "degree Rankine per hour"],
-  ["J29", 4862521, "°R/min", "degree Rankine per minute"],
-  ["J30", 4862768, "°R/s", "degree Rankine per second"],
-  ["C91", 4405553, "K⁻¹", "reciprocal kelvin or kelvin to the power minus one"],
-  ["M20", 5059120, "1/MK", "reciprocal megakelvin or megakelvin to the power minus one"],
-  ["C64", 4404788, "Pa/K", "pascal per kelvin"],
-  ["F81", 4601905, "bar/K", "bar per kelvin"],
-  ["J55", 4863285, "W·s", "watt second"],
-  ["BTU", 4346965, "BtuIT", "British thermal unit (international table)"],
-  ["A1", 16689, "cal₁₅", "15 °C calorie"],
-  ["D70", 4470576, "calIT", "calorie (international table)"],
-  ["J39", 4862777, "Btu", "British thermal unit (mean)"],
-  ["J75", 4863797, "cal", "calorie (mean)"],
-  ["K51", 4928817, "kcal", "kilocalorie (mean)"],
-  ["E14", 4534580, "kcalIT", "kilocalorie (international table)"],
-  ["K53", 4928819, "kcalth", "kilocalorie (thermochemical)"],
-  ["N66", 5125686, "Btu (39 ºF)", "British thermal unit (39 ºF)"],
-  ["N67", 5125687, "Btu (59 ºF)", "British thermal unit (59 ºF)"],
-  ["N68", 5125688, "Btu (60 ºF)", "British thermal unit (60 ºF)"],
-  ["N69", 5125689, "cal₂₀", "calorie (20 ºC)"],
-  ["N70", 5125936, "quad", "quad (1015 BtuIT)"],
-  ["N71", 5125937, "thm (EC)", "therm (EC)"],
-  ["N72", 5125938, "thm (US)", "therm (U.S.)"],
-  ["D35", 4469557, "calth", "calorie (thermochemical)"],
-  ["2I", 12873, "BtuIT/h", "British thermal unit (international table) per hour"],
-  ["J44", 4863028, "BtuIT/min", "British thermal unit (international table) per minute"],
-  ["J45", 4863029, "BtuIT/s", "British thermal unit (international table) per second"],
-  ["J47", 4863031, "Btuth/h", "British thermal unit (thermochemical) per hour"],
-  ["J51", 4863281, "Btuth/min", "British thermal unit (thermochemical) per minute"],
-  ["J52", 4863282, "Btuth/s", "British thermal unit (thermochemical) per second"],
-  ["J81", 4864049, "calth/min", "calorie (thermochemical) per minute"],
-  ["J82", 4864050, "calth/s", "calorie (thermochemical) per second"],
-  ["E15", 4534581, "kcalth/h", "kilocalorie (thermochemical) per hour"],
-  ["K54", 4928820, "kcalth/min", "kilocalorie (thermochemical) per minute"],
-  ["K55", 4928821, "kcalth/s", "kilocalorie (thermochemical) per second"],
-  ["D54", 4470068, "W/m²", "watt per square metre"],
-  ["N48", 5125176, "W/cm²", "watt per square centimetre"],
-  ["N49", 5125177, "W/in²", "watt per square inch"],
-  ["N50", 5125424, "BtuIT/(ft²·h)", "British thermal unit (international table) per square foot hour"],
-  ["N51", 5125425, "Btuth/(ft²·h)", "British thermal unit (thermochemical) per square foot hour"],
-  ["N52", 5125426, "Btuth/(ft²·min)", "British thermal unit (thermochemical) per square foot minute"],
-  ["N53", 5125427, "BtuIT/(ft²·s)", "British thermal unit (international table) per square foot second"],
-  ["N54", 5125428, "Btuth/(ft²·s)", "British thermal unit (thermochemical) per square foot second"],
-  ["N55", 5125429, "BtuIT/(in²·s)", "British thermal unit (international table) per square inch second"],
-  ["N56", 5125430, "calth/(cm²·min)", "calorie (thermochemical) per square centimetre minute"],
-  ["N57", 5125431, "calth/(cm²·s)", "calorie (thermochemical) per square centimetre second"],
-  ["D53", 4470067, "W/(m·K)", "watt per metre kelvin"],
-  ["N80", 5126192, "W/(m·°C)", "watt per metre degree Celsius"],
-  ["N81", 5126193, "kW/(m·K)", "kilowatt per metre kelvin"],
-  ["N82", 5126194, "kW/(m·°C)", "kilowatt per metre degree Celsius"],
-  ["A22", 4272690, "BtuIT/(s·ft·°R)", "British thermal unit (international table) per second foot degree Rankine"],
-  ["D71", 4470577, "calIT/(s·cm·K)", "calorie (international table) per second centimetre kelvin"],
-  ["D38", 4469560, "calth/(s·cm·K)", "calorie (thermochemical) per second centimetre kelvin"],
-  ["J40", 4863024, "BtuIT·ft/(h·ft²·°F)", "British thermal unit (international table) foot per hour square foot degree Fahrenheit"],
-  ["J41", 4863025, "BtuIT·in/(h·ft²·°F)", "British thermal unit (international table) inch per hour square foot degree Fahrenheit"],
-  ["J42", 4863026, "BtuIT·in/(s·ft²·°F)", "British thermal unit (international table) inch per second square foot degree Fahrenheit"],
-  ["J46", 4863030, "Btuth·ft/(h·ft²·°F)", "British thermal unit (thermochemical) foot per hour square foot degree Fahrenheit"],
-  ["J48", 4863032, "Btuth·in/(h·ft²·°F)", "British thermal unit (thermochemical) inch per hour square foot degree Fahrenheit"],
-  ["J49", 4863033, "Btuth·in/(s·ft²·°F)", "British thermal unit (thermochemical) inch per second square foot degree Fahrenheit"],
-  ["J78", 4863800, "calth/(cm·s·°C)", "calorie (thermochemical) per centimetre second degree Celsius"],
-  ["K52", 4928818, "kcal/(m·h·°C)", "kilocalorie (international table) per hour metre degree Celsius"],
-  ["D55", 4470069, "W/(m²·K)", "watt per square metre kelvin"],
-  ["N78", 5125944, "kW/(m²·K)", "kilowatt per square metre kelvin"],
-  ["D72", 4470578, "calIT/(s·cm²·K)", "calorie (international table) per second square centimetre kelvin"],
-  ["D39", 4469561, "calth/(s·cm²·K)", "calorie (thermochemical) per second square centimetre kelvin"],
-  ["A20", 4272688, "BtuIT/(s·ft²·°R)", "British thermal unit (international table) per second square foot degree Rankine"],
-  ["A23", 4272691, "BtuIT/(h·ft²·°R)", "British thermal unit (international table) per hour square foot degree Rankine"],
-  ["N74", 5125940, "BtuIT/(h·ft²·ºF)", "British thermal unit (international table) per hour square foot degree Fahrenheit"],
-  ["N75", 5125941, "Btuth/(h·ft²·ºF)", "British thermal unit (thermochemical) per hour square foot degree Fahrenheit"],
-  ["N76", 5125942, "BtuIT/(s·ft²·ºF)", "British thermal unit (international table) per second square foot degree Fahrenheit"],
-  ["N77", 5125943, "Btuth/(s·ft²·ºF)", "British thermal unit (thermochemical) per second square foot degree Fahrenheit"],
-  ["D19", 4469049, "m²·K/W", "square metre kelvin per watt"],
-  ["J19", 4862265, "°F·h·ft²/Btuth", "degree Fahrenheit hour square foot per British thermal unit (thermochemical)"],
-  ["J22", 4862514, "°F·h·ft²/BtuIT", "degree Fahrenheit hour square foot per British thermal unit (international table)"],
-  ["J83", 4864051, "clo", "clo"],
-  ["L14", 4993332, "m²·h·°C/kcal", "square metre hour degree Celsius per kilocalorie (international table)"],
-  ["B21", 4338225, "K/W", "kelvin per watt"],
-  ["H35", 4731701, "K·m/W", "kelvin metre per watt"],
-  ["N84", 5126196, "ºF/(BtuIT/h)", "degree Fahrenheit hour per British thermal unit (international table)"],
-  ["N85", 5126197, "ºF/(Btuth/h)", "degree Fahrenheit hour per British thermal unit (thermochemical)"],
-  ["N86", 5126198, "ºF/(BtuIT/s)", "degree Fahrenheit second per British thermal unit (international table)"],
-  ["N87", 5126199, "ºF/(Btuth/s)", "degree Fahrenheit second per British thermal unit (thermochemical)"],
-  ["N88", 5126200, "ºF·h·ft²/(BtuIT·in)", "degree Fahrenheit hour square foot per British thermal unit (international table) inch"],
-  ["N89", 5126201, "ºF·h·ft²/(Btuth·in)", "degree Fahrenheit hour square foot per British thermal unit (thermochemical) inch"],
-  ["D52", 4470066, "W/K", "watt per kelvin"],
-  ["E97", 4536631, "mm/(°C·m)", "millimetre per degree Celcius metre"],
-  ["F53", 4601139, "mm/K", "millimetre per kelvin"],
-  ["N83", 5126195, "m/(°C·m)", "metre per degree Celcius metre"],
-  ["JE", 19013, "J/K", "joule per kelvin"],
-  ["B41", 4338737, "kJ/K", "kilojoule per kelvin"],
-  ["J43", 4863027, "BtuIT/(lb·°F)", "British thermal unit (international table) per pound degree Fahrenheit"],
-  ["J50", 4863280, "Btuth/(lb·°F)", "British thermal unit (thermochemical) per pound degree Fahrenheit"],
-  ["J76", 4863798, "calIT/(g·°C)", "calorie (international table) per gram degree Celsius"],
-  ["J79", 4863801, "calth/(g·°C)", "calorie (thermochemical) per gram degree Celsius"],
-  ["N60", 5125680, "BtuIT/ºF", "British thermal unit (international table) per degree Fahrenheit"],
-  ["N61", 5125681, "Btuth/ºF", "British thermal unit (thermochemical) per degree Fahrenheit"],
-  ["N62", 5125682, "BtuIT/ºR", "British thermal unit (international table) per degree Rankine"],
-  ["N63", 5125683, "Btuth/ºR", "British thermal unit (thermochemical) per degree Rankine"],
-  ["N64", 5125684, "(Btuth/°R)/lb", "British thermal unit (thermochemical) per pound degree Rankine"],
-  ["N65", 5125685, "(kcalIT/K)/g", "kilocalorie (international table) per gram kelvin"],
-  ["B11", 4337969, "J/(kg·K)", "joule per kilogram kelvin"],
-  ["B43", 4338739, "kJ/(kg·K)", "kilojoule per kilogram kelvin"],
-  ["A21", 4272689, "Btu/IT(lb·°R)", "British thermal unit (international table) per pound degree Rankine"],
-  ["D76", 4470582, "calIT/(g·K)", "calorie (international table) per gram kelvin"],
-  ["D37", 4469559, "calth/(g·K)", "calorie (thermochemical) per gram kelvin"],
-  ["J2", 18994, "J/kg", "joule per kilogram"],
-  ["D95", 4471093, "J/g", "joule per gram"],
-  ["JK", 19019, "MJ/kg", "megajoule per kilogram"],
-  ["B42", 4338738, "kJ/kg", "kilojoule per kilogram"],
-  ["AZ", 16730, "BtuIT/lb", "British thermal unit (international table) per pound"],
-  ["D75", 4470581, "calIT/g", "calorie (international table) per gram"],
-  ["N73", 5125939, "Btuth/lb", "British thermal unit (thermochemical) per pound"],
-  ["B36", 4338486, "calth/g", "calorie (thermochemical) per gram"],
-  ["N58", 5125432, "BtuIT/ft³", "British thermal unit (international table) per cubic foot"],
-  ["N59", 5125433, "Btuth/ft³", "British thermal unit (thermochemical) per cubic foot"],
-  ["Q31", 5321521, "kJ/g", "kilojoule per gram"],
-  ["AMP", 4279632, "A", "ampere"],
-  ["B22", 4338226, "kA", "kiloampere"],
-  ["H38", 4731704, "MA", "megaampere"],
-  ["4K", 13387, "mA", "milliampere"],
-  ["B84", 4339764, "µA", "microampere"],
-  ["C39", 4404025, "nA", "nanoampere"],
-  ["C70", 4405040, "pA", "picoampere"],
-  ["N96", 5126454, "Bi", "biot"],
-  ["N97", 5126455, "Gi", "gilbert"],
-  ["COU", 4411221, "C", "coulomb"],
-  ["A8", 16696, "A·s", "ampere second"],
-  ["H32", 4731698, "A²·s", "ampere squared second"],
-  ["AMH", 4279624, "A·h", "ampere hour"],
-  ["TAH", 5521736, "kA·h", "kiloampere hour (thousand ampere hour)"],
-  ["D77", 4470583, "MC", "megacoulomb"],
-  ["D86", 4470838, "mC", "millicoulomb"],
-  ["B26", 4338230, "kC", "kilocoulomb"],
-  ["B86", 4339766, "µC", "microcoulomb"],
-  ["C40", 4404272, "nC", "nanocoulomb"],
-  ["C71", 4405041, "pC", "picocoulomb"],
-  ["E09", 4534329, "mA·h", "milliampere hour"],
-  ["N95", 5126453, "A·min", "ampere minute"],
-  ["N94", 5126452, "Fr", "franklin"],
-  ["A29", 4272697, "C/m³", "coulomb per cubic metre"],
-  ["A84", 4274228, "GC/m³", "gigacoulomb per cubic metre"],
-  ["A30", 4272944, "C/mm³", "coulomb per cubic millimetre"],
-  ["B69", 4339257, "MC/m³", "megacoulomb per cubic metre"],
-  ["A28", 4272696, "C/cm³", "coulomb per cubic centimetre"],
-  ["B27", 4338231, "kC/m³", "kilocoulomb per cubic metre"],
-  ["D88", 4470840, "mC/m³", "millicoulomb per cubic metre"],
-  ["B87", 4339767, "µC/m³", "microcoulomb per cubic metre"],
-  ["A34", 4272948, "C/m²", "coulomb per square metre"],
-  ["B70", 4339504, "MC/m²", "megacoulomb per square metre"],
-  ["A35", 4272949, "C/mm²", "coulomb per square millimetre"],
-  ["A33", 4272947, "C/cm²", "coulomb per square centimetre"],
-  ["B28", 4338232, "kC/m²", "kilocoulomb per square metre"],
-  ["D89", 4470841, "mC/m²", "millicoulomb per square metre"],
-  ["B88", 4339768, "µC/m²", "microcoulomb per square metre"],
-  ["D50", 4470064, "V/m", "volt per metre"],
-  ["H45", 4731957, "V·s/m", "volt second per metre"],
-  ["D45", 4469813, "V²/K²", "volt squared per kelvin squared"],
-  ["D51", 4470065, "V/mm", "volt per millimetre"],
-  ["H24", 4731444, "V/µs", "volt per microsecond"],
-  ["H62", 4732466, "mV/min", "millivolt per minute"],
-  ["H46", 4731958, "V/s", "volt per second"],
-  ["B79", 4339513, "MV/m", "megavolt per metre"],
-  ["B55", 4338997, "kV/m", "kilovolt per metre"],
-  ["D47", 4469815, "V/cm", "volt per centimetre"],
-  ["C30", 4404016, "mV/m", "millivolt per metre"],
-  ["C3", 17203, "µV/m", "microvolt per metre"],
-  ["G60", 4666928, "V/bar", "volt per bar"],
-  ["N98", 5126456, "V/Pa", "volt per pascal"],
-  ["F87", 4601911, "V/(l·min)", "volt per litre minute"],
-  ["H22", 4731442, "V/(lbf/in²)", "volt square inch per pound-force"],
-  ["H23", 4731443, "V/in", "volt per inch"],
-  ["VLT", 5655636, "V", "volt"],
-  ["B78", 4339512, "MV", "megavolt"],
-  ["KVT", 4937300, "kV", "kilovolt"],
-  ["2Z", 12890, "mV", "millivolt"],
-  ["D82", 4470834, "µV", "microvolt"],
-  ["N99", 5126457, "pV", "picovolt"],
-  ["FAR", 4604242, "F", "farad"],
-  ["H48", 4731960, "aF", "attofarad"],
-  ["C10", 4403504, "mF", "millifarad"],
-  ["4O", 13391, "µF", "microfarad"],
-  ["C41", 4404273, "nF", "nanofarad"],
-  ["4T", 13396, "pF", "picofarad"],
-  ["N90", 5126448, "kF", "kilofarad"],
-  ["A69", 4273721, "F/m", "farad per metre"],
-  ["H28", 4731448, "µF/km", "microfarad per kilometre"],
-  ["H33", 4731699, "F/km", "farad per kilometre"],
-  ["B89", 4339769, "µF/m", "microfarad per metre"],
-  ["C42", 4404274, "nF/m", "nanofarad per metre"],
-  ["C72", 4405042, "pF/m", "picofarad per metre"],
-  ["A26", 4272694, "C·m", "coulomb metre"],
-  ["A41", 4273201, "A/m²", "ampere per square metre"],
-  ["H31", 4731697, "A/kg", "ampere per kilogram"],
-  ["B66", 4339254, "MA/m²", "megaampere per square metre"],
-  ["A7", 16695, "A/mm²", "ampere per square millimetre"],
-  ["A4", 16692, "A/cm²", "ampere per square centimetre"],
-  ["B23", 4338227, "kA/m²", "kiloampere per square metre"],
-  ["G59", 4666681, "mA/(l·min)", "milliampere per litre minute"],
-  ["N93", 5126451, "A/Pa", "ampere per pascal"],
-  ["F57", 4601143, "mA/(lbf/in²)", "milliampere per pound-force per square inch"],
-  ["F59", 4601145, "mA/bar", "milliampere per bar"],
-  ["AE", 16709, "A/m", "ampere per metre"],
-  ["B24", 4338228, "kA/m", "kiloampere per metre"],
-  ["A3", 16691, "A/mm", "ampere per millimetre"],
-  ["A2", 16690, "A/cm", "ampere per centimetre"],
-  ["F76", 4601654, "mA/mm", "milliampere per millimetre"],
-  ["F08", 4599864, "mA/in", "milliampere per inch"],
-  ["P10", 5255472, "C/m", "coulomb per metre"],
-  ["D33", 4469555, "T", "tesla"],
-  ["C29", 4403769, "mT", "millitesla"],
-  ["D81", 4470833, "µT", "microtesla"],
-  ["C48", 4404280, "nT", "nanotesla"],
-  ["P13", 5255475, "kT", "kilotesla"],
-  ["P12", 5255474, "γ", "gamma"],
-  ["WEB", 5719362, "Wb", "weber"],
-  ["C33", 4404019, "mWb", "milliweber"],
-  ["P11", 5255473, "kWb", "kiloweber"],
-  ["D59", 4470073, "Wb/m", "weber per metre"],
-  ["B56", 4338998, "kWb/m", "kiloweber per metre"],
-  ["D60", 4470320, "Wb/mm", "weber per millimetre"],
-  ["81", 14385, "H", "henry"],
-  ["C14", 4403508, "mH", "millihenry"],
-  ["B90", 4340016, "µH", "microhenry"],
-  ["C43", 4404275, "nH", "nanohenry"],
-  ["C73", 4405043, "pH", "picohenry"],
-  ["H03", 4730931, "H/kΩ", "henry per kiloohm"],
-  ["H04", 4730932, "H/Ω", "henry per ohm"],
-  ["G98", 4667704, "µH/kΩ", "microhenry per kiloohm"],
-  ["G99", 4667705, "µH/Ω", "microhenry per ohm"],
-  ["H05", 4730933, "mH/kΩ", "millihenry per kiloohm"],
-  ["H06", 4730934, "mH/Ω", "millihenry per ohm"],
-  ["P24", 5255732, "kH", "kilohenry"],
-  ["A98", 4274488, "H/m", "henry per metre"],
-  ["B91", 4340017, "µH/m", "microhenry per metre"],
-  ["C44", 4404276, "nH/m", "nanohenry per metre"],
-  ["A5", 16693, "A·m²", "ampere square metre"],
-  ["B8", 16952, "J/m³", "joule per cubic metre"],
-  ["OHM", 5195853, "Ω", "ohm"],
-  ["A87", 4274231, "GΩ", "gigaohm"],
-  ["B75", 4339509, "MΩ", "megaohm"],
-  ["H44", 4731956, "TΩ", "teraohm"],
-  ["B49", 4338745, "kΩ", "kiloohm"],
-  ["E45", 4535349, "mΩ", "milliohm"],
-  ["B94", 4340020, "µΩ", "microohm"],
-  ["P22", 5255730, "nΩ", "nanoohm"],
-  ["M26", 5059126, "GΩ/m", "gigaohm per metre"],
-  ["SIE", 5458245, "S", "siemens"],
-  ["B53", 4338995, "kS", "kilosiemens"],
-  ["C27", 4403767, "mS", "millisiemens"],
-  ["B99", 4340025, "µS", "microsiemens"],
-  ["G42", 4666418, "µS/cm", "microsiemens per centimetre"],
-  ["G43", 4666419, "µS/m", "microsiemens per metre"],
-  ["N92", 5126450, "pS", "picosiemens"],
-  ["NQ", 20049, "mho", "mho"],
-  ["NR", 20050, "micromho", "micromho"],
-  ["C61", 4404785, "Ω·m", "ohm metre"],
-  ["A88", 4274232, "GΩ·m", "gigaohm metre"],
-  ["B76", 4339510, "MΩ·m", "megaohm metre"],
-  ["H88", 4732984, "MΩ·km", "megaohm kilometre"],
-  ["B50", 4338992, "kΩ·m", "kiloohm metre"],
-  ["C60", 4404784, "Ω·cm", "ohm centimetre"],
-  ["C23", 4403763, "mΩ·m", "milliohm metre"],
-  ["B95", 4340021, "µΩ·m", "microohm metre"],
-  ["C46", 4404278, "nΩ·m", "nanoohm metre"],
-  ["M24", 5059124, "Ω·km", "ohm kilometre"],
-  ["P23", 5255731, "Ω·cmil/ft", "ohm circular-mil per foot"],
-  ["F56", 4601142, "Ω/km", "ohm per kilometre"],
-  ["H26", 4731446, "Ω/m", "ohm per metre"],
-  ["H37", 4731703, "MΩ/m", "megaohm per metre"],
-  ["F54", 4601140, "mΩ/m", "milliohm per metre"],
-  ["H36", 4731702, "MΩ/km", "megaohm per kilometre"],
-  ["F55", 4601141, "Ω/mi", "ohm per mile (statute mile)"],
-  ["D10", 4469040, "S/m", "siemens per metre"],
-  ["H43", 4731955, "S/cm", "siemens per centimetre"],
-  ["H61", 4732465, "mS/cm", "millisiemens per centimetre"],
-  ["B77", 4339511, "MS/m", "megasiemens per metre"],
-  ["B54", 4338996, "kS/m", "kilosiemens per metre"],
-  ["G45", 4666421, "nS/m", "nanosiemens per metre"],
-  ["G44", 4666420, "nS/cm", "nanosiemens per centimetre"],
-  ["L42", 4994098, "pS/m", "picosiemens per metre"],
-  ["C89", 4405305, "H⁻¹", "reciprocal henry"],
-  ["P14", 5255476, "J/s", "joule per second"],
-  ["D31", 4469553, "TW", "terawatt"],
-  ["P15", 5255477, "J/min", "joule per minute"],
-  ["P16", 5255478, "J/h", "joule per hour"],
-  ["P17", 5255479, "J/d", "joule per day"],
-  ["P18", 5255480, "kJ/s", "kilojoule per second"],
-  ["P19", 5255481, "kJ/min", "kilojoule per minute"],
-  ["P20", 5255728, "kJ/h", "kilojoule per hour"],
-  ["P21", 5255729, "kJ/d", "kilojoule per day"],
-  ["K43", 4928563, "electric hp", "horsepower (electric)"],
-  ["C49", 4404281, "nW", "nanowatt"],
-  ["C75", 4405045, "pW", "picowatt"],
-  ["D46", 4469814, "V·A", "volt - ampere"],
-  ["MVA", 5068353, "MV·A", "megavolt - ampere"],
-  ["KVA", 4937281, "kV·A", "kilovolt - ampere"],
-  ["M35", 5059381, "mV·A", "millivolt - ampere"],
-  ["D44", 4469812, "var", "var"],
-  ["K5", 19253, "kvar", "kilovolt ampere (reactive)"],
-  ["KVR", 4937298, "kvar", "kilovar"],
-  ["MAR", 5062994, "kvar", "megavar"],
-  ["N91", 5126449, "1/J", "reciprocal joule"],
-  ["M30", 5059376, "1/(V·A·s)", "reciprocal volt - ampere reciprocal second"],
-  ["M17", 5058871, "kHz·m", "kilohertz metre"],
-  ["M18", 5058872, "GHz·m", "gigahertz metre"],
-  ["M27", 5059127, "MHz·m", "megahertz metre"],
-  ["M21", 5059121, "1/kVAh", "reciprocal kilovolt - ampere reciprocal hour"],
-  ["H34", 4731700, "Hz·m", "hertz metre"],
-  ["H39", 4731705, "MHz·km", "megahertz kilometre"],
-  ["C84", 4405300, "rad/m", "radian per metre"],
-  ["JM", 19021, "MJ/m³", "megajoule per cubic metre"],
-  ["B14", 4337972, "J/m⁴", "joule per metre to the fourth power"],
-  ["B13", 4337971, "J/m²", "joule per square metre"],
-  ["D1", 17457, "s⁻¹/sr", "reciprocal second per steradian"],
-  ["D2", 17458, "s⁻¹/(sr·m²)", "reciprocal second per steradian metre squared"],
-  ["C99", 4405561, "s⁻¹/m²", "reciprocal second per metre squared"],
-  ["C93", 4405555, "m⁻²", "reciprocal square metre"],
-  ["H47", 4731959, "W/m³", "watt per cubic metre"],
-  ["H74", 4732724, "W/m", "watt per metre"],
-  ["E43", 4535347, "J/cm²", "joule per square centimetre"],
-  ["P37", 5255991, "BtuIT/ft²", "British thermal unit (international table) per square foot"],
-  ["P38", 5255992, "Btuth/ft²", "British thermal unit (thermochemical) per square foot"],
-  ["P39", 5255993, "calth/cm²", "calorie (thermochemical) per square centimetre"],
-  ["P40", 5256240, "Ly", "langley"],
-  ["D57", 4470071, "W/sr", "watt per steradian"],
-  ["D58", 4470072, "W/(sr·m²)", "watt per steradian square metre"],
-  ["D56", 4470070, "W/(m²·K⁴)", "watt per square metre kelvin to the fourth power"],
-  ["D18", 4469048, "m·K", "metre kelvin"],
-  ["CDL", 4408396, "cd", "candela"],
-  ["P33", 5255987, "kcd", "kilocandela"],
-  ["P34", 5255988, "mcd", "millicandela"],
-  ["P35", 5255989, "HK", "Hefner-Kerze"],
-  ["P36", 5255990, "IK", "international candle"],
-  ["LUM", 5002573, "lm", "lumen"],
-  ["B62", 4339250, "lm·s", "lumen second"],
-  ["B59", 4339001, "lm·h", "lumen hour"],
-  ["A24", 4272692, "cd/m²", "candela per square metre"],
-  ["P28", 5255736, "cd/in²", "candela per square inch"],
-  ["P29", 5255737, "ftL", "footlambert"],
-  ["P30", 5255984, "Lb", "lambert"],
-  ["P31", 5255985, "sb", "stilb"],
-  ["P32", 5255986, "cd/ft²", "candela per square foot"],
-  ["B60", 4339248, "lm/m²", "lumen per square metre"],
-  ["LUX", 5002584, "lx", "lux"],
-  ["KLX", 4934744, "klx", "kilolux"],
-  ["P25", 5255733, "lm/ft²", "lumen per square foot"],
-  ["P26", 5255734, "ph", "phot"],
-  ["P27", 5255735, "ftc", "footcandle"],
-  ["B64", 4339252, "lx·s", "lux second"],
-  ["B63", 4339251, "lx·h", "lux hour"],
-  ["B61", 4339249, "lm/W", "lumen per watt"],
-  ["D22", 4469298, "m²/mol", "square metre per mole"],
-  ["C59", 4404537, "octave", "octave"],
-  ["D9", 17465, "dyn/cm²", "dyne per square centimetre"],
-  ["A60", 4273712, "erg/cm³", "erg per cubic centimetre"],
-  ["C32", 4404018, "mW/m²", "milliwatt per square metre"],
-  ["D85", 4470837, "µW/m²", "microwatt per square metre"],
-  ["C76", 4405046, "pW/m²", "picowatt per square metre"],
-  ["A64", 4273716, "erg/(s·cm²)", "erg per second square centimetre"],
-  ["C67", 4404791, "Pa· s/m", "pascal second per metre"],
-  ["A50", 4273456, "dyn·s/cm³", "dyne second per cubic centimetre"],
-  ["C66", 4404790, "Pa·s/m³", "pascal second per cubic metre"],
-  ["A52", 4273458, "dyn·s/cm⁵", "dyne second per centimetre to the fifth power"],
-  ["M32", 5059378, "Pa·s/l", "pascal second per litre"],
-  ["C58", 4404536, "N·s/m", "newton second per metre"],
-  ["A51", 4273457, "dyn·s/cm", "dyne second per centimetre"],
-  ["P43", 5256243, "B/m", "bel per metre"],
-  ["H51", 4732209, "dB/km", "decibel per kilometre"],
-  ["H52", 4732210, "dB/m", "decibel per metre"],
-  ["C69", 4404793, "phon", "phon"],
-  ["D15", 4469045, "sone", "sone"],
-  ["P42", 5256242, "Pa²·s", "pascal squared second"],
-  ["P41", 5256241, "dec", "decade (logarithmic)"],
-  ["C34", 4404020, "mol", "mole"],
-  ["B45", 4338741, "kmol", "kilomole"],
-  ["C18", 4403512, "mmol", "millimole"],
-  ["FH", 17992, "µmol", "micromole"],
-  ["Z9", 23097, "nmol", "nanomole"],
-  ["P44", 5256244, "lbmol", "pound mole"],
-  ["C95", 4405557, "mol⁻¹", "reciprocal mole"],
-  ["D74", 4470580, "kg/mol", "kilogram per mole"],
-  ["A94", 4274484, "g/mol", "gram per mole"],
-  ["A40", 4273200, "m³/mol", "cubic metre per mole"],
-  ["A37", 4272951, "dm³/mol", "cubic decimetre per mole"],
-  ["A36", 4272950, "cm³/mol", "cubic centimetre per mole"],
-  ["B58", 4339000, "l/mol", "litre per mole"],
-  ["B15", 4337973, "J/mol", "joule per mole"],
-  ["B44", 4338740, "kJ/mol", "kilojoule per mole"],
-  ["B16", 4337974, "J/(mol·K)", "joule per mole kelvin"],
-  ["C86", 4405302, "m⁻³", "reciprocal cubic metre"],
-  ["H50", 4732208, "cm⁻³", "reciprocal cubic centimetre"],
-  ["L20", 4993584, "1/mm³", "reciprocal cubic millimetre"],
-  ["K20", 4928048, "1/ft³", "reciprocal cubic foot"],
-  ["K49", 4928569, "1/in³", "reciprocal cubic inch"],
-  ["K63", 4929075, "1/l", "reciprocal litre"],
-  ["M10", 5058864, "1/yd³", "reciprocal cubic yard"],
-  ["C36", 4404022, "mol/m³", "mole per cubic metre"],
-  ["C38", 4404024, "mol/l", "mole per litre"],
-  ["C35", 4404021, "mol/dm³", "mole per cubic decimetre"],
-  ["B46", 4338742, "kmol/m³", "kilomole per cubic metre"],
-  ["E95", 4536629, "mol/s", "mole per second"],
-  ["M33", 5059379, "mmol/l", "millimole per litre"],
-  ["P51", 5256497, "(mol/kg)/Pa", "mol per kilogram pascal"],
-  ["P52", 5256498, "(mol/m³)/Pa", "mol per cubic metre pascal"],
-  ["K59", 4928825, "(kmol/m³)/K", "kilomole per cubic metre kelvin"],
-  ["K60", 4929072, "(kmol/m³)/bar", "kilomole per cubic metre bar"],
-  ["K93", 4929843, "1/psi", "reciprocal psi"],
-  ["L24", 4993588, "(mol/kg)/K", "mole per kilogram kelvin"],
-  ["L25", 4993589, "(mol/kg)/bar", "mole per kilogram bar"],
-  ["L26", 4993590, "(mol/l)/K", "mole per litre kelvin"],
-  ["L27", 4993591, "(mol/l)/bar", "mole per litre bar"],
-  ["L28", 4993592, "(mol/m³)/K", "mole per cubic metre kelvin"],
-  ["L29", 4993593, "(mol/m³)/bar", "mole per cubic metre bar"],
-  ["C19", 4403513, "mol/kg", "mole per kilogram"],
-  ["D93", 4471091, "s/m³", "second per cubic metre"],
-  ["D87", 4470839, "mmol/kg", "millimole per kilogram"],
-  ["H68", 4732472, "mmol/g", "millimole per gram"],
-  ["P47", 5256247, "kmol/kg", "kilomole per kilogram"],
-  ["P48", 5256248, "lbmol/lb", "pound mole per pound"],
-  ["KAT", 4931924, "kat", "katal"],
-  ["E94", 4536628, "kmol/s", "kilomole per second"],
-  ["P45", 5256245, "lbmol/s", "pound mole per second"],
-  ["P46", 5256246, "lbmol/h", "pound mole per minute"],
-  ["D43", 4469811, "u", "unified atomic mass unit"],
-  ["A27", 4272695, "C·m²/V", "coulomb metre squared per volt"],
-  ["A32", 4272946, "C/mol", "coulomb per mole"],
-  ["D12", 4469042, "S·m²/mol", "siemens square metre per mole"],
-  ["K58", 4928824, "kmol/h", "kilomole per hour"],
-  ["K61", 4929073, "kmol/min", "kilomole per minute"],
-  ["L23", 4993587, "mol/h", "mole per hour"],
-  ["L30", 4993840, "mol/min", "mole per minute"],
-  ["C82", 4405298, "rad·m²/mol", "radian square metre per mole"],
-  ["C83", 4405299, "rad·m²/kg", "radian square metre per kilogram"],
-  ["P49", 5256249, "N·m²/A", "newton square metre per ampere"],
-  ["P50", 5256496, "Wb·m", "weber metre"],
-  ["Q30", 5321520, "pH", "pH (potential of Hydrogen)"],
-  ["B18", 4337976, "J·s", "joule second"],
-  ["A10", 4272432, "A·m²/(J·s)", "ampere square metre per joule second"],
-  ["CUR", 4412754, "Ci", "curie"],
-  ["MCU", 5063509, "mCi", "millicurie"],
-  ["M5", 19765, "µCi", "microcurie"],
-  ["2R", 12882, "kCi", "kilocurie"],
-  ["BQL", 4346188, "Bq", "becquerel"],
-  ["GBQ", 4670033, "GBq", "gigabecquerel"],
-  ["2Q", 12881, "kBq", "kilobecquerel"],
-  ["4N", 13390, "MBq", "megabecquerel"],
-  ["H08", 4730936, "µBq", "microbecquerel"],
-  ["A42", 4273202, "Ci/kg", "curie per kilogram"],
-  ["A18", 4272440, "Bq/kg", "becquerel per kilogram"],
-  ["B67", 4339255, "MBq/kg", "megabecquerel per kilogram"],
-  ["B25", 4338229, "kBq/kg", "kilobecquerel per kilogram"],
-  ["A19", 4272441, "Bq/m³", "becquerel per cubic metre"],
-  ["A14", 4272436, "b", "barn"],
-  ["D24", 4469300, "m²/sr", "square metre per steradian"],
-  ["A17", 4272439, "b/sr", "barn per steradian"],
-  ["D20", 4469296, "m²/J", "square metre per joule"],
-  ["A15", 4272437, "b/eV", "barn per electronvolt"],
-  ["D16", 4469046, "cm²/erg", "square centimetre per erg"],
-  ["D25", 4469301, "m²/(sr·J)", "square metre per steradian joule"],
-  ["A16", 4272438, "b/(sr·eV)", "barn per steradian electronvolt"],
-  ["D17", 4469047, "cm²/(sr·erg)", "square centimetre per steradian erg"],
-  ["B81", 4339761, "m⁻²/s", "reciprocal metre squared reciprocal second"],
-  ["A65", 4273717, "erg/(cm²·s)", "erg per square centimetre second"],
-  ["D21", 4469297, "m²/kg", "square metre per kilogram"],
-  ["B12", 4337970, "J/m", "joule per metre"],
-  ["A54", 4273460, "eV/m", "electronvolt per metre"],
-  ["A58", 4273464, "erg/cm", "erg per centimetre"],
-  ["D73", 4470579, "J·m²", "joule square metre"],
-  ["A55", 4273461, "eV·m²", "electronvolt square metre"],
-  ["A66", 4273718, "erg·cm²", "erg square centimetre"],
-  ["B20", 4338224, "J·m²/kg", "joule square metre per kilogram"],
-  ["A56", 4273462, "eV·m²/kg", "electronvolt square metre per kilogram"],
-  ["A67", 4273719, "erg·cm²/g", "erg square centimetre per gram"],
-  ["D26", 4469302, "m²/(V·s)", "square metre per volt second"],
-  ["H58", 4732216, "m/(V·s)", "metre per volt second"],
-  ["C87", 4405303, "m⁻³/s", "reciprocal cubic metre per second"],
-  ["A95", 4274485, "Gy", "gray"],
-  ["C13", 4403507, "mGy", "milligray"],
-  ["C80", 4405296, "rad", "rad"],
-  ["A61", 4273713, "erg/g", "erg per gram"],
-  ["D13", 4469043, "Sv", "sievert"],
-  ["C28", 4403768, "mSv", "millisievert"],
-  ["D91", 4471089, "rem", "rem"],
-  ["L31", 4993841, "mrem", "milliroentgen aequivalent men"],
-  ["A96", 4274486, "Gy/s", "gray per second"],
-  ["A62", 4273714, "erg/g·s", "erg per gram second"],
-  ["CKG", 4410183, "C/kg", "coulomb per kilogram"],
-  ["C8", 17208, "mC/kg", "millicoulomb per kilogram"],
-  ["2C", 12867, "R", "roentgen"],
-  ["2Y", 12889, "mR", "milliroentgen"],
-  ["J53", 4863283, "C·m²/kg", "coulomb square metre per kilogram"],
-  ["KR", 19282, "kR", "kiloroentgen"],
-  ["A31", 4272945, "C/(kg·s)", "coulomb per kilogram second"],
-  ["D6", 17462, "R/s", "roentgen per second"],
-  ["P54", 5256500, "mGy/s", "milligray per second"],
-  ["P55", 5256501, "µGy/s", "microgray per second"],
-  ["P56", 5256502, "nGy/s", "nanogray per second"],
-  ["P57", 5256503, "Gy/min", "gray per minute"],
-  ["P58", 5256504, "mGy/min", "milligray per minute"],
-  ["P59", 5256505, "µGy/min", "microgray per minute"],
-  ["P60", 5256752, "nGy/min", "nanogray per minute"],
-  ["P61", 5256753, "Gy/h", "gray per hour"],
-  ["P62", 5256754, "mGy/h", "milligray per hour"],
-  ["P63", 5256755, "µGy/h", "microgray per hour"],
-  ["P64", 5256756, "nGy/h", "nanogray per hour"],
-  ["P65", 5256757, "Sv/s", "sievert per second"],
-  ["P66", 5256758, "mSv/s", "millisievert per second"],
-  ["P67", 5256759, "µSv/s", "microsievert per second"],
-  ["P68", 5256760, "nSv/s", "nanosievert per second"],
-  ["P69", 5256761, "rem/s", "rem per second"],
-  ["P70", 5257008, "Sv/h", "sievert per hour"],
-  ["P71", 5257009, "mSv/h", "millisievert per hour"],
-  ["P72", 5257010, "µSv/h", "microsievert per hour"],
-  ["P73", 5257011, "nSv/h", "nanosievert per hour"],
-  ["P74", 5257012, "Sv/min", "sievert per minute"],
-  ["P75", 5257013, "mSv/min", "millisievert per minute"],
-  ["P76", 5257014, "µSv/min", "microsievert per minute"],
-  ["P77", 5257015, "nSv/min", "nanosievert per minute"],
-  ["P78", 5257016, "1/in²", "reciprocal square inch"],
-  ["P53", 5256499, "unit pole", "unit pole"],
-  ["C85", 4405301, "Å⁻¹", "reciprocal angstrom"],
-  ["D94", 4471092, "s/(rad·m³)", "second per cubic metre radian"],
-  ["C90", 4405552, "J⁻¹/m³", "reciprocal joule per cubic metre"],
-  ["C88", 4405304, "eV⁻¹/m³", "reciprocal electron volt per cubic metre"],
-  ["A38", 4272952, "m³/C", "cubic metre per coulomb"],
-  ["D48", 4469816, "V/K", "volt per kelvin"],
-  ["D49", 4469817, "mV/K", "millivolt per kelvin"],
-  ["A6", 16694, "A/(m²·K²)", "ampere per square metre kelvin squared"],
-  ["33", 13107, "kPa·m²/g", "kilopascal square metre per gram"],
-  ["P79", 5257017, "Pa/(kg/m²)", "pascal square metre per kilogram"],
-  ["34", 13108, "kPa/mm", "kilopascal per millimetre"],
-  ["H42", 4731954, "Pa/m", "pascal per metre"],
-  ["H69", 4732473, "pPa/km", "picopascal per kilometre"],
-  ["P80", 5257264, "mPa/m", "millipascal per metre"],
-  ["P81", 5257265, "kPa/m", "kilopascal per metre"],
-  ["P82", 5257266, "hPa/m", "hectopascal per metre"],
-  ["P83", 5257267, "Atm/m", "standard atmosphere per metre"],
-  ["P84", 5257268, "at/m", "technical atmosphere per metre"],
-  ["P85", 5257269, "Torr/m", "torr per metre"],
-  ["P86", 5257270, "psi/in", "psi per inch"],
-  ["35", 13109, "ml/(cm²·s)", "millilitre per square centimetre second"],
-  ["P87", 5257271, "(m³/s)/m²", "cubic metre per second square metre"],
-  ["OPM", 5197901, "o/min", "oscillations per minute"],
-  ["KNM", 4935245, "KN/m2", "kilonewton per square metre"],
-  ["Q35", 5321525, "MW/min", "megawatts per minute"],
-  ["10", 12592, "group", "group"],
-  ["11", 12593, "outfit", "outfit"],
-  ["13", 12595, "ration", "ration"],
-  ["14", 12596, "shot", "shot"],
-  ["15", 12597, "stick, military", "stick, military"],
-  ["20", 12848, "twenty foot container", "twenty foot container"],
-  ["21", 12849, "forty foot container", "forty foot container"],
-  ["24", 12852, "theoretical pound", "theoretical pound"],
-  ["27", 12855, "theoretical ton", "theoretical ton"],
-  ["38", 13112, "oz/(ft²/cin)", "ounce per square foot per 0,01inch"],
-  ["56", 13622, "sitas", "sitas"],
-  ["57", 13623, "mesh", "mesh"],
-  ["58", 13624, "net kilogram", "net kilogram"],
-  ["59", 13625, "ppm", "part per million"],
-  ["60", 13872, "percent weight", "percent weight"],
-  ["61", 13873, "ppb", "part per billion (US)"],
-  ["64", 13876, "pound per square inch, gauge", "pound per square inch, gauge"],
-  ["66", 13878, "Oe", "oersted"],
-  ["76", 14134, "Gs", "gauss"],
-  ["78", 14136, "kGs", "kilogauss"],
-  ["1I", 12617, "fixed rate", "fixed rate"],
-  ["2G", 12871, "V", "volt AC"],
-  ["2H", 12872, "V", "volt DC"],
-  ["2P", 12880, "kbyte", "kilobyte"],
-  ["3C", 13123, "manmonth", "manmonth"],
-  ["4L", 13388, "Mbyte", "megabyte"],
-  ["5B", 13634, "batch", "batch"],
-  ["5E", 13637, "MMSCF/day", "MMSCF/day"],
-  ["5J", 13642, "hydraulic horse power", "hydraulic horse power"],
-  ["A43", 4273203, "dwt", "deadweight tonnage"],
-  ["A47", 4273207, "dtex (g/10km)", "decitex"],
-  ["A49", 4273209, "den (g/9 km)", "denier"],
-  ["A59", 4273465, "8-part cloud cover", "8-part cloud cover"],
-  ["A75", 4273973, "freight ton", "freight ton"],
-  ["A77", 4273975, "Gaussian CGS (Centimetre-Gram-Second system) unit of displacement", "Gaussian CGS (Centimetre-Gram-Second system) unit of displacement"],
-  ["A78", 4273976, "Gaussian CGS (Centimetre-Gram-Second system) unit of electric current", "Gaussian CGS (Centimetre-Gram-Second system) unit of electric current"],
-  ["A79", 4273977, "Gaussian CGS (Centimetre-Gram-Second system) unit of electric charge", "Gaussian CGS (Centimetre-Gram-Second system) unit of electric charge"],
-  ["A80", 4274224, "Gaussian CGS (Centimetre-Gram-Second system) unit of electric field strength", "Gaussian CGS (Centimetre-Gram-Second system) unit of electric field strength"],
-  ["A81", 4274225, "Gaussian CGS (Centimetre-Gram-Second system) unit of electric polarization", "Gaussian CGS (Centimetre-Gram-Second system) unit of electric polarization"],
-  ["A82", 4274226, "Gaussian CGS (Centimetre-Gram-Second system) unit of electric potential", "Gaussian CGS (Centimetre-Gram-Second system) unit of electric potential"],
-  ["A83", 4274227, "Gaussian CGS (Centimetre-Gram-Second system) unit of magnetization", "Gaussian CGS (Centimetre-Gram-Second system) unit of magnetization"],
-  ["A9", 16697, "rate", "rate"],
-  ["A99", 4274489, "bit", "bit"],
-  ["AA", 16705, "ball", "ball"],
-  ["AB", 16706, "pk", "bulk pack"],
-  ["ACT", 4277076, "activity", "activity"],
-  ["AD", 16708, "byte", "byte"],
-  ["AH", 16712, "additional minute", "additional minute"],
-  ["AI", 16713, "average minute per call", "average minute per call"],
-  ["AL", 16716, "access line", "access line"],
-  ["AQ", 16721, "anti-hemophilic factor (AHF) unit", "anti-hemophilic factor (AHF) unit"],
-  ["AS", 16723, "assortment", "assortment"],
-  ["ASM", 4281165, "alcoholic strength by mass", "alcoholic strength by mass"],
-  ["ASU", 4281173, "alcoholic strength by volume", "alcoholic strength by volume"],
-  ["AY", 16729, "assembly", "assembly"],
-  ["B1", 16945, "barrel (US)/d", "barrel (US) per day"],
-  ["B10", 4337968, "bit/s", "bit per second"],
-  ["B17", 4337975, "credit", "credit"],
-  ["B19", 4337977, "digit", "digit"],
-  ["B3", 16947, "batting pound", "batting pound"],
-  ["B30", 4338480, "Gibit", "gibibit"],
-  ["B4", 16948, "barrel, imperial", "barrel, imperial"],
-  ["B65", 4339253, "Mx", "maxwell"],
-  ["B68", 4339256, "Gbit", "gigabit"],
-  ["B7", 16951, "cycle", "cycle"],
-  ["B80", 4339760, "Gbit/s", "gigabit per second"],
-  ["B82", 4339762, "inch per linear foot", "inch per linear foot"],
-  ["BB", 16962, "base box", "base box"],
-  ["BFT", 4343380, "fbm", "board foot"],
-  ["BIL", 4344140, "billion (EUR)", "billion (EUR)"],
-  ["BP", 16976, "hundred board foot", "hundred board foot"],
-  ["BPM", 4345933, "BPM", "beats per minute"],
-  ["C0", 17200, "call", "call"],
-  ["C21", 4403761, "Kibit", "kibibit"],
-  ["C37", 4404023, "kbit", "kilobit"],
-  ["C74", 4405044, "kbit/s", "kilobit per second"],
-  ["C79", 4405049, "kVAh", "kilovolt ampere hour"],
-  ["C9", 17209, "coil group", "coil group"],
-  ["CCT", 4408148, "carrying capacity in metric ton", "carrying capacity in metric ton"],
-  ["CEN", 4408654, "hundred", "hundred"],
-  ["CG", 17223, "card", "card"],
-  ["CLF", 4410438, "hundred leave", "hundred leave"],
-  ["CNP", 4410960, "hundred pack", "hundred pack"],
-  ["CNT", 4410964, "cental (UK)", "cental (UK)"],
-  ["CTG", 4412487, "content gram", "content gram"],
-  ["CTM", 4412493, "metric carat", "metric carat"],
-  ["CTN", 4412494, "content ton (metric)", "content ton (metric)"],
-  ["D03", 4468787, "kW·h/h", "kilowatt hour per hour"],
-  ["D04", 4468788, "lot [unit of weight]", "lot [unit of weight]"],
-  ["D11", 4469041, "Mibit", "mebibit"],
-  ["D23", 4469299, "pen gram (protein)", "pen gram (protein)"],
-  ["D34", 4469556, "tex (g/km)", "tex"],
-  ["D36", 4469558, "Mbit", "megabit"],
-  ["D63", 4470323, "book", "book"],
-  ["D65", 4470325, "round", "round"],
-  ["D68", 4470328, "number of words", "number of words"],
-  ["D78", 4470584, "MJ/s", "megajoule per second"],
-  ["DAD", 4473156, "ten day", "ten day"],
-  ["DB", 17474, "dry pound", "dry pound"],
-  ["DEC", 4474179, "decade", "decade"],
-  ["DMO", 4476239, "standard kilolitre", "standard kilolitre"],
-  ["DPC", 4476995, "dozen piece", "dozen piece"],
-  ["DPR", 4477010, "dozen pair", "dozen pair"],
-  ["DPT", 4477012, "displacement tonnage", "displacement tonnage"],
-  ["DRA", 4477505, "dram (US)", "dram (US)"],
-  ["DRI", 4477513, "dram (UK)", "dram (UK)"],
-  ["DRL", 4477516, "dozen roll", "dozen roll"],
-  ["DT", 17492, "dry ton", "dry ton"],
-  ["DWT", 4478804, "pennyweight", "pennyweight"],
-  ["DZN", 4479566, "DOZ", "dozen"],
-  ["DZP", 4479568, "dozen pack", "dozen pack"],
-  ["E07", 4534327, "MW·h/h", "megawatt hour per hour"],
-  ["E08", 4534328, "MW/Hz", "megawatt per hertz"],
-  ["E10", 4534576, "deg da", "degree day"],
-  ["E11", 4534577, "gigacalorie", "gigacalorie"],
-  ["E12", 4534578, "mille", "mille"],
-  ["E16", 4534582, "BtuIT/h", "million Btu(IT) per hour"],
-  ["E17", 4534583, "ft³/s", "cubic foot per second"],
-  ["E19", 4534585, "ping", "ping"],
-  ["E20", 4534832, "Mbit/s", "megabit per second"],
-  ["E21", 4534833, "shares", "shares"],
-  ["E22", 4534834, "TEU", "TEU"],
-  ["E23", 4534835, "tyre", "tyre"],
-  ["E25", 4534837, "active unit", "active unit"],
-  ["E27", 4534839, "dose", "dose"],
-  ["E28", 4534840, "air dry ton", "air dry ton"],
-  ["E30", 4535088, "strand", "strand"],
-  ["E31", 4535089, "m²/l", "square metre per litre"],
-  ["E32", 4535090, "l/h", "litre per hour"],
-  ["E33", 4535091, "foot per thousand", "foot per thousand"],
-  ["E34", 4535092, "Gbyte", "gigabyte"],
-  ["E35", 4535093, "Tbyte", "terabyte"],
-  ["E36", 4535094, "Pbyte", "petabyte"],
-  ["E37", 4535095, "pixel", "pixel"],
-  ["E38", 4535096, "megapixel", "megapixel"],
-  ["E39", 4535097, "dpi", "dots per inch"],
-  ["E4", 17716, "gross kilogram", "gross kilogram"],
-  ["E40", 4535344, "ppht", "part per hundred thousand"],
-  ["E44", 4535348, "kgf·m/cm²", "kilogram-force metre per square centimetre"],
-  ["E46", 4535350, "kW·h/m³", "kilowatt hour per cubic metre"],
-  ["E47", 4535351, "kW·h/K", "kilowatt hour per kelvin"],
-  ["E48", 4535352, "service unit", "service unit"],
-  ["E49", 4535353, "working day", "working day"],
-  ["E50", 4535600, "accounting unit", "accounting unit"],
-  ["E51", 4535601, "job", "job"],
-  ["E52", 4535602, "run foot", "run foot"],
-  ["E53", 4535603, "test", "test"],
-  ["E54", 4535604, "trip", "trip"],
-  ["E55", 4535605, "use", "use"],
-  ["E56", 4535606, "well", "well"],
-  ["E57", 4535607, "zone", "zone"],
-  ["E58", 4535608, "Ebit/s", "exabit per second"],
-  ["E59", 4535609, "Eibyte", "exbibyte"],
-  ["E60", 4535856, "Pibyte", "pebibyte"],
-  ["E61", 4535857, "Tibyte", "tebibyte"],
-  ["E62", 4535858, "Gibyte", "gibibyte"],
-  ["E63", 4535859, "Mibyte", "mebibyte"],
-  ["E64", 4535860, "Kibyte", "kibibyte"],
-  ["E65", 4535861, "Eibit/m", "exbibit per metre"],
-  ["E66", 4535862, "Eibit/m²", "exbibit per square metre"],
-  ["E67", 4535863, "Eibit/m³", "exbibit per cubic metre"],
-  ["E68", 4535864, "Gbyte/s", "gigabyte per second"],
-  ["E69", 4535865, "Gibit/m", "gibibit per metre"],
-  ["E70", 4536112, "Gibit/m²", "gibibit per square metre"],
-  ["E71", 4536113, "Gibit/m³", "gibibit per cubic metre"],
-  ["E72", 4536114, "Kibit/m", "kibibit per metre"],
-  ["E73", 4536115, "Kibit/m²", "kibibit per square metre"],
-  ["E74", 4536116, "Kibit/m³", "kibibit per cubic metre"],
-  ["E75", 4536117, "Mibit/m", "mebibit per metre"],
-  ["E76", 4536118, "Mibit/m²", "mebibit per square metre"],
-  ["E77", 4536119, "Mibit/m³", "mebibit per cubic metre"],
-  ["E78", 4536120, "Pbit", "petabit"],
-  ["E79", 4536121, "Pbit/s", "petabit per second"],
-  ["E80", 4536368, "Pibit/m", "pebibit per metre"],
-  ["E81", 4536369, "Pibit/m²", "pebibit per square metre"],
-  ["E82", 4536370, "Pibit/m³", "pebibit per cubic metre"],
-  ["E83", 4536371, "Tbit", "terabit"],
-  ["E84", 4536372, "Tbit/s", "terabit per second"],
-  ["E85", 4536373, "Tibit/m", "tebibit per metre"],
-  ["E86", 4536374, "Tibit/m³", "tebibit per cubic metre"],
-  ["E87", 4536375, "Tibit/m²", "tebibit per square metre"],
-  ["E88", 4536376, "bit/m", "bit per metre"],
-  ["E89", 4536377, "bit/m²", "bit per square metre"],
-  ["E90", 4536624, "cm⁻¹", "reciprocal centimetre"],
-  ["E91", 4536625, "d⁻¹", "reciprocal day"],
-  ["EA", 17729, "each", "each"],
-  ["EB", 17730, "electronic mail box", "electronic mail box"],
-  ["EQ", 17745, "equivalent gallon", "equivalent gallon"],
-  ["F01", 4599857, "bit/m³", "bit per cubic metre"],
-  ["FBM", 4604493, "fibre metre", "fibre metre"],
-  ["FC", 17987, "kft³", "thousand cubic foot"],
-  ["FF", 17990, "hundred cubic metre", "hundred cubic metre"],
-  ["FIT", 4606292, "FIT", "failures in time"],
-  ["FL", 17996, "flake ton", "flake ton"],
-  ["GB", 18242, "gal (US)/d", "gallon (US) per day"],
-  ["GDW", 4670551, "gram, dry weight", "gram, dry weight"],
-  ["GFI", 4671049, "gi F/S", "gram of fissile isotope"],
-  ["GGR", 4671314, "great gross", "great gross"],
-  ["GIA", 4671809, "gi (US)", "gill (US)"],
-  ["GIC", 4671811, "gram, including container", "gram, including container"],
-  ["GII", 4671817, "gi (UK)", "gill (UK)"],
-  ["GIP", 4671824, "gram, including inner packaging", "gram, including inner packaging"],
-  ["GRO", 4674127, "gr", "gross"],
-  ["GRT", 4674132, "gross register ton", "gross register ton"],
-  ["GT", 18260, "gross ton", "gross ton"],
-  ["H21", 4731441, "blank", "blank"],
-  ["H25", 4731445, "%/K", "percent per kelvin"],
-  ["H71", 4732721, "%/mo", "percent per month"],
-  ["H72", 4732722, "%/hbar", "percent per hectobar"],
-  ["H73", 4732723, "%/daK", "percent per decakelvin"],
-  ["H77", 4732727, "MW", "module width"],
-  ["H80", 4732976, "U or RU", "rack unit"],
-  ["H82", 4732978, "bp", "big point"],
-  ["H87", 4732983, "piece", "piece"],
-  ["H89", 4732985, "%/Ω", "percent per ohm"],
-  ["H90", 4733232, "%/°", "percent per degree"],
-  ["H91", 4733233, "%/10000", "percent per ten thousand"],
-  ["H92", 4733234, "%/100000", "percent per one hundred thousand"],
-  ["H93", 4733235, "%/100", "percent per hundred"],
-  ["H94", 4733236, "%/1000", "percent per thousand"],
-  ["H95", 4733237, "%/V", "percent per volt"],
-  ["H96", 4733238, "%/bar", "percent per bar"],
-  ["H98", 4733240, "%/in", "percent per inch"],
-  ["H99", 4733241, "%/m", "percent per metre"],
-  ["HA", 18497, "hank", "hank"],
-  ["HBX", 4735576, "hundred boxes", "hundred boxes"],
-  ["HC", 18499, "hundred count", "hundred count"],
-  ["HDW", 4736087, "hundred kilogram, dry weight", "hundred kilogram, dry weight"],
-  ["HEA", 4736321, "head", "head"],
-  ["HH", 18504, "hundred cubic foot", "hundred cubic foot"],
-  ["HIU", 4737365, "hundred international unit", "hundred international unit"],
-  ["HKM", 4737869, "hundred kilogram, net mass", "hundred kilogram, net mass"],
-  ["HMQ", 4738385, "Mm³", "million cubic metre"],
-  ["HPA", 4739137, "hectolitre of pure alcohol", "hectolitre of pure alcohol"],
-  ["IE", 18757, "person", "person"],
-  ["ISD", 4805444, "international sugar degree", "international sugar degree"],
-  ["IUG", 4805959, "international unit per gram", "international unit per gram"],
-  ["J10", 4862256, "%/mm", "percent per millimetre"],
-  ["J12", 4862258, "‰/psi", "per mille per psi"],
-  ["J13", 4862259, "°API", "degree API"],
-  ["J14", 4862260, "°Bé", "degree Baume (origin scale)"],
-  ["J15", 4862261, "°Bé (US heavy)", "degree Baume (US heavy)"],
-  ["J16", 4862262, "°Bé (US light)", "degree Baume (US light)"],
-  ["J17", 4862263, "°Balling", "degree Balling"],
-  ["J18", 4862264, "°Bx", "degree Brix"],
-  ["J27", 4862519, "°Oechsle", "degree Oechsle"],
-  ["J31", 4862769, "°Tw", "degree Twaddell"],
-  ["J38", 4862776, "Bd", "baud"],
-  ["J54", 4863284, "MBd", "megabaud"],
-  ["JNT", 4869716, "pipeline joint", "pipeline joint"],
-  ["JPS", 4870227, "hundred metre", "hundred metre"],
-  ["JWL", 4872012, "number of jewels", "number of jewels"],
-  ["K1", 19249, "kilowatt demand", "kilowatt demand"],
-  ["K2", 19250, "kilovolt ampere reactive demand", "kilovolt ampere reactive demand"],
-  ["K3", 19251, "kvar·h", "kilovolt ampere reactive hour"],
-  ["K50", 4928816, "kBd", "kilobaud"],
-  ["KA", 19265, "cake", "cake"],
-  ["KB", 19266, "kilocharacter", "kilocharacter"],
-  ["KCC", 4932419, "kg C₅ H₁₄ClNO", "kilogram of choline chloride"],
-  ["KDW", 4932695, "kg/net eda", "kilogram drained net weight"],
-  ["KHY", 4933721, "kg H₂O₂", "kilogram of hydrogen peroxide"],
-  ["KI", 19273, "kilogram per millimetre width", "kilogram per millimetre width"],
-  ["KIC", 4933955, "kilogram, including container", "kilogram, including container"],
-  ["KIP", 4933968, "kilogram, including inner packaging", "kilogram, including inner packaging"],
-  ["KJ", 19274, "kilosegment", "kilosegment"],
-  ["KLK", 4934731, "lactic dry material percentage", "lactic dry material percentage"],
-  ["KMA", 4934977, "kg met.am.", "kilogram of methylamine"],
-  ["KNI", 4935241, "kg N", "kilogram of nitrogen"],
-  ["KNS", 4935251, "kilogram named substance", "kilogram named substance"],
-  ["KO", 19279, "milliequivalence caustic potash per gram of product", "milliequivalence caustic potash per gram of product"],
-  ["KPH", 4935752, "kg KOH", "kilogram of potassium hydroxide (caustic potash)"],
-  ["KPO", 4935759, "kg K₂O", "kilogram of potassium oxide"],
-  ["KPP", 4935760, "kilogram of phosphorus pentoxide (phosphoric anhydride)", "kilogram of phosphorus pentoxide (phosphoric anhydride)"],
-  ["KSD", 4936516, "kg 90 % sdt", "kilogram of substance 90 % dry"],
-  ["KSH", 4936520, "kg NaOH", "kilogram of sodium hydroxide (caustic soda)"],
-  ["KT", 19284, "kit", "kit"],
-  ["KUR", 4937042, "kg U", "kilogram of uranium"],
-  ["KWY", 4937561, "kW/year", "kilowatt year"],
-  ["KWO", 4937551, "kg WO₃", "kilogram of tungsten trioxide"],
-  ["LAC", 4997443, "lactose excess percentage", "lactose excess percentage"],
-  ["LBT", 4997716, "troy pound (US)", "troy pound (US)"],
-  ["LEF", 4998470, "leaf", "leaf"],
-  ["LF", 19526, "linear foot", "linear foot"],
-  ["LH", 19528, "labour hour", "labour hour"],
-  ["LK", 19531, "link", "link"],
-  ["LM", 19533, "linear metre", "linear metre"],
-  ["LN", 19534, "length", "length"],
-  ["LO", 19535, "lot [unit of procurement]", "lot [unit of procurement]"],
-  ["LP", 19536, "liquid pound", "liquid pound"],
-  ["LPA", 5001281, "litre of pure alcohol", "litre of pure alcohol"],
-  ["LR", 19538, "layer", "layer"],
-  ["LS", 19539, "lump sum", "lump sum"],
-  ["LUB", 5002562, "metric ton, lubricating oil", "metric ton, lubricating oil"],
-  ["LY", 19545, "linear yard", "linear yard"],
-  ["M19", 5058873, "Bft", "Beaufort"],
-  ["M25", 5059125, "%/°C", "percent per degree Celsius"],
-  ["M36", 5059382, "mo (30 days)", "30-day month"],
-  ["M37", 5059383, "y (360 days)", "actual/360"],
-  ["M4", 19764, "monetary value", "monetary value"],
-  ["M9", 19769, "MBTU/kft³", "million Btu per 1000 cubic foot"],
-  ["MAH", 5062984, "Mvar·h", "megavolt ampere reactive hour"],
-  ["MBE", 5063237, "thousand standard brick equivalent", "thousand standard brick equivalent"],
-  ["MBF", 5063238, "thousand board foot", "thousand board foot"],
-  ["MD", 19780, "air dry metric ton", "air dry metric ton"],
-  ["MIL", 5065036, "thousand", "thousand"],
-  ["MIO", 5065039, "million", "million"],
-  ["MIU", 5065045, "million international unit", "million international unit"],
-  ["MLD", 5065796, "milliard", "milliard"],
-  ["MND", 5066308, "kilogram, dry weight", "kilogram, dry weight"],
-  ["N1", 20017, "pen calorie", "pen calorie"],
-  ["N3", 20019, "print point", "print point"],
-  ["NAR", 5128530, "number of articles", "number of articles"],
-  ["NCL", 5129036, "number of cells", "number of cells"],
-  ["NF", 20038, "message", "message"],
-  ["NIL", 5130572, "()", "nil"],
-  ["NIU", 5130581, "number of international units", "number of international units"],
-  ["NL", 20044, "load", "load"],
-  ["NMP", 5131600, "number of packs", "number of packs"],
-  ["NPR", 5132370, "number of pairs", "number of pairs"],
-  ["NPT", 5132372, "number of parts", "number of parts"],
-  ["NT", 20052, "net ton", "net ton"],
-  ["NTT", 5133396, "net register ton", "net register ton"],
-  ["NX", 20056, "‰", "part per thousand"],
-  ["OA", 20289, "panel", "panel"],
-  ["ODE", 5194821, "ozone depletion equivalent", "ozone depletion equivalent"],
-  ["ODG", 5194823, "ODS Grams", "ODS Grams"],
-  ["ODK", 5194827, "ODS Kilograms", "ODS Kilograms"],
-  ["ODM", 5194829, "ODS Milligrams", "ODS Milligrams"],
-  ["OT", 20308, "overtime hour", "overtime hour"],
-  ["OZ", 20314, "ounce av", "ounce av"],
-  ["P1", 20529, "% or pct", "percent"],
-  ["P5", 20533, "five pack", "five pack"],
-  ["P88", 5257272, "rhe", "rhe"],
-  ["P89", 5257273, "lbf·ft/in", "pound-force foot per inch"],
-  ["P90", 5257520, "lbf·in/in", "pound-force inch per inch"],
-  ["P91", 5257521, "perm (0 ºC)", "perm (0 ºC)"],
-  ["P92", 5257522, "perm (23 ºC)", "perm (23 ºC)"],
-  ["P93", 5257523, "byte/s", "byte per second"],
-  ["P94", 5257524, "kbyte/s", "kilobyte per second"],
-  ["P95", 5257525, "Mbyte/s", "megabyte per second"],
-  ["P96", 5257526, "1/V", "reciprocal volt"],
-  ["P97", 5257527, "1/rad", "reciprocal radian"],
-  ["P98", 5257528, "PaΣνB", "pascal to the power sum of stoichiometric numbers"],
-  ["P99", 5257529, "(mol/m³)∑νB", "mole per cubiv metre to the power sum of stoichiometric numbers"],
-  ["PD", 20548, "pad", "pad"],
-  ["PFL", 5260876, "proof litre", "proof litre"],
-  ["PGL", 5261132, "proof gallon", "proof gallon"],
-  ["PI", 20553, "pitch", "pitch"],
-  ["PLA", 5262401, "°P", "degree Plato"],
-  ["PQ", 20561, "ppi", "page per inch"],
-  ["PR", 20562, "pair", "pair"],
-  ["PTN", 5264462, "PTN", "portion"],
-  ["Q10", 5321008, "J/T", "joule per tesla"],
-  ["Q11", 5321009, "E", "erlang"],
-  ["Q12", 5321010, "o", "octet"],
-  ["Q13", 5321011, "o/s", "octet per second"],
-  ["Q14", 5321012, "Sh", "shannon"],
-  ["Q15", 5321013, "Hart", "hartley"],
-  ["Q16", 5321014, "nat", "natural unit of information"],
-  ["Q17", 5321015, "Sh/s", "shannon per second"],
-  ["Q18", 5321016, "Hart/s", "hartley per second"],
-  ["Q19", 5321017, "nat/s", "natural unit of information per second"],
-  ["Q20", 5321264, "s/kg", "second per kilogramm"],
-  ["Q21", 5321265, "W·m²", "watt square metre"],
-  ["Q22", 5321266, "1/(Hz·rad·m³)", "second per radian cubic metre"],
-  ["Q23", 5321267, "1/Wb", "weber to the power minus one"],
-  ["Q24", 5321268, "1/in", "reciprocal inch"],
-  ["Q25", 5321269, "dpt", "dioptre"],
-  ["Q26", 5321270, "1/1", "one per one"],
-  ["Q27", 5321271, "N·m/m²", "newton metre per metre"],
-  ["Q28", 5321272, "kg/(m²·Pa·s)", "kilogram per square metre pascal second"],
-  ["Q36", 5321526, "m2/m3", "square metre per cubic metre"],
-  ["Q3", 20787, "meal", "meal"],
-  ["QA", 20801, "page - facsimile", "page - facsimile"],
-  ["QAN", 5325134, "quarter (of a year)", "quarter (of a year)"],
-  ["QB", 20802, "page - hardcopy", "page - hardcopy"],
-  ["QR", 20818, "qr", "quire"],
-  ["QTR", 5330002, "Qr (UK)", "quarter (UK)"],
-  ["R1", 21041, "pica", "pica"],
-  ["R9", 21049, "thousand cubic metre", "thousand cubic metre"],
-  ["RH", 21064, "running or operating hour", "running or operating hour"],
-  ["RM", 21069, "ream", "ream"],
-  ["ROM", 5394253, "room", "room"],
-  ["RP", 21072, "pound per ream", "pound per ream"],
-  ["RT", 21076, "revenue ton mile", "revenue ton mile"],
-  ["SAN", 5456206, "half year (6 months)", "half year (6 months)"],
-  ["SCO", 5456719, "score", "score"],
-  ["SCR", 5456722, "scruple", "scruple"],
-  ["SET", 5457236, "set", "set"],
-  ["SG", 21319, "segment", "segment"],
-  ["SHT", 5458004, "shipping ton", "shipping ton"],
-  ["SQ", 21329, "square", "square"],
-  ["SQR", 5460306, "square, roofing", "square, roofing"],
-  ["SR", 21330, "strip", "strip"],
-  ["STC", 5461059, "stick", "stick"],
-  ["STK", 5461067, "stick, cigarette", "stick, cigarette"],
-  ["STL", 5461068, "standard litre", "standard litre"],
-  ["STW", 5461079, "straw", "straw"],
-  ["SW", 21335, "skein", "skein"],
-  ["SX", 21336, "shipment", "shipment"],
-  ["SYR", 5462354, "syringe", "syringe"],
-  ["T0", 21552, "telecommunication line in service", "telecommunication line in service"],
-  ["T3", 21555, "thousand piece", "thousand piece"],
-  ["TAN", 5521742, "TAN", "total acid number"],
-  ["TI", 21577, "thousand square inch", "thousand square inch"],
-  ["TIC", 5523779, "metric ton, including container", "metric ton, including container"],
-  ["TIP", 5523792, "metric ton, including inner packaging", "metric ton, including inner packaging"],
-  ["TKM", 5524301, "t·km", "tonne kilometre"],
-  ["TMS", 5524819, "kilogram of imported meat, less offal", "kilogram of imported meat, less offal"],
-  ["TP", 21584, "ten pack", "ten pack"],
-  ["TPI", 5525577, "TPI", "teeth per inch"],
-  ["TPR", 5525586, "ten pair", "ten pair"],
-  ["TQD", 5525828, "km³/d", "thousand cubic metre per day"],
-  ["TRL", 5526092, "trillion (EUR)", "trillion (EUR)"],
-  ["TST", 5526356, "ten set", "ten set"],
-  ["TTS", 5526611, "ten thousand sticks", "ten thousand sticks"],
-  ["U1", 21809, "treatment", "treatment"],
-  ["U2", 21810, "tablet", "tablet"],
-  ["UB", 21826, "telecommunication line in service average", "telecommunication line in service average"],
-  ["UC", 21827, "telecommunication port", "telecommunication port"],
-  ["VA", 22081, "V·A / kg", "volt - ampere per kilogram"],
-  ["VP", 22096, "percent volume", "percent volume"],
-  ["W2", 22322, "wet kilo", "wet kilo"],
-  ["WA", 22337, "W/kg", "watt per kilogram"],
-  ["WB", 22338, "wet pound", "wet pound"],
-  ["WCD", 5718852, "cord", "cord"],
-  ["WE", 22341, "wet ton", "wet ton"],
-  ["WG", 22343, "wine gallon", "wine gallon"],
-  ["WM", 22349, "working month", "working month"],
-  ["WSD", 5722948, "std", "standard"],
-  ["WW", 22359, "millilitre of water", "millilitre of water"],
-  ["Z11", 5910833, "hanging container", "hanging container"],
-  ["ZP", 23120, "page", "page"],
-  ["ZZ", 23130, "mutually defined", "mutually defined"],
-  ["MRW", 5067351, "m·wk", "Metre Week"],
-  ["MKW", 5065559, "m²· wk", "Square Metre Week"],
-  ["MQW", 5067095, "m³·wk", "Cubic Metre Week"],
-  ["HWE", 4740933, "piece·k", "Piece Week"],
-  ["MRD", 5067332, "m·day", "Metre Day"],
-  ["MKD", 5065540, "m²·d", "Square Metre Day"],
-  ["MQD", 5067076, "m³·d", "Cubic Metre Day"],
-  ["HAD", 4735300, "piece·d", "Piece Day"],
-  ["MRM", 5067341, "m·mo", "Metre Month"],
-  ["MKM", 5065549, "m²·mo", "Square Metre Month"],
-  ["MQM", 5067085, "m³·mo", "Cubic Metre Month"],
-  ["HMO", 4738383, "piece·mo", "Piece Month"],
-  ["DBW", 4473431, "dBW", "Decibel watt"],
-  ["DBM", 4473421, "dBm", "Decibel-milliwatts"],
-  ["FNU", 4607573, "FNU", "Formazin nephelometric unit"],
-  ["NTU", 5133397, "NTU", "Nephelometric turbidity unit"],
-];
-
-let byName: Map<string, UneceUnit> | undefined;
-let byCode: Map<string, UneceUnit> | undefined;
-
-function index(): void {
-  byName = new Map();
-  byCode = new Map();
-  for (const [code, unitId, displayName, description] of TABLE) {
-    const unit: UneceUnit = { code, unitId, displayName, description };
-    if (!byName.has(displayName)) byName.set(displayName, unit);
-    byCode.set(code, unit);
-  }
-  // "% or pct", "kg/l or kg/L": each spelling names the unit, and is what it displays.
-  for (const [code, unitId, displayName, description] of TABLE) {
-    if (!displayName.includes(" or ")) continue;
-    for (const alt of displayName.split(" or ")) {
-      if (!byName.has(alt)) byName.set(alt, { code, unitId, displayName: alt, description });
-    }
-  }
-}
-
-/** The unit with this display name (the first in the table when several share it). */
-export function unitByDisplayName(name: string): UneceUnit | undefined {
-  if (!byName) index();
-  return byName!.get(name);
-}
-
-/** The unit with this UNECE common code ("CEL"). */
-export function unitByCode(code: string): UneceUnit | undefined {
-  if (!byCode) index();
-  return byCode!.get(code);
-}
-
-/** Every display name, for suggestions. */
-export function unitDisplayNames(): string[] {
-  if (!byName) index();
-  return [...byName!.keys()];
-}
+/**
+ * Code, UnitId, display name and description, tab-separated, a line each, in the order of the
+ * CSV; the text starts and ends with a line break.
+ */
+export const UNIT_TABLE =
+  "\n" +
+  "C81\t4405297\trad\tradian\n" +
+  "C25\t4403765\tmrad\tmilliradian\n" +
+  "B97\t4340023\tµrad\tmicroradian\n" +
+  "DD\t17476\t°\tdegree [unit of angle]\n" +
+  "D61\t4470321\t'\tminute [unit of angle]\n" +
+  "D62\t4470322\t\"\tsecond [unit of angle]\n" +
+  "A91\t4274481\tgon\tgon\n" +
+  "M43\t5059635\tmil\tmil\n" +
+  "M44\t5059636\trev\trevolution\n" +
+  "D27\t4469303\tsr\tsteradian\n" +
+  "H57\t4732215\tin/revolution\tinch per two pi radiant\n" +
+  "MTR\t5067858\tm\tmetre\n" +
+  "E96\t4536630\t°/s\tdegree per second\n" +
+  "H27\t4731447\t°/m\tdegree per metre\n" +
+  "M55\t5059893\tm/rad\tmetre per radiant\n" +
+  "DMT\t4476244\tdm\tdecimetre\n" +
+  "CMT\t4410708\tcm\tcentimetre\n" +
+  "4H\t13384\tµm\tmicrometre (micron)\n" +
+  "MMT\t5066068\tmm\tmillimetre\n" +
+  "HMT\t4738388\thm\thectometre\n" +
+  "KMT\t4934996\tkm\tkilometre\n" +
+  "C45\t4404277\tnm\tnanometre\n" +
+  "C52\t4404530\tpm\tpicometre\n" +
+  "A71\t4273969\tfm\tfemtometre\n" +
+  "A45\t4273205\tdam\tdecametre\n" +
+  "NMI\t5131593\tn mile\tnautical mile\n" +
+  "A11\t4272433\tÅ\tangstrom\n" +
+  "A12\t4272434\tua\tastronomical unit\n" +
+  "C63\t4404787\tpc\tparsec\n" +
+  "F52\t4601138\tm/K\tmetre per kelvin\n" +
+  "F50\t4601136\tµm/K\tmicrometre per kelvin\n" +
+  "F51\t4601137\tcm/K\tcentimetre per kelvin\n" +
+  "G06\t4665398\tmm/bar\tmillimetre per bar\n" +
+  "H84\t4732980\tg·mm\tgram millimetre\n" +
+  "G04\t4665396\tcm/bar\tcentimetre per bar\n" +
+  "G05\t4665397\tm/bar\tmetre per bar\n" +
+  "H79\t4732729\tFg\tFrench gauge\n" +
+  "AK\t16715\tfth\tfathom\n" +
+  "X1\t22577\tch (UK)\tGunter's chain\n" +
+  "INH\t4804168\tin\tinch\n" +
+  "M7\t19767\tµin\tmicro-inch\n" +
+  "FOT\t4607828\tft\tfoot\n" +
+  "YRD\t5853764\tyd\tyard\n" +
+  "SMI\t5459273\tmile\tmile (statute mile)\n" +
+  "77\t14135\tmil\tmilli-inch\n" +
+  "B57\t4338999\tly\tlight year\n" +
+  "F49\t4600889\trd (US)\trod [unit of distance]\n" +
+  "MAM\t5062989\tMm\tmegametre\n" +
+  "K13\t4927795\tft/°F\tfoot per degree Fahrenheit\n" +
+  "K17\t4927799\tft/psi\tfoot per psi\n" +
+  "K45\t4928565\tin/°F\tinch per degree Fahrenheit\n" +
+  "K46\t4928566\tin/psi\tinch per psi\n" +
+  "L98\t4995384\tyd/°F\tyard per degree Fahrenheit\n" +
+  "L99\t4995385\tyd/psi\tyard per psi\n" +
+  "M49\t5059641\tch (US survey)\tchain (based on U.S. survey foot)\n" +
+  "M50\t5059888\tfur\tfurlong\n" +
+  "M51\t5059889\tft (US survey)\tfoot (U.S. survey)\n" +
+  "M52\t5059890\tmi (US survey)\tmile (based on U.S. survey foot)\n" +
+  "M53\t5059891\tm/Pa\tmetre per pascal\n" +
+  "MTK\t5067851\tm²\tsquare metre\n" +
+  "KMK\t4934987\tkm²\tsquare kilometre\n" +
+  "H30\t4731696\tµm²\tsquare micrometre (square micron)\n" +
+  "H59\t4732217\tm²/N\tsquare metre per newton\n" +
+  "DAA\t4473153\tdaa\tdecare\n" +
+  "CMK\t4410699\tcm²\tsquare centimetre\n" +
+  "DMK\t4476235\tdm²\tsquare decimetre\n" +
+  "H16\t4731190\tdam²\tsquare decametre\n" +
+  "H18\t4731192\thm²\tsquare hectometre\n" +
+  "MMK\t5066059\tmm²\tsquare millimetre\n" +
+  "ARE\t4280901\ta\tare\n" +
+  "HAR\t4735314\tha\thectare\n" +
+  "INK\t4804171\tin²\tsquare inch\n" +
+  "FTK\t4609099\tft²\tsquare foot\n" +
+  "YDK\t5850187\tyd²\tsquare yard\n" +
+  "MIK\t5065035\tmi²\tsquare mile (statute mile)\n" +
+  "M48\t5059640\tmi² (US survey)\tsquare mile (based on U.S. survey foot)\n" +
+  "ACR\t4277074\tacre\tacre\n" +
+  "M47\t5059639\tcmil\tcircular mil\n" +
+  "MTQ\t5067857\tm³\tcubic metre\n" +
+  "MAL\t5062988\tMl\tmegalitre\n" +
+  "LTR\t5002322\tl\tlitre\n" +
+  "MMQ\t5066065\tmm³\tcubic millimetre\n" +
+  "CMQ\t4410705\tcm³\tcubic centimetre\n" +
+  "DMQ\t4476241\tdm³\tcubic decimetre\n" +
+  "MLT\t5065812\tml\tmillilitre\n" +
+  "HLT\t4738132\thl\thectolitre\n" +
+  "CLT\t4410452\tcl\tcentilitre\n" +
+  "DMA\t4476225\tdam³\tcubic decametre\n" +
+  "H19\t4731193\thm³\tcubic hectometre\n" +
+  "H20\t4731440\tkm³\tcubic kilometre\n" +
+  "M71\t5060401\tm³/Pa\tcubic metre per pascal\n" +
+  "DLT\t4475988\tdl\tdecilitre\n" +
+  "4G\t13383\tµl\tmicrolitre\n" +
+  "K6\t19254\tkl\tkilolitre\n" +
+  "A44\t4273204\tdal\tdecalitre\n" +
+  "G94\t4667700\tcm³/bar\tcubic centimetre per bar\n" +
+  "G95\t4667701\tl/bar\tlitre per bar\n" +
+  "G96\t4667702\tm³/bar\tcubic metre per bar\n" +
+  "G97\t4667703\tml/bar\tmillilitre per bar\n" +
+  "INQ\t4804177\tin³\tcubic inch\n" +
+  "FTQ\t4609105\tft³\tcubic foot\n" +
+  "YDQ\t5850193\tyd³\tcubic yard\n" +
+  "GLI\t4672585\tgal (UK)\tgallon (UK)\n" +
+  "GLL\t4672588\tgal (US)\tgallon (US)\n" +
+  "PT\t20564\tpt (US)\tpint (US)\n" +
+  "PTI\t5264457\tpt (UK)\tpint (UK)\n" +
+  "QTI\t5329993\tqt (UK)\tquart (UK)\n" +
+  "PTL\t5264460\tliq pt (US)\tliquid pint (US)\n" +
+  "QTL\t5329996\tliq qt (US)\tliquid quart (US)\n" +
+  "PTD\t5264452\tdry pt (US)\tdry pint (US)\n" +
+  "OZI\t5200457\tfl oz (UK)\tfluid ounce (UK)\n" +
+  "QT\t20820\tqt (US)\tquart (US)\n" +
+  "J57\t4863287\tbbl (UK liq.)\tbarrel (UK petroleum)\n" +
+  "K21\t4928049\tft³/°F\tcubic foot per degree Fahrenheit\n" +
+  "K23\t4928051\tft³/psi\tcubic foot per psi\n" +
+  "L43\t4994099\tpk (UK)\tpeck (UK)\n" +
+  "L84\t4995124\tBritish shipping ton\tton (UK shipping)\n" +
+  "L86\t4995126\t(US) shipping ton\tton (US shipping)\n" +
+  "M11\t5058865\tyd³/°F\tcubic yard per degree Fahrenheit\n" +
+  "M14\t5058868\tyd³/psi\tcubic yard per psi\n" +
+  "OZA\t5200449\tfl oz (US)\tfluid ounce (US)\n" +
+  "BUI\t4347209\tbushel (UK)\tbushel (UK)\n" +
+  "BUA\t4347201\tbu (US)\tbushel (US)\n" +
+  "BLL\t4344908\tbarrel (US)\tbarrel (US)\n" +
+  "BLD\t4344900\tbbl (US)\tdry barrel (US)\n" +
+  "GLD\t4672580\tdry gal (US)\tdry gallon (US)\n" +
+  "QTD\t5329988\tdry qt (US)\tdry quart (US)\n" +
+  "G26\t4665910\tst\tstere\n" +
+  "G21\t4665905\tcup (US)\tcup [unit of volume]\n" +
+  "G24\t4665908\ttablespoon (US)\ttablespoon (US)\n" +
+  "G25\t4665909\tteaspoon (US)\tteaspoon (US)\n" +
+  "G23\t4665907\tpk (US)\tpeck\n" +
+  "M67\t5060151\tacre-ft (US survey)\tacre-foot (based on U.S. survey foot)\n" +
+  "M68\t5060152\tcord\tcord (128 ft3)\n" +
+  "M69\t5060153\tmi³\tcubic mile (UK statute)\n" +
+  "M70\t5060400\tRT\tton, register\n" +
+  "G27\t4665911\tcm³/K\tcubic centimetre per kelvin\n" +
+  "G29\t4665913\tm³/K\tcubic metre per kelvin\n" +
+  "G28\t4665912\tl/K\tlitre per kelvin\n" +
+  "G30\t4666160\tml/K\tmillilitre per kelvin\n" +
+  "J36\t4862774\tµl/l\tmicrolitre per litre\n" +
+  "J87\t4864055\tcm³/m³\tcubic centimetre per cubic metre\n" +
+  "J91\t4864305\tdm³/m³\tcubic decimetre per cubic metre\n" +
+  "K62\t4929074\tl/l\tlitre per litre\n" +
+  "L19\t4993337\tml/l\tmillilitre per litre\n" +
+  "L21\t4993585\tmm³/m³\tcubic millimetre per cubic metre\n" +
+  "SEC\t5457219\ts\tsecond [unit of time]\n" +
+  "MIN\t5065038\tmin\tminute [unit of time]\n" +
+  "HUR\t4740434\th\thour\n" +
+  "DAY\t4473177\td\tday\n" +
+  "B52\t4338994\tks\tkilosecond\n" +
+  "C26\t4403766\tms\tmillisecond\n" +
+  "H70\t4732720\tps\tpicosecond\n" +
+  "B98\t4340024\tµs\tmicrosecond\n" +
+  "C47\t4404279\tns\tnanosecond\n" +
+  "WEE\t5719365\twk\tweek\n" +
+  "MON\t5066574\tmo\tmonth\n" +
+  "ANN\t4279886\ty\tyear\n" +
+  "D42\t4469810\ty (tropical)\ttropical year\n" +
+  "L95\t4995381\ty (365 days)\tcommon year\n" +
+  "L96\t4995382\ty (sidereal)\tsidereal year\n" +
+  "M56\t5059894\tshake\tshake\n" +
+  "2A\t12865\trad/s\tradian per second\n" +
+  "M46\t5059638\tr/min\trevolution per minute\n" +
+  "2B\t12866\trad/s²\tradian per second squared\n" +
+  "M45\t5059637\t°/s²\tdegree [unit of angle] per second squared\n" +
+  "MTS\t5067859\tm/s\tmetre per second\n" +
+  "KNT\t4935252\tkn\tknot\n" +
+  "KMH\t4934984\tkm/h\tkilometre per hour\n" +
+  "C16\t4403510\tmm/s\tmillimetre per second\n" +
+  "2M\t12877\tcm/s\tcentimetre per second\n" +
+  "H49\t4731961\tcm/h\tcentimetre per hour\n" +
+  "H81\t4732977\tmm/min\tmillimetre per minute\n" +
+  "2X\t12888\tm/min\tmetre per minute\n" +
+  "M59\t5059897\t(m/s)/Pa\tmetre per second pascal\n" +
+  "H66\t4732470\tmm/y\tmillimetre per year\n" +
+  "H67\t4732471\tmm/h\tmillimetre per hour\n" +
+  "FR\t18002\tft/min\tfoot per minute\n" +
+  "IU\t18773\tin/s\tinch per second\n" +
+  "FS\t18003\tft/s\tfoot per second\n" +
+  "HM\t18509\tmile/h\tmile per hour (statute mile)\n" +
+  "J84\t4864052\t(cm/s)/K\tcentimetre per second kelvin\n" +
+  "J85\t4864053\t(cm/s)/bar\tcentimetre per second bar\n" +
+  "K14\t4927796\tft/h\tfoot per hour\n" +
+  "K18\t4927800\t(ft/s)/°F\tfoot per second degree Fahrenheit\n" +
+  "K19\t4927801\t(ft/s)/psi\tfoot per second psi\n" +
+  "K47\t4928567\t(in/s)/°F\tinch per second degree Fahrenheit\n" +
+  "K48\t4928568\t(in/s)/psi\tinch per second psi\n" +
+  "L12\t4993330\t(m/s)/K\tmetre per second kelvin\n" +
+  "L13\t4993331\t(m/s)/bar\tmetre per second bar\n" +
+  "M22\t5059122\t(ml/min)/cm²\tmillilitre per square centimetre minute\n" +
+  "M57\t5059895\tmi/min\tmile per minute\n" +
+  "M58\t5059896\tmi/s\tmile per second\n" +
+  "M60\t5060144\tm/h\tmetre per hour\n" +
+  "M61\t5060145\tin/y\tinch per year\n" +
+  "M62\t5060146\tkm/s\tkilometre per second\n" +
+  "M63\t5060147\tin/min\tinch per minute\n" +
+  "M64\t5060148\tyd/s\tyard per second\n" +
+  "M65\t5060149\tyd/min\tyard per minute\n" +
+  "M66\t5060150\tyd/h\tyard per hour\n" +
+  "MSK\t5067595\tm/s²\tmetre per second squared\n" +
+  "A76\t4273974\tGal\tgal\n" +
+  "C11\t4403505\tmGal\tmilligal\n" +
+  "M38\t5059384\tkm/s²\tkilometre per second squared\n" +
+  "M39\t5059385\tcm/s²\tcentimetre per second squared\n" +
+  "M41\t5059633\tmm/s²\tmillimetre per second squared\n" +
+  "A73\t4273971\tft/s²\tfoot per second squared\n" +
+  "IV\t18774\tin/s²\tinch per second squared\n" +
+  "K40\t4928560\tgn\tstandard acceleration of free fall\n" +
+  "M40\t5059632\tyd/s²\tyard per second squared\n" +
+  "M42\t5059634\tmi/s²\tmile (statute mile) per second squared\n" +
+  "C92\t4405554\tm⁻¹\treciprocal metre\n" +
+  "Q32\t5321522\tfl\tfemtolitre\n" +
+  "Q33\t5321523\tpl\tpicolitre\n" +
+  "Q34\t5321524\tnl\tnanolitre\n" +
+  "AWG\t4282183\tAWG\tamerican wire gauge\n" +
+  "NM3\t5131571\tNormalised cubic metre\tNormalised cubic metre\n" +
+  "SM3\t5459251\tStandard cubic metre\tStandard cubic metre\n" +
+  "HTZ\t4740186\tHz\thertz\n" +
+  "KHZ\t4933722\tkHz\tkilohertz\n" +
+  "MHZ\t5064794\tMHz\tmegahertz\n" +
+  "D29\t4469305\tTHz\tterahertz\n" +
+  "A86\t4274230\tGHz\tgigahertz\n" +
+  "MTZ\t5067866\tmHz\tmillihertz\n" +
+  "H10\t4731184\t1/h\treciprocal hour\n" +
+  "H11\t4731185\t1/mo\treciprocal month\n" +
+  "H09\t4730937\t1/y\treciprocal year\n" +
+  "H85\t4732981\t1/wk\treciprocal week\n" +
+  "C97\t4405559\ts⁻¹\treciprocal second\n" +
+  "RPS\t5394515\tr/s\trevolutions per second\n" +
+  "RPM\t5394509\tr/min\trevolutions per minute\n" +
+  "C94\t4405556\tmin⁻¹\treciprocal minute\n" +
+  "C50\t4404528\tNp\tneper\n" +
+  "2N\t12878\tdB\tdecibel\n" +
+  "M72\t5060402\tB\tbel\n" +
+  "C51\t4404529\tNp/s\tneper per second\n" +
+  "KGM\t4933453\tkg\tkilogram\n" +
+  "MC\t19779\tµg\tmicrogram\n" +
+  "DJ\t17482\tdag\tdecagram\n" +
+  "DG\t17479\tdg\tdecigram\n" +
+  "GRM\t4674125\tg\tgram\n" +
+  "CGM\t4409165\tcg\tcentigram\n" +
+  "TNE\t5525061\tt\ttonne (metric ton)\n" +
+  "DTN\t4478030\tdt or dtn\tdecitonne\n" +
+  "MGM\t5064525\tmg\tmilligram\n" +
+  "HGM\t4736845\thg\thectogram\n" +
+  "KTN\t4936782\tkt\tkilotonne\n" +
+  "2U\t12885\tMg\tmegagram\n" +
+  "LBR\t4997714\tlb\tpound\n" +
+  "GRN\t4674126\tgr\tgrain\n" +
+  "ONZ\t5197402\toz\tounce (avoirdupois)\n" +
+  "CWI\t4413257\tcwt (UK)\thundred weight (UK)\n" +
+  "CWA\t4413249\tcwt (US)\thundred pound (cwt) / hundred weight (US)\n" +
+  "LTN\t5002318\tton (UK)\tton (UK) or long ton (US)\n" +
+  "STI\t5461065\tst\tstone (UK)\n" +
+  "STN\t5461070\tton (US)\tton (US) or short ton (UK/US)\n" +
+  "APZ\t4280410\ttr oz\ttroy ounce or apothecary ounce\n" +
+  "F13\t4600115\tslug\tslug\n" +
+  "K64\t4929076\tlb/°F\tpound (avoirdupois) per degree Fahrenheit\n" +
+  "L69\t4994617\tt/K\ttonne per kelvin\n" +
+  "L87\t4995127\tton (US)/°F\tton short per degree Fahrenheit\n" +
+  "M85\t5060661\tton, assay\tton, assay\n" +
+  "M86\t5060662\tpfd\tpfund\n" +
+  "KMQ\t4934993\tkg/m³\tkilogram per cubic metre\n" +
+  "23\t12851\tg/cm³\tgram per cubic centimetre\n" +
+  "D41\t4469809\tt/m³\ttonne per cubic metre\n" +
+  "GJ\t18250\tg/ml\tgram per millilitre\n" +
+  "B35\t4338485\tkg/l or kg/L\tkilogram per litre\n" +
+  "GL\t18252\tg/l\tgram per litre\n" +
+  "A93\t4274483\tg/m³\tgram per cubic metre\n" +
+  "GP\t18256\tmg/m³\tmilligram per cubic metre\n" +
+  "B72\t4339506\tMg/m³\tmegagram per cubic metre\n" +
+  "B34\t4338484\tkg/dm³\tkilogram per cubic decimetre\n" +
+  "H64\t4732468\tmg/g\tmilligram per gram\n" +
+  "H29\t4731449\tµg/l\tmicrogram per litre\n" +
+  "M1\t19761\tmg/l\tmilligram per litre\n" +
+  "GQ\t18257\tµg/m³\tmicrogram per cubic metre\n" +
+  "G11\t4665649\tg/(cm³·bar)\tgram per cubic centimetre bar\n" +
+  "G33\t4666163\tg/(cm³·K)\tgram per cubic centimetre kelvin\n" +
+  "F23\t4600371\tg/dm³\tgram per cubic decimetre\n" +
+  "G12\t4665650\tg/(dm³·bar)\tgram per cubic decimetre bar\n" +
+  "G34\t4666164\tg/(dm³·K)\tgram per cubic decimetre kelvin\n" +
+  "G14\t4665652\tg/(m³·bar)\tgram per cubic metre bar\n" +
+  "G36\t4666166\tg/(m³·K)\tgram per cubic metre kelvin\n" +
+  "G13\t4665651\tg/(l·bar)\tgram per litre bar\n" +
+  "G35\t4666165\tg/(l·K)\tgram per litre kelvin\n" +
+  "G15\t4665653\tg/(ml·bar)\tgram per millilitre bar\n" +
+  "G37\t4666167\tg/(ml·K)\tgram per millilitre kelvin\n" +
+  "G31\t4666161\tkg/cm³\tkilogram per cubic centimetre\n" +
+  "G16\t4665654\tkg/(cm³·bar)\tkilogram per cubic centimetre bar\n" +
+  "G38\t4666168\tkg/(cm³·K)\tkilogram per cubic centimetre kelvin\n" +
+  "G18\t4665656\tkg/(m³·bar)\tkilogram per cubic metre bar\n" +
+  "G40\t4666416\tkg/(m³·K)\tkilogram per cubic metre kelvin\n" +
+  "H54\t4732212\t(kg/dm³)/K\tkilogram per cubic decimetre kelvin\n" +
+  "H55\t4732213\t(kg/dm³)/bar\tkilogram per cubic decimetre bar\n" +
+  "F14\t4600116\tg/K\tgram per kelvin\n" +
+  "F15\t4600117\tkg/K\tkilogram per kelvin\n" +
+  "F24\t4600372\tkg/kmol\tkilogram per kilomole\n" +
+  "G17\t4665655\tkg/(l·bar)\tkilogram per litre bar\n" +
+  "G39\t4666169\tkg/(l·K)\tkilogram per litre kelvin\n" +
+  "H53\t4732211\tkg/bar\tkilogram per bar\n" +
+  "F18\t4600120\tkg·cm²\tkilogram square centimetre\n" +
+  "F19\t4600121\tkg·mm²\tkilogram square millimetre\n" +
+  "F74\t4601652\tg/bar\tgram per bar\n" +
+  "F75\t4601653\tmg/bar\tmilligram per bar\n" +
+  "F16\t4600118\tmg/K\tmilligram per kelvin\n" +
+  "M73\t5060403\t(kg/m³)/Pa\tkilogram per cubic metre pascal\n" +
+  "87\t14391\tlb/ft³\tpound per cubic foot\n" +
+  "GE\t18245\tlb/gal (US)\tpound per gallon (US)\n" +
+  "LA\t19521\tlb/in³\tpound per cubic inch\n" +
+  "G32\t4666162\toz/yd³\tounce (avoirdupois) per cubic yard\n" +
+  "J34\t4862772\t(µg/m³)/K\tmicrogram per cubic metre kelvin\n" +
+  "J35\t4862773\t(µg/m³)/bar\tmicrogram per cubic metre bar\n" +
+  "K41\t4928561\tgr/gal (US)\tgrain per gallon (US)\n" +
+  "K69\t4929081\t(lb/ft³)/°F\tpound (avoirdupois) per cubic foot degree Fahrenheit\n" +
+  "K70\t4929328\t(lb/ft³)/psi\tpound (avoirdupois) per cubic foot psi\n" +
+  "K71\t4929329\tlb/gal (UK)\tpound (avoirdupois) per gallon (UK)\n" +
+  "K75\t4929333\t(lb/in³)/°F\tpound (avoirdupois) per cubic inch degree Fahrenheit\n" +
+  "K76\t4929334\t(lb/in³)/psi\tpound (avoirdupois) per cubic inch psi\n" +
+  "K84\t4929588\tlb/yd³\tpound per cubic yard\n" +
+  "L17\t4993335\t(mg/m³)/K\tmilligram per cubic metre kelvin\n" +
+  "L18\t4993336\t(mg/m³)/bar\tmilligram per cubic metre bar\n" +
+  "L37\t4993847\toz/gal (UK)\tounce (avoirdupois) per gallon (UK)\n" +
+  "L38\t4993848\toz/gal (US)\tounce (avoirdupois) per gallon (US)\n" +
+  "L39\t4993849\toz/in³\tounce (avoirdupois) per cubic inch\n" +
+  "L65\t4994613\tslug/ft³\tslug per cubic foot\n" +
+  "L76\t4994870\t(t/m³)/K\ttonne per cubic metre kelvin\n" +
+  "L77\t4994871\t(t/m³)/bar\ttonne per cubic metre bar\n" +
+  "L92\t4995378\tton.l/yd³ (UK)\tton (UK long) per cubic yard\n" +
+  "L93\t4995379\tton.s/yd³ (US)\tton (US short) per cubic yard\n" +
+  "K77\t4929335\tlb/psi\tpound (avoirdupois) per psi\n" +
+  "L70\t4994864\tt/bar\ttonne per bar\n" +
+  "L91\t4995377\tton (US)/psi\tton short per psi\n" +
+  "M74\t5060404\tkg/Pa\tkilogram per pascal\n" +
+  "C62\t4404786\t1\tone\n" +
+  "A39\t4272953\tm³/kg\tcubic metre per kilogram\n" +
+  "22\t12850\tdl/g\tdecilitre per gram\n" +
+  "H65\t4732469\tml/m³\tmillilitre per cubic metre\n" +
+  "H83\t4732979\tl/kg\tlitre per kilogram\n" +
+  "KX\t19288\tml/kg\tmillilitre per kilogram\n" +
+  "H15\t4731189\tcm²/g\tsquare centimetre per gram\n" +
+  "N28\t5124664\tdm³/kg\tcubic decimetre per kilogram\n" +
+  "N29\t5124665\tft³/lb\tcubic foot per pound\n" +
+  "N30\t5124912\tin³/lb\tcubic inch per pound\n" +
+  "KL\t19276\tkg/m\tkilogram per metre\n" +
+  "GF\t18246\tg/m\tgram per metre (gram per 100 centimetres)\n" +
+  "H76\t4732726\tg/mm\tgram per millimetre\n" +
+  "KW\t19287\tkg/mm\tkilogram per millimetre\n" +
+  "C12\t4403506\tmg/m\tmilligram per metre\n" +
+  "M31\t5059377\tkg/km\tkilogram per kilometre\n" +
+  "P2\t20530\tlb/ft\tpound per foot\n" +
+  "PO\t20559\tlb/in\tpound per inch of length\n" +
+  "M83\t5060659\tden\tdenier\n" +
+  "M84\t5060660\tlb/yd\tpound per yard\n" +
+  "GO\t18255\tmg/m²\tmilligram per square metre\n" +
+  "25\t12853\tg/cm²\tgram per square centimetre\n" +
+  "H63\t4732467\tmg/cm²\tmilligram per square centimetre\n" +
+  "GM\t18253\tg/m²\tgram per square metre\n" +
+  "28\t12856\tkg/m²\tkilogram per square metre\n" +
+  "D5\t17461\tkg/cm²\tkilogram per square centimetre\n" +
+  "ON\t20302\toz/yd²\tounce per square yard\n" +
+  "37\t13111\toz/ft²\tounce per square foot\n" +
+  "B31\t4338481\tkg·m/s\tkilogram metre per second\n" +
+  "M98\t5060920\tkg·(cm/s)\tkilogram centimetre per second\n" +
+  "M99\t5060921\tg·(cm/s)\tgram centimetre per second\n" +
+  "N10\t5124400\tlb·(ft/s)\tpound foot per second\n" +
+  "N11\t5124401\tlb·(in/s)\tpound inch per second\n" +
+  "B33\t4338483\tkg·m²/s\tkilogram metre squared per second\n" +
+  "B32\t4338482\tkg·m²\tkilogram metre squared\n" +
+  "F20\t4600368\tlb·in²\tpound inch squared\n" +
+  "K65\t4929077\tlb·ft²\tpound (avoirdupois) square foot\n" +
+  "NEW\t5129559\tN\tnewton\n" +
+  "B73\t4339507\tMN\tmeganewton\n" +
+  "B47\t4338743\tkN\tkilonewton\n" +
+  "C20\t4403760\tmN\tmillinewton\n" +
+  "B92\t4340018\tµN\tmicronewton\n" +
+  "DU\t17493\tdyn\tdyne\n" +
+  "C78\t4405048\tlbf\tpound-force\n" +
+  "B37\t4338487\tkgf\tkilogram-force\n" +
+  "B51\t4338993\tkp\tkilopond\n" +
+  "L40\t4994096\tozf\tounce (avoirdupois)-force\n" +
+  "L94\t4995380\tton.sh-force\tton-force (US short)\n" +
+  "M75\t5060405\tkip\tkilopound-force\n" +
+  "M76\t5060406\tpdl\tpoundal\n" +
+  "M77\t5060407\tkg·m/s²\tkilogram metre per second squared\n" +
+  "M78\t5060408\tp\tpond\n" +
+  "F17\t4600119\tlbf/ft\tpound-force per foot\n" +
+  "F48\t4600888\tlbf/in\tpound-force per inch\n" +
+  "C54\t4404532\tN·m²/kg²\tnewton metre squared per kilogram squared\n" +
+  "NU\t20053\tN·m\tnewton metre\n" +
+  "H40\t4731952\tN/A\tnewton per ampere\n" +
+  "B74\t4339508\tMN·m\tmeganewton metre\n" +
+  "B48\t4338744\tkN·m\tkilonewton metre\n" +
+  "D83\t4470835\tmN·m\tmillinewton metre\n" +
+  "B93\t4340019\tµN·m\tmicronewton metre\n" +
+  "DN\t17486\tdN·m\tdecinewton metre\n" +
+  "J72\t4863794\tcN·m\tcentinewton metre\n" +
+  "M94\t5060916\tkg·m\tkilogram metre\n" +
+  "F88\t4601912\tN·cm\tnewton centimetre\n" +
+  "F90\t4602160\tN·m/A\tnewton metre per ampere\n" +
+  "F89\t4601913\tNm/°\tnewton metre per degree\n" +
+  "G19\t4665657\tN·m/kg\tnewton metre per kilogram\n" +
+  "F47\t4600887\tN/mm\tnewton per millimetre\n" +
+  "M93\t5060915\tN·m/rad\tnewton metre per radian\n" +
+  "H41\t4731953\tN·m·W⁻⁰‧⁵\tnewton metre watt to the power minus 0,5\n" +
+  "B38\t4338488\tkgf·m\tkilogram-force metre\n" +
+  "IA\t18753\tin·lb\tinch pound (pound inch)\n" +
+  "4Q\t13393\toz·in\tounce inch\n" +
+  "4R\t13394\toz·ft\tounce foot\n" +
+  "F22\t4600370\tlbf·ft/A\tpound-force foot per ampere\n" +
+  "F21\t4600369\tlbf·in\tpound-force inch\n" +
+  "G20\t4665904\tlbf·ft/lb\tpound-force foot per pound\n" +
+  "J94\t4864308\tdyn·cm\tdyne centimetre\n" +
+  "L41\t4994097\tozf·in\tounce (avoirdupois)-force inch\n" +
+  "M92\t5060914\tlbf·ft\tpound-force foot\n" +
+  "M95\t5060917\tpdl·ft\tpoundal foot\n" +
+  "M96\t5060918\tpdl·in\tpoundal inch\n" +
+  "M97\t5060919\tdyn·m\tdyne metre\n" +
+  "C57\t4404535\tN·s\tnewton second\n" +
+  "C53\t4404531\tN·m·s\tnewton metre second\n" +
+  "74\t14132\tmPa\tmillipascal\n" +
+  "MPA\t5066817\tMPa\tmegapascal\n" +
+  "PAL\t5259596\tPa\tpascal\n" +
+  "KPA\t4935745\tkPa\tkilopascal\n" +
+  "BAR\t4342098\tbar\tbar [unit of pressure]\n" +
+  "HBA\t4735553\thbar\thectobar\n" +
+  "MBR\t5063250\tmbar\tmillibar\n" +
+  "KBA\t4932161\tkbar\tkilobar\n" +
+  "ATM\t4281421\tatm\tstandard atmosphere\n" +
+  "A89\t4274233\tGPa\tgigapascal\n" +
+  "B96\t4340022\tµPa\tmicropascal\n" +
+  "A97\t4274487\thPa\thectopascal\n" +
+  "H75\t4732725\tdaPa\tdecapascal\n" +
+  "B85\t4339765\tµbar\tmicrobar\n" +
+  "C55\t4404533\tN/m²\tnewton per square metre\n" +
+  "C56\t4404534\tN/mm²\tnewton per square millimetre\n" +
+  "H07\t4730935\tPa·s/bar\tpascal second per bar\n" +
+  "F94\t4602164\thPa·m³/s\thectopascal cubic metre per second\n" +
+  "F93\t4602163\thPa·l/s\thectopascal litre per second\n" +
+  "F82\t4601906\thPa/K\thectopascal per kelvin\n" +
+  "F83\t4601907\tkPa/K\tkilopascal per kelvin\n" +
+  "F98\t4602168\tMPa·m³/s\tmegapascal cubic metre per second\n" +
+  "F97\t4602167\tMPa·l/s\tmegapascal litre per second\n" +
+  "F85\t4601909\tMPa/K\tmegapascal per kelvin\n" +
+  "F96\t4602166\tmbar·m³/s\tmillibar cubic metre per second\n" +
+  "F95\t4602165\tmbar·l/s\tmillibar litre per second\n" +
+  "F84\t4601908\tmbar/K\tmillibar per kelvin\n" +
+  "G01\t4665393\tPa·m³/s\tpascal cubic metre per second\n" +
+  "F99\t4602169\tPa·l/s\tpascal litre per second\n" +
+  "F77\t4601655\tPa.s/K\tpascal second per kelvin\n" +
+  "E01\t4534321\tN/cm²\tnewton per square centimetre\n" +
+  "FP\t18000\tlb/ft²\tpound per square foot\n" +
+  "PS\t20563\tlbf/in²\tpound-force per square inch\n" +
+  "B40\t4338736\tkgf/m²\tkilogram-force per square metre\n" +
+  "UA\t21825\tTorr\ttorr\n" +
+  "ATT\t4281428\tat\ttechnical atmosphere\n" +
+  "80\t14384\tlb/in²\tpound per square inch absolute\n" +
+  "H78\t4732728\tcm H₂O\tconventional centimetre of water\n" +
+  "HP\t18512\tmm H₂O\tconventional millimetre of water\n" +
+  "HN\t18510\tmm Hg\tconventional millimetre of mercury\n" +
+  "F79\t4601657\tinHg\tinch of mercury\n" +
+  "F78\t4601656\tinH₂O\tinch of water\n" +
+  "J89\t4864057\tcm Hg\tcentimetre of mercury\n" +
+  "K24\t4928052\tft H₂O\tfoot of water\n" +
+  "K25\t4928053\tft Hg\tfoot of mercury\n" +
+  "K31\t4928305\tgf/cm²\tgram-force per square centimetre\n" +
+  "E42\t4535346\tkgf/cm²\tkilogram-force per square centimetre\n" +
+  "E41\t4535345\tkgf·m/cm²\tkilogram-force per square millimetre\n" +
+  "K85\t4929589\tlbf/ft²\tpound-force per square foot\n" +
+  "K86\t4929590\tpsi/°F\tpound-force per square inch degree Fahrenheit\n" +
+  "84\t14388\tklbf/in²\tkilopound-force per square inch\n" +
+  "N13\t5124403\tcmHg (0 ºC)\tcentimetre of mercury (0 ºC)\n" +
+  "N14\t5124404\tcmH₂O (4 °C)\tcentimetre of water (4 ºC)\n" +
+  "N15\t5124405\tftH₂O (39,2 ºF)\tfoot of water (39.2 ºF)\n" +
+  "N16\t5124406\tinHG (32 ºF)\tinch of mercury (32 ºF)\n" +
+  "N17\t5124407\tinHg (60 ºF)\tinch of mercury (60 ºF)\n" +
+  "N18\t5124408\tinH₂O (39,2 ºF)\tinch of water (39.2 ºF)\n" +
+  "N19\t5124409\tinH₂O (60 ºF)\tinch of water (60 ºF)\n" +
+  "N20\t5124656\tksi\tkip per square inch\n" +
+  "N21\t5124657\tpdl/ft²\tpoundal per square foot\n" +
+  "N22\t5124658\toz/in²\tounce (avoirdupois) per square inch\n" +
+  "N23\t5124659\tmH₂O\tconventional metre of water\n" +
+  "N24\t5124660\tg/mm²\tgram per square millimetre\n" +
+  "N25\t5124661\tlb/yd²\tpound per square yard\n" +
+  "N26\t5124662\tpdl/in²\tpoundal per square inch\n" +
+  "E99\t4536633\thPa/bar\thectopascal per bar\n" +
+  "F05\t4599861\tMPa/bar\tmegapascal per bar\n" +
+  "F04\t4599860\tmbar/bar\tmillibar per bar\n" +
+  "F07\t4599863\tPa/bar\tpascal per bar\n" +
+  "F03\t4599859\tkPa/bar\tkilopascal per bar\n" +
+  "L52\t4994354\tpsi/psi\tpsi per psi\n" +
+  "J56\t4863286\tbar/bar\tbar per bar\n" +
+  "C96\t4405558\tPa⁻¹\treciprocal pascal or pascal to the power minus one\n" +
+  "F58\t4601144\t1/bar\treciprocal bar\n" +
+  "B83\t4339763\tm⁴\tmetre to the fourth power\n" +
+  "G77\t4667191\tmm⁴\tmillimetre to the fourth power\n" +
+  "D69\t4470329\tin⁴\tinch to the fourth power\n" +
+  "N27\t5124663\tft⁴\tfoot to the fourth power\n" +
+  "C65\t4404789\tPa·s\tpascal second\n" +
+  "N37\t5124919\tkg/(m·s)\tkilogram per metre second\n" +
+  "N38\t5124920\tkg/(m·min)\tkilogram per metre minute\n" +
+  "C24\t4403764\tmPa·s\tmillipascal second\n" +
+  "N36\t5124918\t(N/m²)·s\tnewton second per square metre\n" +
+  "N39\t5124921\tkg/(m·d)\tkilogram per metre day\n" +
+  "N40\t5125168\tkg/(m·h)\tkilogram per metre hour\n" +
+  "N41\t5125169\tg/(cm·s)\tgram per centimetre second\n" +
+  "89\t14393\tP\tpoise\n" +
+  "C7\t17207\tcP\tcentipoise\n" +
+  "F06\t4599862\tP/bar\tpoise per bar\n" +
+  "F86\t4601910\tP/K\tpoise per kelvin\n" +
+  "J32\t4862770\tµP\tmicropoise\n" +
+  "J73\t4863795\tcP/K\tcentipoise per kelvin\n" +
+  "J74\t4863796\tcP/bar\tcentipoise per bar\n" +
+  "K67\t4929079\tlb/(ft·h)\tpound per foot hour\n" +
+  "K68\t4929080\tlb/(ft·s)\tpound per foot second\n" +
+  "K91\t4929841\tlbf·s/ft²\tpound-force second per square foot\n" +
+  "K92\t4929842\tlbf·s/in²\tpound-force second per square inch\n" +
+  "L15\t4993333\tmPa·s/K\tmillipascal second per kelvin\n" +
+  "L16\t4993334\tmPa·s/bar\tmillipascal second per bar\n" +
+  "L64\t4994612\tslug/(ft·s)\tslug per foot second\n" +
+  "N34\t5124916\t(pdl/ft²)·s\tpoundal second per square foot\n" +
+  "N35\t5124917\tP/Pa\tpoise per pascal\n" +
+  "N42\t5125170\t(pdl/in²)·s\tpoundal second per square inch\n" +
+  "N43\t5125171\tlb/(ft·min)\tpound per foot minute\n" +
+  "N44\t5125172\tlb/(ft·d)\tpound per foot day\n" +
+  "S4\t21300\tm²/s\tsquare metre per second\n" +
+  "M82\t5060658\t(m²/s)/Pa\tsquare metre per second pascal\n" +
+  "C17\t4403511\tmm²/s\tmillimetre squared per second\n" +
+  "G41\t4666417\tm²/(s·bar)\tsquare metre per second bar\n" +
+  "G09\t4665401\tm²/(s·K)\tsquare metre per second kelvin\n" +
+  "91\t14641\tSt\tstokes\n" +
+  "4C\t13379\tcSt\tcentistokes\n" +
+  "G46\t4666422\tSt/bar\tstokes per bar\n" +
+  "G10\t4665648\tSt/K\tstokes per kelvin\n" +
+  "S3\t21299\tft²/s\tsquare foot per second\n" +
+  "G08\t4665400\tin²/s\tsquare inch per second\n" +
+  "M79\t5060409\tft²/h\tsquare foot per hour\n" +
+  "M80\t5060656\tSt/Pa\tstokes per pascal\n" +
+  "M81\t5060657\tcm²/s\tsquare centimetre per second\n" +
+  "4P\t13392\tN/m\tnewton per metre\n" +
+  "C22\t4403762\tmN/m\tmillinewton per metre\n" +
+  "M23\t5059123\tN/cm\tnewton per centimetre\n" +
+  "N31\t5124913\tkN/m\tkilonewton per metre\n" +
+  "DX\t17496\tdyn/cm\tdyne per centimetre\n" +
+  "N32\t5124914\tpdl/in\tpoundal per inch\n" +
+  "N33\t5124915\tlbf/yd\tpound-force per yard\n" +
+  "M34\t5059380\tN·m/m²\tnewton metre per square metre\n" +
+  "JOU\t4869973\tJ\tjoule\n" +
+  "KJO\t4934223\tkJ\tkilojoule\n" +
+  "A68\t4273720\tEJ\texajoule\n" +
+  "C68\t4404792\tPJ\tpetajoule\n" +
+  "D30\t4469552\tTJ\tterajoule\n" +
+  "GV\t18262\tGJ\tgigajoule\n" +
+  "3B\t13122\tMJ\tmegajoule\n" +
+  "C15\t4403509\tmJ\tmillijoule\n" +
+  "A70\t4273968\tfJ\tfemtojoule\n" +
+  "A13\t4272435\taJ\tattojoule\n" +
+  "WHR\t5720146\tW·h\twatt hour\n" +
+  "MWH\t5068616\tMW·h\tmegawatt hour (1000 kW.h)\n" +
+  "KWH\t4937544\tkW·h\tkilowatt hour\n" +
+  "GWH\t4675400\tGW·h\tgigawatt hour\n" +
+  "D32\t4469554\tTW·h\tterawatt hour\n" +
+  "A53\t4273459\teV\telectronvolt\n" +
+  "B71\t4339505\tMeV\tmegaelectronvolt\n" +
+  "A85\t4274229\tGeV\tgigaelectronvolt\n" +
+  "B29\t4338233\tkeV\tkiloelectronvolt\n" +
+  "A57\t4273463\terg\terg\n" +
+  "85\t14389\tft·lbf\tfoot pound-force\n" +
+  "N46\t5125174\tft·pdl\tfoot poundal\n" +
+  "N47\t5125175\tin·pdl\tinch poundal\n" +
+  "WTT\t5723220\tW\twatt\n" +
+  "KWT\t4937556\tkW\tkilowatt\n" +
+  "MAW\t5062999\tMW\tmegawatt\n" +
+  "A90\t4274480\tGW\tgigawatt\n" +
+  "C31\t4404017\tmW\tmilliwatt\n" +
+  "D80\t4470832\tµW\tmicrowatt\n" +
+  "F80\t4601904\twater horse power\twater horse power\n" +
+  "A63\t4273715\terg/s\terg per second\n" +
+  "A74\t4273972\tft·lbf/s\tfoot pound-force per second\n" +
+  "B39\t4338489\tkgf·m/s\tkilogram-force metre per second\n" +
+  "HJ\t18506\tmetric hp\tmetric horse power\n" +
+  "A25\t4272693\tCV\tcheval vapeur\n" +
+  "BHP\t4343888\tBHP\tbrake horse power\n" +
+  "K15\t4927797\tft·lbf/h\tfoot pound-force per hour\n" +
+  "K16\t4927798\tft·lbf/min\tfoot pound-force per minute\n" +
+  "K42\t4928562\tboiler hp\thorsepower (boiler)\n" +
+  "N12\t5124402\tPS\tPferdestaerke\n" +
+  "KGS\t4933459\tkg/s\tkilogram per second\n" +
+  "H56\t4732214\tkg/(m²·s)\tkilogram per square metre second\n" +
+  "M87\t5060663\t(kg/s)/Pa\tkilogram per second pascal\n" +
+  "4M\t13389\tmg/h\tmilligram per hour\n" +
+  "F26\t4600374\tg/d\tgram per day\n" +
+  "F62\t4601394\tg/(d·bar)\tgram per day bar\n" +
+  "F35\t4600629\tg/(d·K)\tgram per day kelvin\n" +
+  "F27\t4600375\tg/h\tgram per hour\n" +
+  "F63\t4601395\tg/(h·bar)\tgram per hour bar\n" +
+  "F36\t4600630\tg/(h·K)\tgram per hour kelvin\n" +
+  "F28\t4600376\tg/min\tgram per minute\n" +
+  "F64\t4601396\tg/(min·bar)\tgram per minute bar\n" +
+  "F37\t4600631\tg/(min·K)\tgram per minute kelvin\n" +
+  "F29\t4600377\tg/s\tgram per second\n" +
+  "F65\t4601397\tg/(s·bar)\tgram per second bar\n" +
+  "F38\t4600632\tg/(s·K)\tgram per second kelvin\n" +
+  "F30\t4600624\tkg/d\tkilogram per day\n" +
+  "F66\t4601398\tkg/(d·bar)\tkilogram per day bar\n" +
+  "F39\t4600633\tkg/(d·K)\tkilogram per day kelvin\n" +
+  "E93\t4536627\tkg/h\tkilogram per hour\n" +
+  "F67\t4601399\tkg/(h·bar)\tkilogram per hour bar\n" +
+  "F40\t4600880\tkg/(h·K)\tkilogram per hour kelvin\n" +
+  "F31\t4600625\tkg/min\tkilogram per minute\n" +
+  "F68\t4601400\tkg/(min·bar)\tkilogram per minute bar\n" +
+  "F41\t4600881\tkg/(min·K)\tkilogram per minute kelvin\n" +
+  "F69\t4601401\tkg/(s·bar)\tkilogram per second bar\n" +
+  "F42\t4600882\tkg/(s·K)\tkilogram per second kelvin\n" +
+  "F32\t4600626\tmg/d\tmilligram per day\n" +
+  "F70\t4601648\tmg/(d·bar)\tmilligram per day bar\n" +
+  "F43\t4600883\tmg/(d·K)\tmilligram per day kelvin\n" +
+  "F71\t4601649\tmg/(h·bar)\tmilligram per hour bar\n" +
+  "F44\t4600884\tmg/(h·K)\tmilligram per hour kelvin\n" +
+  "F33\t4600627\tmg/min\tmilligram per minute\n" +
+  "F72\t4601650\tmg/(min·bar)\tmilligram per minute bar\n" +
+  "F45\t4600885\tmg/(min·K)\tmilligram per minute kelvin\n" +
+  "F34\t4600628\tmg/s\tmilligram per second\n" +
+  "F73\t4601651\tmg/(s·bar)\tmilligram per second bar\n" +
+  "F46\t4600886\tmg/(s·K)\tmilligram per second kelvin\n" +
+  "F25\t4600373\tg/Hz\tgram per hertz\n" +
+  "4W\t13399\tton (US) /h\tton (US) per hour\n" +
+  "4U\t13397\tlb/h\tpound per hour\n" +
+  "K66\t4929078\tlb/d\tpound (avoirdupois) per day\n" +
+  "K73\t4929331\t(lb/h)/°F\tpound (avoirdupois) per hour degree Fahrenheit\n" +
+  "K74\t4929332\t(lb/h)/psi\tpound (avoirdupois) per hour psi\n" +
+  "K78\t4929336\tlb/min\tpound (avoirdupois) per minute\n" +
+  "K79\t4929337\tlb/(min·°F)\tpound (avoirdupois) per minute degree Fahrenheit\n" +
+  "K80\t4929584\t(lb/min)/psi\tpound (avoirdupois) per minute psi\n" +
+  "K81\t4929585\tlb/s\tpound (avoirdupois) per second\n" +
+  "K82\t4929586\t(lb/s)/°F\tpound (avoirdupois) per second degree Fahrenheit\n" +
+  "K83\t4929587\t(lb/s)/psi\tpound (avoirdupois) per second psi\n" +
+  "L33\t4993843\toz/d\tounce (avoirdupois) per day\n" +
+  "L34\t4993844\toz/h\tounce (avoirdupois) per hour\n" +
+  "L35\t4993845\toz/min\tounce (avoirdupois) per minute\n" +
+  "L36\t4993846\toz/s\tounce (avoirdupois) per second\n" +
+  "L63\t4994611\tslug/d\tslug per day\n" +
+  "L66\t4994614\tslug/h\tslug per hour\n" +
+  "L67\t4994615\tslug/min\tslug per minute\n" +
+  "L68\t4994616\tslug/s\tslug per second\n" +
+  "L71\t4994865\tt/d\ttonne per day\n" +
+  "L72\t4994866\t(t/d)/K\ttonne per day kelvin\n" +
+  "L73\t4994867\t(t/d)/bar\ttonne per day bar\n" +
+  "E18\t4534584\tt/h\ttonne per hour\n" +
+  "L74\t4994868\t(t/h)/K\ttonne per hour kelvin\n" +
+  "L75\t4994869\t(t/h)/bar\ttonne per hour bar\n" +
+  "L78\t4994872\tt/min\ttonne per minute\n" +
+  "L79\t4994873\t(t/min)/K\ttonne per minute kelvin\n" +
+  "L80\t4995120\t(t/min)/bar\ttonne per minute bar\n" +
+  "L81\t4995121\tt/s\ttonne per second\n" +
+  "L82\t4995122\t(t/s)/K\ttonne per second kelvin\n" +
+  "L83\t4995123\t(t/s)/bar\ttonne per second bar\n" +
+  "L85\t4995125\tton (UK)/d\tton long per day\n" +
+  "L88\t4995128\tton (US)/d\tton short per day\n" +
+  "L89\t4995129\tton (US)/(h·°F)\tton short per hour degree Fahrenheit\n" +
+  "L90\t4995376\t(ton (US)/h)/psi\tton short per hour psi\n" +
+  "M88\t5060664\tt/mo\ttonne per month\n" +
+  "M89\t5060665\tt/y\ttonne per year\n" +
+  "M90\t5060912\tklb/h\tkilopound per hour\n" +
+  "J33\t4862771\tµg/kg\tmicrogram per kilogram\n" +
+  "L32\t4993842\tng/kg\tnanogram per kilogram\n" +
+  "NA\t20033\tmg/kg\tmilligram per kilogram\n" +
+  "M29\t5059129\tkg/kg\tkilogram per kilogram\n" +
+  "M91\t5060913\tlb/lb\tpound per pound\n" +
+  "MQS\t5067091\tm³/s\tcubic metre per second\n" +
+  "MQH\t5067080\tm³/h\tcubic metre per hour\n" +
+  "40\t13360\tml/s\tmillilitre per second\n" +
+  "41\t13361\tml/min\tmillilitre per minute\n" +
+  "LD\t19524\tl/d\tlitre per day\n" +
+  "2J\t12874\tcm³/s\tcubic centimetre per second\n" +
+  "4X\t13400\tkl/h\tkilolitre per hour\n" +
+  "L2\t19506\tl/min\tlitre per minute\n" +
+  "G47\t4666423\tcm³/d\tcubic centimetre per day\n" +
+  "G78\t4667192\tcm³/(d·bar)\tcubic centimetre per day bar\n" +
+  "G61\t4666929\tcm³/(d·K)\tcubic centimetre per day kelvin\n" +
+  "G48\t4666424\tcm³/h\tcubic centimetre per hour\n" +
+  "G79\t4667193\tcm³/(h·bar)\tcubic centimetre per hour bar\n" +
+  "G62\t4666930\tcm³/(h·K)\tcubic centimetre per hour kelvin\n" +
+  "G49\t4666425\tcm³/min\tcubic centimetre per minute\n" +
+  "G80\t4667440\tcm³/(min·bar)\tcubic centimetre per minute bar\n" +
+  "G63\t4666931\tcm³/(min·K)\tcubic centimetre per minute kelvin\n" +
+  "G81\t4667441\tcm³/(s·bar)\tcubic centimetre per second bar\n" +
+  "G64\t4666932\tcm³/(s·K)\tcubic centimetre per second kelvin\n" +
+  "E92\t4536626\tdm³/h\tcubic decimetre per hour\n" +
+  "G52\t4666674\tm³/d\tcubic metre per day\n" +
+  "G86\t4667446\tm³/(d·bar)\tcubic metre per day bar\n" +
+  "G69\t4666937\tm³/(d·K)\tcubic metre per day kelvin\n" +
+  "G87\t4667447\tm³/(h·bar)\tcubic metre per hour bar\n" +
+  "G70\t4667184\tm³/(h·K)\tcubic metre per hour kelvin\n" +
+  "G53\t4666675\tm³/min\tcubic metre per minute\n" +
+  "G88\t4667448\tm³/(min·bar)\tcubic metre per minute bar\n" +
+  "G71\t4667185\tm³/(min·K)\tcubic metre per minute kelvin\n" +
+  "G89\t4667449\tm³/(s·bar)\tcubic metre per second bar\n" +
+  "G72\t4667186\tm³/(s·K)\tcubic metre per second kelvin\n" +
+  "G82\t4667442\tl/(d·bar)\tlitre per day bar\n" +
+  "G65\t4666933\tl/(d·K)\tlitre per day kelvin\n" +
+  "G83\t4667443\tl/(h·bar)\tlitre per hour bar\n" +
+  "G66\t4666934\tl/(h·K)\tlitre per hour kelvin\n" +
+  "G84\t4667444\tl/(min·bar)\tlitre per minute bar\n" +
+  "G67\t4666935\tl/(min·K)\tlitre per minute kelvin\n" +
+  "G51\t4666673\tl/s\tlitre per second\n" +
+  "G85\t4667445\tl/(s·bar)\tlitre per second bar\n" +
+  "G68\t4666936\tl/(s·K)\tlitre per second kelvin\n" +
+  "G54\t4666676\tml/d\tmillilitre per day\n" +
+  "G90\t4667696\tml/(d·bar)\tmillilitre per day bar\n" +
+  "G73\t4667187\tml/(d·K)\tmillilitre per day kelvin\n" +
+  "G55\t4666677\tml/h\tmillilitre per hour\n" +
+  "G91\t4667697\tml/(h·bar)\tmillilitre per hour bar\n" +
+  "G74\t4667188\tml/(h·K)\tmillilitre per hour kelvin\n" +
+  "G92\t4667698\tml/(min·bar)\tmillilitre per minute bar\n" +
+  "G75\t4667189\tml/(min·K)\tmillilitre per minute kelvin\n" +
+  "G93\t4667699\tml/(s·bar)\tmillilitre per second bar\n" +
+  "G76\t4667190\tml/(s·K)\tmillilitre per second kelvin\n" +
+  "2K\t12875\tft³/h\tcubic foot per hour\n" +
+  "2L\t12876\tft³/min\tcubic foot per minute\n" +
+  "5A\t13633\tbarrel (US)/min\tbarrel (US) per minute\n" +
+  "G2\t18226\tgal (US) /min\tUS gallon per minute\n" +
+  "G3\t18227\tgal (UK) /min\tImperial gallon per minute\n" +
+  "G56\t4666678\tin³/h\tcubic inch per hour\n" +
+  "G57\t4666679\tin³/min\tcubic inch per minute\n" +
+  "G58\t4666680\tin³/s\tcubic inch per second\n" +
+  "G50\t4666672\tgal/h\tgallon (US) per hour\n" +
+  "J58\t4863288\tbbl (UK liq.)/min\tbarrel (UK petroleum) per minute\n" +
+  "J59\t4863289\tbbl (UK liq.)/d\tbarrel (UK petroleum) per day\n" +
+  "J60\t4863536\tbbl (UK liq.)/h\tbarrel (UK petroleum) per hour\n" +
+  "J61\t4863537\tbbl (UK liq.)/s\tbarrel (UK petroleum) per second\n" +
+  "J62\t4863538\tbbl (US)/h\tbarrel (US petroleum) per hour\n" +
+  "J63\t4863539\tbbl (US)/s\tbarrel (US petroleum) per second\n" +
+  "J64\t4863540\tbu (UK)/d\tbushel (UK) per day\n" +
+  "J65\t4863541\tbu (UK)/h\tbushel (UK) per hour\n" +
+  "J66\t4863542\tbu (UK)/min\tbushel (UK) per minute\n" +
+  "J67\t4863543\tbu (UK)/s\tbushel (UK) per second\n" +
+  "J68\t4863544\tbu (US dry)/d\tbushel (US dry) per day\n" +
+  "J69\t4863545\tbu (US dry)/h\tbushel (US dry) per hour\n" +
+  "J70\t4863792\tbu (US dry)/min\tbushel (US dry) per minute\n" +
+  "J71\t4863793\tbu (US dry)/s\tbushel (US dry) per second\n" +
+  "J90\t4864304\tdm³/d\tcubic decimetre per day\n" +
+  "J92\t4864306\tdm³/min\tcubic decimetre per minute\n" +
+  "J93\t4864307\tdm³/s\tcubic decimetre per second\n" +
+  "N45\t5125173\t(m³/s)/Pa\tcubic metre per second pascal\n" +
+  "J95\t4864309\tfl oz (UK)/d\tounce (UK fluid) per day\n" +
+  "J96\t4864310\tfl oz (UK)/h\tounce (UK fluid) per hour\n" +
+  "J97\t4864311\tfl oz (UK)/min\tounce (UK fluid) per minute\n" +
+  "J98\t4864312\tfl oz (UK)/s\tounce (UK fluid) per second\n" +
+  "J99\t4864313\tfl oz (US)/d\tounce (US fluid) per day\n" +
+  "K10\t4927792\tfl oz (US)/h\tounce (US fluid) per hour\n" +
+  "K11\t4927793\tfl oz (US)/min\tounce (US fluid) per minute\n" +
+  "K12\t4927794\tfl oz (US)/s\tounce (US fluid) per second\n" +
+  "K22\t4928050\tft³/d\tcubic foot per day\n" +
+  "K26\t4928054\tgal (UK)/d\tgallon (UK) per day\n" +
+  "K27\t4928055\tgal (UK)/h\tgallon (UK) per hour\n" +
+  "K28\t4928056\tgal (UK)/s\tgallon (UK) per second\n" +
+  "K30\t4928304\tgal (US liq.)/s\tgallon (US liquid) per second\n" +
+  "K32\t4928306\tgi (UK)/d\tgill (UK) per day\n" +
+  "K33\t4928307\tgi (UK)/h\tgill (UK) per hour\n" +
+  "K34\t4928308\tgi (UK)/min\tgill (UK) per minute\n" +
+  "K35\t4928309\tgi (UK)/s\tgill (UK) per second\n" +
+  "K36\t4928310\tgi (US)/d\tgill (US) per day\n" +
+  "K37\t4928311\tgi (US)/h\tgill (US) per hour\n" +
+  "K38\t4928312\tgi (US)/min\tgill (US) per minute\n" +
+  "K39\t4928313\tgi (US)/s\tgill (US) per second\n" +
+  "K94\t4929844\tqt (UK liq.)/d\tquart (UK liquid) per day\n" +
+  "K95\t4929845\tqt (UK liq.)/h\tquart (UK liquid) per hour\n" +
+  "K96\t4929846\tqt (UK liq.)/min\tquart (UK liquid) per minute\n" +
+  "K97\t4929847\tqt (UK liq.)/s\tquart (UK liquid) per second\n" +
+  "K98\t4929848\tqt (US liq.)/d\tquart (US liquid) per day\n" +
+  "K99\t4929849\tqt (US liq.)/h\tquart (US liquid) per hour\n" +
+  "L10\t4993328\tqt (US liq.)/min\tquart (US liquid) per minute\n" +
+  "L11\t4993329\tqt (US liq.)/s\tquart (US liquid) per second\n" +
+  "L44\t4994100\tpk (UK)/d\tpeck (UK) per day\n" +
+  "L45\t4994101\tpk (UK)/h\tpeck (UK) per hour\n" +
+  "L46\t4994102\tpk (UK)/min\tpeck (UK) per minute\n" +
+  "L47\t4994103\tpk (UK)/s\tpeck (UK) per second\n" +
+  "L48\t4994104\tpk (US dry)/d\tpeck (US dry) per day\n" +
+  "L49\t4994105\tpk (US dry)/h\tpeck (US dry) per hour\n" +
+  "L50\t4994352\tpk (US dry)/min\tpeck (US dry) per minute\n" +
+  "L51\t4994353\tpk (US dry)/s\tpeck (US dry) per second\n" +
+  "L53\t4994355\tpt (UK)/d\tpint (UK) per day\n" +
+  "L54\t4994356\tpt (UK)/h\tpint (UK) per hour\n" +
+  "L55\t4994357\tpt (UK)/min\tpint (UK) per minute\n" +
+  "L56\t4994358\tpt (UK)/s\tpint (UK) per second\n" +
+  "L57\t4994359\tpt (US liq.)/d\tpint (US liquid) per day\n" +
+  "L58\t4994360\tpt (US liq.)/h\tpint (US liquid) per hour\n" +
+  "L59\t4994361\tpt (US liq.)/min\tpint (US liquid) per minute\n" +
+  "L60\t4994608\tpt (US liq.)/s\tpint (US liquid) per second\n" +
+  "M12\t5058866\tyd³/d\tcubic yard per day\n" +
+  "M13\t5058867\tyd³/h\tcubic yard per hour\n" +
+  "M15\t5058869\tyd³/min\tcubic yard per minute\n" +
+  "M16\t5058870\tyd³/s\tcubic yard per second\n" +
+  "H60\t4732464\tm³/m³\tcubic metre per cubic metre\n" +
+  "F92\t4602162\tbar·m³/s\tbar cubic metre per second\n" +
+  "F91\t4602161\tbar·l/s\tbar litre per second\n" +
+  "K87\t4929591\tpsi·in³/s\tpsi cubic inch per second\n" +
+  "K88\t4929592\tpsi·l/s\tpsi litre per second\n" +
+  "K89\t4929593\tpsi·m³/s\tpsi cubic metre per second\n" +
+  "K90\t4929840\tpsi·yd³/s\tpsi cubic yard per second\n" +
+  "Q29\t5321273\tµg/hg\tmicrogram per hectogram\n" +
+  "Q37\t5321527\tStandard cubic metre per day\tStandard cubic metre per day\n" +
+  "Q38\t5321528\tStandard cubic metre per hour\tStandard cubic metre per hour\n" +
+  "Q39\t5321529\tNormalized cubic metre per day\tNormalized cubic metre per day\n" +
+  "Q40\t5321776\tNormalized cubic metre per hour\tNormalized cubic metre per hour\n" +
+  "KWN\t4937550\tKilowatt hour per normalized cubic metre\tKilowatt hour per normalized cubic metre\n" +
+  "KWS\t4937555\tKilowatt hour per standard cubic metre\tKilowatt hour per standard cubic metre\n" +
+  "Q41\t5321777\tJoule per normalised cubic metre\tJoule per normalised cubic metre\n" +
+  "Q42\t5321778\tJoule per standard cubic metre\tJoule per standard cubic metre\n" +
+  "MNJ\t5066314\tMJ/m³\tMega Joule per Normalised cubic Metre\n" +
+  "KEL\t4932940\tK\tkelvin\n" +
+  "CEL\t4408652\t°C\tdegree Celsius\n" +
+  "H12\t4731186\t°C/h\tdegree Celsius per hour\n" +
+  "F60\t4601392\t°C/bar\tdegree Celsius per bar\n" +
+  "E98\t4536632\t°C/K\tdegree Celsius per kelvin\n" +
+  "H13\t4731187\t°C/min\tdegree Celsius per minute\n" +
+  "H14\t4731188\t°C/s\tdegree Celsius per second\n" +
+  "F61\t4601393\tK/bar\tkelvin per bar\n" +
+  "F10\t4600112\tK/h\tkelvin per hour\n" +
+  "F02\t4599858\tK/K\tkelvin per kelvin\n" +
+  "F11\t4600113\tK/min\tkelvin per minute\n" +
+  "F12\t4600114\tK/s\tkelvin per second\n" +
+  "N79\t5125945\tK/Pa\tkelvin per pascal\n" +
+  "J20\t4862512\t°F/K\tdegree Fahrenheit per kelvin\n" +
+  "J21\t4862513\t°F/bar\tdegree Fahrenheit per bar\n" +
+  "J26\t4862518\t1/°F\treciprocal degree Fahrenheit\n" +
+  "A48\t4273208\t°R\tdegree Rankine\n" +
+  "FAH\t4604232\t°F\tdegree Fahrenheit\n" +
+  "J23\t4862515\t°F/h\tdegree Fahrenheit per hour\n" +
+  "J24\t4862516\t°F/min\tdegree Fahrenheit per minute\n" +
+  "J25\t4862517\t°F/s\tdegree Fahrenheit per second\n" +
+  "J28\t4862520\t°R/h\tdegree Rankine per hour\n" +
+  "J29\t4862521\t°R/min\tdegree Rankine per minute\n" +
+  "J30\t4862768\t°R/s\tdegree Rankine per second\n" +
+  "C91\t4405553\tK⁻¹\treciprocal kelvin or kelvin to the power minus one\n" +
+  "M20\t5059120\t1/MK\treciprocal megakelvin or megakelvin to the power minus one\n" +
+  "C64\t4404788\tPa/K\tpascal per kelvin\n" +
+  "F81\t4601905\tbar/K\tbar per kelvin\n" +
+  "J55\t4863285\tW·s\twatt second\n" +
+  "BTU\t4346965\tBtuIT\tBritish thermal unit (international table)\n" +
+  "A1\t16689\tcal₁₅\t15 °C calorie\n" +
+  "D70\t4470576\tcalIT\tcalorie (international table)\n" +
+  "J39\t4862777\tBtu\tBritish thermal unit (mean)\n" +
+  "J75\t4863797\tcal\tcalorie (mean)\n" +
+  "K51\t4928817\tkcal\tkilocalorie (mean)\n" +
+  "E14\t4534580\tkcalIT\tkilocalorie (international table)\n" +
+  "K53\t4928819\tkcalth\tkilocalorie (thermochemical)\n" +
+  "N66\t5125686\tBtu (39 ºF)\tBritish thermal unit (39 ºF)\n" +
+  "N67\t5125687\tBtu (59 ºF)\tBritish thermal unit (59 ºF)\n" +
+  "N68\t5125688\tBtu (60 ºF)\tBritish thermal unit (60 ºF)\n" +
+  "N69\t5125689\tcal₂₀\tcalorie (20 ºC)\n" +
+  "N70\t5125936\tquad\tquad (1015 BtuIT)\n" +
+  "N71\t5125937\tthm (EC)\ttherm (EC)\n" +
+  "N72\t5125938\tthm (US)\ttherm (U.S.)\n" +
+  "D35\t4469557\tcalth\tcalorie (thermochemical)\n" +
+  "2I\t12873\tBtuIT/h\tBritish thermal unit (international table) per hour\n" +
+  "J44\t4863028\tBtuIT/min\tBritish thermal unit (international table) per minute\n" +
+  "J45\t4863029\tBtuIT/s\tBritish thermal unit (international table) per second\n" +
+  "J47\t4863031\tBtuth/h\tBritish thermal unit (thermochemical) per hour\n" +
+  "J51\t4863281\tBtuth/min\tBritish thermal unit (thermochemical) per minute\n" +
+  "J52\t4863282\tBtuth/s\tBritish thermal unit (thermochemical) per second\n" +
+  "J81\t4864049\tcalth/min\tcalorie (thermochemical) per minute\n" +
+  "J82\t4864050\tcalth/s\tcalorie (thermochemical) per second\n" +
+  "E15\t4534581\tkcalth/h\tkilocalorie (thermochemical) per hour\n" +
+  "K54\t4928820\tkcalth/min\tkilocalorie (thermochemical) per minute\n" +
+  "K55\t4928821\tkcalth/s\tkilocalorie (thermochemical) per second\n" +
+  "D54\t4470068\tW/m²\twatt per square metre\n" +
+  "N48\t5125176\tW/cm²\twatt per square centimetre\n" +
+  "N49\t5125177\tW/in²\twatt per square inch\n" +
+  "N50\t5125424\tBtuIT/(ft²·h)\tBritish thermal unit (international table) per square foot hour\n" +
+  "N51\t5125425\tBtuth/(ft²·h)\tBritish thermal unit (thermochemical) per square foot hour\n" +
+  "N52\t5125426\tBtuth/(ft²·min)\tBritish thermal unit (thermochemical) per square foot minute\n" +
+  "N53\t5125427\tBtuIT/(ft²·s)\tBritish thermal unit (international table) per square foot second\n" +
+  "N54\t5125428\tBtuth/(ft²·s)\tBritish thermal unit (thermochemical) per square foot second\n" +
+  "N55\t5125429\tBtuIT/(in²·s)\tBritish thermal unit (international table) per square inch second\n" +
+  "N56\t5125430\tcalth/(cm²·min)\tcalorie (thermochemical) per square centimetre minute\n" +
+  "N57\t5125431\tcalth/(cm²·s)\tcalorie (thermochemical) per square centimetre second\n" +
+  "D53\t4470067\tW/(m·K)\twatt per metre kelvin\n" +
+  "N80\t5126192\tW/(m·°C)\twatt per metre degree Celsius\n" +
+  "N81\t5126193\tkW/(m·K)\tkilowatt per metre kelvin\n" +
+  "N82\t5126194\tkW/(m·°C)\tkilowatt per metre degree Celsius\n" +
+  "A22\t4272690\tBtuIT/(s·ft·°R)\tBritish thermal unit (international table) per second foot degree Rankine\n" +
+  "D71\t4470577\tcalIT/(s·cm·K)\tcalorie (international table) per second centimetre kelvin\n" +
+  "D38\t4469560\tcalth/(s·cm·K)\tcalorie (thermochemical) per second centimetre kelvin\n" +
+  "J40\t4863024\tBtuIT·ft/(h·ft²·°F)\tBritish thermal unit (international table) foot per hour square foot degree Fahrenheit\n" +
+  "J41\t4863025\tBtuIT·in/(h·ft²·°F)\tBritish thermal unit (international table) inch per hour square foot degree Fahrenheit\n" +
+  "J42\t4863026\tBtuIT·in/(s·ft²·°F)\tBritish thermal unit (international table) inch per second square foot degree Fahrenheit\n" +
+  "J46\t4863030\tBtuth·ft/(h·ft²·°F)\tBritish thermal unit (thermochemical) foot per hour square foot degree Fahrenheit\n" +
+  "J48\t4863032\tBtuth·in/(h·ft²·°F)\tBritish thermal unit (thermochemical) inch per hour square foot degree Fahrenheit\n" +
+  "J49\t4863033\tBtuth·in/(s·ft²·°F)\tBritish thermal unit (thermochemical) inch per second square foot degree Fahrenheit\n" +
+  "J78\t4863800\tcalth/(cm·s·°C)\tcalorie (thermochemical) per centimetre second degree Celsius\n" +
+  "K52\t4928818\tkcal/(m·h·°C)\tkilocalorie (international table) per hour metre degree Celsius\n" +
+  "D55\t4470069\tW/(m²·K)\twatt per square metre kelvin\n" +
+  "N78\t5125944\tkW/(m²·K)\tkilowatt per square metre kelvin\n" +
+  "D72\t4470578\tcalIT/(s·cm²·K)\tcalorie (international table) per second square centimetre kelvin\n" +
+  "D39\t4469561\tcalth/(s·cm²·K)\tcalorie (thermochemical) per second square centimetre kelvin\n" +
+  "A20\t4272688\tBtuIT/(s·ft²·°R)\tBritish thermal unit (international table) per second square foot degree Rankine\n" +
+  "A23\t4272691\tBtuIT/(h·ft²·°R)\tBritish thermal unit (international table) per hour square foot degree Rankine\n" +
+  "N74\t5125940\tBtuIT/(h·ft²·ºF)\tBritish thermal unit (international table) per hour square foot degree Fahrenheit\n" +
+  "N75\t5125941\tBtuth/(h·ft²·ºF)\tBritish thermal unit (thermochemical) per hour square foot degree Fahrenheit\n" +
+  "N76\t5125942\tBtuIT/(s·ft²·ºF)\tBritish thermal unit (international table) per second square foot degree Fahrenheit\n" +
+  "N77\t5125943\tBtuth/(s·ft²·ºF)\tBritish thermal unit (thermochemical) per second square foot degree Fahrenheit\n" +
+  "D19\t4469049\tm²·K/W\tsquare metre kelvin per watt\n" +
+  "J19\t4862265\t°F·h·ft²/Btuth\tdegree Fahrenheit hour square foot per British thermal unit (thermochemical)\n" +
+  "J22\t4862514\t°F·h·ft²/BtuIT\tdegree Fahrenheit hour square foot per British thermal unit (international table)\n" +
+  "J83\t4864051\tclo\tclo\n" +
+  "L14\t4993332\tm²·h·°C/kcal\tsquare metre hour degree Celsius per kilocalorie (international table)\n" +
+  "B21\t4338225\tK/W\tkelvin per watt\n" +
+  "H35\t4731701\tK·m/W\tkelvin metre per watt\n" +
+  "N84\t5126196\tºF/(BtuIT/h)\tdegree Fahrenheit hour per British thermal unit (international table)\n" +
+  "N85\t5126197\tºF/(Btuth/h)\tdegree Fahrenheit hour per British thermal unit (thermochemical)\n" +
+  "N86\t5126198\tºF/(BtuIT/s)\tdegree Fahrenheit second per British thermal unit (international table)\n" +
+  "N87\t5126199\tºF/(Btuth/s)\tdegree Fahrenheit second per British thermal unit (thermochemical)\n" +
+  "N88\t5126200\tºF·h·ft²/(BtuIT·in)\tdegree Fahrenheit hour square foot per British thermal unit (international table) inch\n" +
+  "N89\t5126201\tºF·h·ft²/(Btuth·in)\tdegree Fahrenheit hour square foot per British thermal unit (thermochemical) inch\n" +
+  "D52\t4470066\tW/K\twatt per kelvin\n" +
+  "E97\t4536631\tmm/(°C·m)\tmillimetre per degree Celcius metre\n" +
+  "F53\t4601139\tmm/K\tmillimetre per kelvin\n" +
+  "N83\t5126195\tm/(°C·m)\tmetre per degree Celcius metre\n" +
+  "JE\t19013\tJ/K\tjoule per kelvin\n" +
+  "B41\t4338737\tkJ/K\tkilojoule per kelvin\n" +
+  "J43\t4863027\tBtuIT/(lb·°F)\tBritish thermal unit (international table) per pound degree Fahrenheit\n" +
+  "J50\t4863280\tBtuth/(lb·°F)\tBritish thermal unit (thermochemical) per pound degree Fahrenheit\n" +
+  "J76\t4863798\tcalIT/(g·°C)\tcalorie (international table) per gram degree Celsius\n" +
+  "J79\t4863801\tcalth/(g·°C)\tcalorie (thermochemical) per gram degree Celsius\n" +
+  "N60\t5125680\tBtuIT/ºF\tBritish thermal unit (international table) per degree Fahrenheit\n" +
+  "N61\t5125681\tBtuth/ºF\tBritish thermal unit (thermochemical) per degree Fahrenheit\n" +
+  "N62\t5125682\tBtuIT/ºR\tBritish thermal unit (international table) per degree Rankine\n" +
+  "N63\t5125683\tBtuth/ºR\tBritish thermal unit (thermochemical) per degree Rankine\n" +
+  "N64\t5125684\t(Btuth/°R)/lb\tBritish thermal unit (thermochemical) per pound degree Rankine\n" +
+  "N65\t5125685\t(kcalIT/K)/g\tkilocalorie (international table) per gram kelvin\n" +
+  "B11\t4337969\tJ/(kg·K)\tjoule per kilogram kelvin\n" +
+  "B43\t4338739\tkJ/(kg·K)\tkilojoule per kilogram kelvin\n" +
+  "A21\t4272689\tBtu/IT(lb·°R)\tBritish thermal unit (international table) per pound degree Rankine\n" +
+  "D76\t4470582\tcalIT/(g·K)\tcalorie (international table) per gram kelvin\n" +
+  "D37\t4469559\tcalth/(g·K)\tcalorie (thermochemical) per gram kelvin\n" +
+  "J2\t18994\tJ/kg\tjoule per kilogram\n" +
+  "D95\t4471093\tJ/g\tjoule per gram\n" +
+  "JK\t19019\tMJ/kg\tmegajoule per kilogram\n" +
+  "B42\t4338738\tkJ/kg\tkilojoule per kilogram\n" +
+  "AZ\t16730\tBtuIT/lb\tBritish thermal unit (international table) per pound\n" +
+  "D75\t4470581\tcalIT/g\tcalorie (international table) per gram\n" +
+  "N73\t5125939\tBtuth/lb\tBritish thermal unit (thermochemical) per pound\n" +
+  "B36\t4338486\tcalth/g\tcalorie (thermochemical) per gram\n" +
+  "N58\t5125432\tBtuIT/ft³\tBritish thermal unit (international table) per cubic foot\n" +
+  "N59\t5125433\tBtuth/ft³\tBritish thermal unit (thermochemical) per cubic foot\n" +
+  "Q31\t5321521\tkJ/g\tkilojoule per gram\n" +
+  "AMP\t4279632\tA\tampere\n" +
+  "B22\t4338226\tkA\tkiloampere\n" +
+  "H38\t4731704\tMA\tmegaampere\n" +
+  "4K\t13387\tmA\tmilliampere\n" +
+  "B84\t4339764\tµA\tmicroampere\n" +
+  "C39\t4404025\tnA\tnanoampere\n" +
+  "C70\t4405040\tpA\tpicoampere\n" +
+  "N96\t5126454\tBi\tbiot\n" +
+  "N97\t5126455\tGi\tgilbert\n" +
+  "COU\t4411221\tC\tcoulomb\n" +
+  "A8\t16696\tA·s\tampere second\n" +
+  "H32\t4731698\tA²·s\tampere squared second\n" +
+  "AMH\t4279624\tA·h\tampere hour\n" +
+  "TAH\t5521736\tkA·h\tkiloampere hour (thousand ampere hour)\n" +
+  "D77\t4470583\tMC\tmegacoulomb\n" +
+  "D86\t4470838\tmC\tmillicoulomb\n" +
+  "B26\t4338230\tkC\tkilocoulomb\n" +
+  "B86\t4339766\tµC\tmicrocoulomb\n" +
+  "C40\t4404272\tnC\tnanocoulomb\n" +
+  "C71\t4405041\tpC\tpicocoulomb\n" +
+  "E09\t4534329\tmA·h\tmilliampere hour\n" +
+  "N95\t5126453\tA·min\tampere minute\n" +
+  "N94\t5126452\tFr\tfranklin\n" +
+  "A29\t4272697\tC/m³\tcoulomb per cubic metre\n" +
+  "A84\t4274228\tGC/m³\tgigacoulomb per cubic metre\n" +
+  "A30\t4272944\tC/mm³\tcoulomb per cubic millimetre\n" +
+  "B69\t4339257\tMC/m³\tmegacoulomb per cubic metre\n" +
+  "A28\t4272696\tC/cm³\tcoulomb per cubic centimetre\n" +
+  "B27\t4338231\tkC/m³\tkilocoulomb per cubic metre\n" +
+  "D88\t4470840\tmC/m³\tmillicoulomb per cubic metre\n" +
+  "B87\t4339767\tµC/m³\tmicrocoulomb per cubic metre\n" +
+  "A34\t4272948\tC/m²\tcoulomb per square metre\n" +
+  "B70\t4339504\tMC/m²\tmegacoulomb per square metre\n" +
+  "A35\t4272949\tC/mm²\tcoulomb per square millimetre\n" +
+  "A33\t4272947\tC/cm²\tcoulomb per square centimetre\n" +
+  "B28\t4338232\tkC/m²\tkilocoulomb per square metre\n" +
+  "D89\t4470841\tmC/m²\tmillicoulomb per square metre\n" +
+  "B88\t4339768\tµC/m²\tmicrocoulomb per square metre\n" +
+  "D50\t4470064\tV/m\tvolt per metre\n" +
+  "H45\t4731957\tV·s/m\tvolt second per metre\n" +
+  "D45\t4469813\tV²/K²\tvolt squared per kelvin squared\n" +
+  "D51\t4470065\tV/mm\tvolt per millimetre\n" +
+  "H24\t4731444\tV/µs\tvolt per microsecond\n" +
+  "H62\t4732466\tmV/min\tmillivolt per minute\n" +
+  "H46\t4731958\tV/s\tvolt per second\n" +
+  "B79\t4339513\tMV/m\tmegavolt per metre\n" +
+  "B55\t4338997\tkV/m\tkilovolt per metre\n" +
+  "D47\t4469815\tV/cm\tvolt per centimetre\n" +
+  "C30\t4404016\tmV/m\tmillivolt per metre\n" +
+  "C3\t17203\tµV/m\tmicrovolt per metre\n" +
+  "G60\t4666928\tV/bar\tvolt per bar\n" +
+  "N98\t5126456\tV/Pa\tvolt per pascal\n" +
+  "F87\t4601911\tV/(l·min)\tvolt per litre minute\n" +
+  "H22\t4731442\tV/(lbf/in²)\tvolt square inch per pound-force\n" +
+  "H23\t4731443\tV/in\tvolt per inch\n" +
+  "VLT\t5655636\tV\tvolt\n" +
+  "B78\t4339512\tMV\tmegavolt\n" +
+  "KVT\t4937300\tkV\tkilovolt\n" +
+  "2Z\t12890\tmV\tmillivolt\n" +
+  "D82\t4470834\tµV\tmicrovolt\n" +
+  "N99\t5126457\tpV\tpicovolt\n" +
+  "FAR\t4604242\tF\tfarad\n" +
+  "H48\t4731960\taF\tattofarad\n" +
+  "C10\t4403504\tmF\tmillifarad\n" +
+  "4O\t13391\tµF\tmicrofarad\n" +
+  "C41\t4404273\tnF\tnanofarad\n" +
+  "4T\t13396\tpF\tpicofarad\n" +
+  "N90\t5126448\tkF\tkilofarad\n" +
+  "A69\t4273721\tF/m\tfarad per metre\n" +
+  "H28\t4731448\tµF/km\tmicrofarad per kilometre\n" +
+  "H33\t4731699\tF/km\tfarad per kilometre\n" +
+  "B89\t4339769\tµF/m\tmicrofarad per metre\n" +
+  "C42\t4404274\tnF/m\tnanofarad per metre\n" +
+  "C72\t4405042\tpF/m\tpicofarad per metre\n" +
+  "A26\t4272694\tC·m\tcoulomb metre\n" +
+  "A41\t4273201\tA/m²\tampere per square metre\n" +
+  "H31\t4731697\tA/kg\tampere per kilogram\n" +
+  "B66\t4339254\tMA/m²\tmegaampere per square metre\n" +
+  "A7\t16695\tA/mm²\tampere per square millimetre\n" +
+  "A4\t16692\tA/cm²\tampere per square centimetre\n" +
+  "B23\t4338227\tkA/m²\tkiloampere per square metre\n" +
+  "G59\t4666681\tmA/(l·min)\tmilliampere per litre minute\n" +
+  "N93\t5126451\tA/Pa\tampere per pascal\n" +
+  "F57\t4601143\tmA/(lbf/in²)\tmilliampere per pound-force per square inch\n" +
+  "F59\t4601145\tmA/bar\tmilliampere per bar\n" +
+  "AE\t16709\tA/m\tampere per metre\n" +
+  "B24\t4338228\tkA/m\tkiloampere per metre\n" +
+  "A3\t16691\tA/mm\tampere per millimetre\n" +
+  "A2\t16690\tA/cm\tampere per centimetre\n" +
+  "F76\t4601654\tmA/mm\tmilliampere per millimetre\n" +
+  "F08\t4599864\tmA/in\tmilliampere per inch\n" +
+  "P10\t5255472\tC/m\tcoulomb per metre\n" +
+  "D33\t4469555\tT\ttesla\n" +
+  "C29\t4403769\tmT\tmillitesla\n" +
+  "D81\t4470833\tµT\tmicrotesla\n" +
+  "C48\t4404280\tnT\tnanotesla\n" +
+  "P13\t5255475\tkT\tkilotesla\n" +
+  "P12\t5255474\tγ\tgamma\n" +
+  "WEB\t5719362\tWb\tweber\n" +
+  "C33\t4404019\tmWb\tmilliweber\n" +
+  "P11\t5255473\tkWb\tkiloweber\n" +
+  "D59\t4470073\tWb/m\tweber per metre\n" +
+  "B56\t4338998\tkWb/m\tkiloweber per metre\n" +
+  "D60\t4470320\tWb/mm\tweber per millimetre\n" +
+  "81\t14385\tH\thenry\n" +
+  "C14\t4403508\tmH\tmillihenry\n" +
+  "B90\t4340016\tµH\tmicrohenry\n" +
+  "C43\t4404275\tnH\tnanohenry\n" +
+  "C73\t4405043\tpH\tpicohenry\n" +
+  "H03\t4730931\tH/kΩ\thenry per kiloohm\n" +
+  "H04\t4730932\tH/Ω\thenry per ohm\n" +
+  "G98\t4667704\tµH/kΩ\tmicrohenry per kiloohm\n" +
+  "G99\t4667705\tµH/Ω\tmicrohenry per ohm\n" +
+  "H05\t4730933\tmH/kΩ\tmillihenry per kiloohm\n" +
+  "H06\t4730934\tmH/Ω\tmillihenry per ohm\n" +
+  "P24\t5255732\tkH\tkilohenry\n" +
+  "A98\t4274488\tH/m\thenry per metre\n" +
+  "B91\t4340017\tµH/m\tmicrohenry per metre\n" +
+  "C44\t4404276\tnH/m\tnanohenry per metre\n" +
+  "A5\t16693\tA·m²\tampere square metre\n" +
+  "B8\t16952\tJ/m³\tjoule per cubic metre\n" +
+  "OHM\t5195853\tΩ\tohm\n" +
+  "A87\t4274231\tGΩ\tgigaohm\n" +
+  "B75\t4339509\tMΩ\tmegaohm\n" +
+  "H44\t4731956\tTΩ\tteraohm\n" +
+  "B49\t4338745\tkΩ\tkiloohm\n" +
+  "E45\t4535349\tmΩ\tmilliohm\n" +
+  "B94\t4340020\tµΩ\tmicroohm\n" +
+  "P22\t5255730\tnΩ\tnanoohm\n" +
+  "M26\t5059126\tGΩ/m\tgigaohm per metre\n" +
+  "SIE\t5458245\tS\tsiemens\n" +
+  "B53\t4338995\tkS\tkilosiemens\n" +
+  "C27\t4403767\tmS\tmillisiemens\n" +
+  "B99\t4340025\tµS\tmicrosiemens\n" +
+  "G42\t4666418\tµS/cm\tmicrosiemens per centimetre\n" +
+  "G43\t4666419\tµS/m\tmicrosiemens per metre\n" +
+  "N92\t5126450\tpS\tpicosiemens\n" +
+  "NQ\t20049\tmho\tmho\n" +
+  "NR\t20050\tmicromho\tmicromho\n" +
+  "C61\t4404785\tΩ·m\tohm metre\n" +
+  "A88\t4274232\tGΩ·m\tgigaohm metre\n" +
+  "B76\t4339510\tMΩ·m\tmegaohm metre\n" +
+  "H88\t4732984\tMΩ·km\tmegaohm kilometre\n" +
+  "B50\t4338992\tkΩ·m\tkiloohm metre\n" +
+  "C60\t4404784\tΩ·cm\tohm centimetre\n" +
+  "C23\t4403763\tmΩ·m\tmilliohm metre\n" +
+  "B95\t4340021\tµΩ·m\tmicroohm metre\n" +
+  "C46\t4404278\tnΩ·m\tnanoohm metre\n" +
+  "M24\t5059124\tΩ·km\tohm kilometre\n" +
+  "P23\t5255731\tΩ·cmil/ft\tohm circular-mil per foot\n" +
+  "F56\t4601142\tΩ/km\tohm per kilometre\n" +
+  "H26\t4731446\tΩ/m\tohm per metre\n" +
+  "H37\t4731703\tMΩ/m\tmegaohm per metre\n" +
+  "F54\t4601140\tmΩ/m\tmilliohm per metre\n" +
+  "H36\t4731702\tMΩ/km\tmegaohm per kilometre\n" +
+  "F55\t4601141\tΩ/mi\tohm per mile (statute mile)\n" +
+  "D10\t4469040\tS/m\tsiemens per metre\n" +
+  "H43\t4731955\tS/cm\tsiemens per centimetre\n" +
+  "H61\t4732465\tmS/cm\tmillisiemens per centimetre\n" +
+  "B77\t4339511\tMS/m\tmegasiemens per metre\n" +
+  "B54\t4338996\tkS/m\tkilosiemens per metre\n" +
+  "G45\t4666421\tnS/m\tnanosiemens per metre\n" +
+  "G44\t4666420\tnS/cm\tnanosiemens per centimetre\n" +
+  "L42\t4994098\tpS/m\tpicosiemens per metre\n" +
+  "C89\t4405305\tH⁻¹\treciprocal henry\n" +
+  "P14\t5255476\tJ/s\tjoule per second\n" +
+  "D31\t4469553\tTW\tterawatt\n" +
+  "P15\t5255477\tJ/min\tjoule per minute\n" +
+  "P16\t5255478\tJ/h\tjoule per hour\n" +
+  "P17\t5255479\tJ/d\tjoule per day\n" +
+  "P18\t5255480\tkJ/s\tkilojoule per second\n" +
+  "P19\t5255481\tkJ/min\tkilojoule per minute\n" +
+  "P20\t5255728\tkJ/h\tkilojoule per hour\n" +
+  "P21\t5255729\tkJ/d\tkilojoule per day\n" +
+  "K43\t4928563\telectric hp\thorsepower (electric)\n" +
+  "C49\t4404281\tnW\tnanowatt\n" +
+  "C75\t4405045\tpW\tpicowatt\n" +
+  "D46\t4469814\tV·A\tvolt - ampere\n" +
+  "MVA\t5068353\tMV·A\tmegavolt - ampere\n" +
+  "KVA\t4937281\tkV·A\tkilovolt - ampere\n" +
+  "M35\t5059381\tmV·A\tmillivolt - ampere\n" +
+  "D44\t4469812\tvar\tvar\n" +
+  "K5\t19253\tkvar\tkilovolt ampere (reactive)\n" +
+  "KVR\t4937298\tkvar\tkilovar\n" +
+  "MAR\t5062994\tkvar\tmegavar\n" +
+  "N91\t5126449\t1/J\treciprocal joule\n" +
+  "M30\t5059376\t1/(V·A·s)\treciprocal volt - ampere reciprocal second\n" +
+  "M17\t5058871\tkHz·m\tkilohertz metre\n" +
+  "M18\t5058872\tGHz·m\tgigahertz metre\n" +
+  "M27\t5059127\tMHz·m\tmegahertz metre\n" +
+  "M21\t5059121\t1/kVAh\treciprocal kilovolt - ampere reciprocal hour\n" +
+  "H34\t4731700\tHz·m\thertz metre\n" +
+  "H39\t4731705\tMHz·km\tmegahertz kilometre\n" +
+  "C84\t4405300\trad/m\tradian per metre\n" +
+  "JM\t19021\tMJ/m³\tmegajoule per cubic metre\n" +
+  "B14\t4337972\tJ/m⁴\tjoule per metre to the fourth power\n" +
+  "B13\t4337971\tJ/m²\tjoule per square metre\n" +
+  "D1\t17457\ts⁻¹/sr\treciprocal second per steradian\n" +
+  "D2\t17458\ts⁻¹/(sr·m²)\treciprocal second per steradian metre squared\n" +
+  "C99\t4405561\ts⁻¹/m²\treciprocal second per metre squared\n" +
+  "C93\t4405555\tm⁻²\treciprocal square metre\n" +
+  "H47\t4731959\tW/m³\twatt per cubic metre\n" +
+  "H74\t4732724\tW/m\twatt per metre\n" +
+  "E43\t4535347\tJ/cm²\tjoule per square centimetre\n" +
+  "P37\t5255991\tBtuIT/ft²\tBritish thermal unit (international table) per square foot\n" +
+  "P38\t5255992\tBtuth/ft²\tBritish thermal unit (thermochemical) per square foot\n" +
+  "P39\t5255993\tcalth/cm²\tcalorie (thermochemical) per square centimetre\n" +
+  "P40\t5256240\tLy\tlangley\n" +
+  "D57\t4470071\tW/sr\twatt per steradian\n" +
+  "D58\t4470072\tW/(sr·m²)\twatt per steradian square metre\n" +
+  "D56\t4470070\tW/(m²·K⁴)\twatt per square metre kelvin to the fourth power\n" +
+  "D18\t4469048\tm·K\tmetre kelvin\n" +
+  "CDL\t4408396\tcd\tcandela\n" +
+  "P33\t5255987\tkcd\tkilocandela\n" +
+  "P34\t5255988\tmcd\tmillicandela\n" +
+  "P35\t5255989\tHK\tHefner-Kerze\n" +
+  "P36\t5255990\tIK\tinternational candle\n" +
+  "LUM\t5002573\tlm\tlumen\n" +
+  "B62\t4339250\tlm·s\tlumen second\n" +
+  "B59\t4339001\tlm·h\tlumen hour\n" +
+  "A24\t4272692\tcd/m²\tcandela per square metre\n" +
+  "P28\t5255736\tcd/in²\tcandela per square inch\n" +
+  "P29\t5255737\tftL\tfootlambert\n" +
+  "P30\t5255984\tLb\tlambert\n" +
+  "P31\t5255985\tsb\tstilb\n" +
+  "P32\t5255986\tcd/ft²\tcandela per square foot\n" +
+  "B60\t4339248\tlm/m²\tlumen per square metre\n" +
+  "LUX\t5002584\tlx\tlux\n" +
+  "KLX\t4934744\tklx\tkilolux\n" +
+  "P25\t5255733\tlm/ft²\tlumen per square foot\n" +
+  "P26\t5255734\tph\tphot\n" +
+  "P27\t5255735\tftc\tfootcandle\n" +
+  "B64\t4339252\tlx·s\tlux second\n" +
+  "B63\t4339251\tlx·h\tlux hour\n" +
+  "B61\t4339249\tlm/W\tlumen per watt\n" +
+  "D22\t4469298\tm²/mol\tsquare metre per mole\n" +
+  "C59\t4404537\toctave\toctave\n" +
+  "D9\t17465\tdyn/cm²\tdyne per square centimetre\n" +
+  "A60\t4273712\terg/cm³\terg per cubic centimetre\n" +
+  "C32\t4404018\tmW/m²\tmilliwatt per square metre\n" +
+  "D85\t4470837\tµW/m²\tmicrowatt per square metre\n" +
+  "C76\t4405046\tpW/m²\tpicowatt per square metre\n" +
+  "A64\t4273716\terg/(s·cm²)\terg per second square centimetre\n" +
+  "C67\t4404791\tPa· s/m\tpascal second per metre\n" +
+  "A50\t4273456\tdyn·s/cm³\tdyne second per cubic centimetre\n" +
+  "C66\t4404790\tPa·s/m³\tpascal second per cubic metre\n" +
+  "A52\t4273458\tdyn·s/cm⁵\tdyne second per centimetre to the fifth power\n" +
+  "M32\t5059378\tPa·s/l\tpascal second per litre\n" +
+  "C58\t4404536\tN·s/m\tnewton second per metre\n" +
+  "A51\t4273457\tdyn·s/cm\tdyne second per centimetre\n" +
+  "P43\t5256243\tB/m\tbel per metre\n" +
+  "H51\t4732209\tdB/km\tdecibel per kilometre\n" +
+  "H52\t4732210\tdB/m\tdecibel per metre\n" +
+  "C69\t4404793\tphon\tphon\n" +
+  "D15\t4469045\tsone\tsone\n" +
+  "P42\t5256242\tPa²·s\tpascal squared second\n" +
+  "P41\t5256241\tdec\tdecade (logarithmic)\n" +
+  "C34\t4404020\tmol\tmole\n" +
+  "B45\t4338741\tkmol\tkilomole\n" +
+  "C18\t4403512\tmmol\tmillimole\n" +
+  "FH\t17992\tµmol\tmicromole\n" +
+  "Z9\t23097\tnmol\tnanomole\n" +
+  "P44\t5256244\tlbmol\tpound mole\n" +
+  "C95\t4405557\tmol⁻¹\treciprocal mole\n" +
+  "D74\t4470580\tkg/mol\tkilogram per mole\n" +
+  "A94\t4274484\tg/mol\tgram per mole\n" +
+  "A40\t4273200\tm³/mol\tcubic metre per mole\n" +
+  "A37\t4272951\tdm³/mol\tcubic decimetre per mole\n" +
+  "A36\t4272950\tcm³/mol\tcubic centimetre per mole\n" +
+  "B58\t4339000\tl/mol\tlitre per mole\n" +
+  "B15\t4337973\tJ/mol\tjoule per mole\n" +
+  "B44\t4338740\tkJ/mol\tkilojoule per mole\n" +
+  "B16\t4337974\tJ/(mol·K)\tjoule per mole kelvin\n" +
+  "C86\t4405302\tm⁻³\treciprocal cubic metre\n" +
+  "H50\t4732208\tcm⁻³\treciprocal cubic centimetre\n" +
+  "L20\t4993584\t1/mm³\treciprocal cubic millimetre\n" +
+  "K20\t4928048\t1/ft³\treciprocal cubic foot\n" +
+  "K49\t4928569\t1/in³\treciprocal cubic inch\n" +
+  "K63\t4929075\t1/l\treciprocal litre\n" +
+  "M10\t5058864\t1/yd³\treciprocal cubic yard\n" +
+  "C36\t4404022\tmol/m³\tmole per cubic metre\n" +
+  "C38\t4404024\tmol/l\tmole per litre\n" +
+  "C35\t4404021\tmol/dm³\tmole per cubic decimetre\n" +
+  "B46\t4338742\tkmol/m³\tkilomole per cubic metre\n" +
+  "E95\t4536629\tmol/s\tmole per second\n" +
+  "M33\t5059379\tmmol/l\tmillimole per litre\n" +
+  "P51\t5256497\t(mol/kg)/Pa\tmol per kilogram pascal\n" +
+  "P52\t5256498\t(mol/m³)/Pa\tmol per cubic metre pascal\n" +
+  "K59\t4928825\t(kmol/m³)/K\tkilomole per cubic metre kelvin\n" +
+  "K60\t4929072\t(kmol/m³)/bar\tkilomole per cubic metre bar\n" +
+  "K93\t4929843\t1/psi\treciprocal psi\n" +
+  "L24\t4993588\t(mol/kg)/K\tmole per kilogram kelvin\n" +
+  "L25\t4993589\t(mol/kg)/bar\tmole per kilogram bar\n" +
+  "L26\t4993590\t(mol/l)/K\tmole per litre kelvin\n" +
+  "L27\t4993591\t(mol/l)/bar\tmole per litre bar\n" +
+  "L28\t4993592\t(mol/m³)/K\tmole per cubic metre kelvin\n" +
+  "L29\t4993593\t(mol/m³)/bar\tmole per cubic metre bar\n" +
+  "C19\t4403513\tmol/kg\tmole per kilogram\n" +
+  "D93\t4471091\ts/m³\tsecond per cubic metre\n" +
+  "D87\t4470839\tmmol/kg\tmillimole per kilogram\n" +
+  "H68\t4732472\tmmol/g\tmillimole per gram\n" +
+  "P47\t5256247\tkmol/kg\tkilomole per kilogram\n" +
+  "P48\t5256248\tlbmol/lb\tpound mole per pound\n" +
+  "KAT\t4931924\tkat\tkatal\n" +
+  "E94\t4536628\tkmol/s\tkilomole per second\n" +
+  "P45\t5256245\tlbmol/s\tpound mole per second\n" +
+  "P46\t5256246\tlbmol/h\tpound mole per minute\n" +
+  "D43\t4469811\tu\tunified atomic mass unit\n" +
+  "A27\t4272695\tC·m²/V\tcoulomb metre squared per volt\n" +
+  "A32\t4272946\tC/mol\tcoulomb per mole\n" +
+  "D12\t4469042\tS·m²/mol\tsiemens square metre per mole\n" +
+  "K58\t4928824\tkmol/h\tkilomole per hour\n" +
+  "K61\t4929073\tkmol/min\tkilomole per minute\n" +
+  "L23\t4993587\tmol/h\tmole per hour\n" +
+  "L30\t4993840\tmol/min\tmole per minute\n" +
+  "C82\t4405298\trad·m²/mol\tradian square metre per mole\n" +
+  "C83\t4405299\trad·m²/kg\tradian square metre per kilogram\n" +
+  "P49\t5256249\tN·m²/A\tnewton square metre per ampere\n" +
+  "P50\t5256496\tWb·m\tweber metre\n" +
+  "Q30\t5321520\tpH\tpH (potential of Hydrogen)\n" +
+  "B18\t4337976\tJ·s\tjoule second\n" +
+  "A10\t4272432\tA·m²/(J·s)\tampere square metre per joule second\n" +
+  "CUR\t4412754\tCi\tcurie\n" +
+  "MCU\t5063509\tmCi\tmillicurie\n" +
+  "M5\t19765\tµCi\tmicrocurie\n" +
+  "2R\t12882\tkCi\tkilocurie\n" +
+  "BQL\t4346188\tBq\tbecquerel\n" +
+  "GBQ\t4670033\tGBq\tgigabecquerel\n" +
+  "2Q\t12881\tkBq\tkilobecquerel\n" +
+  "4N\t13390\tMBq\tmegabecquerel\n" +
+  "H08\t4730936\tµBq\tmicrobecquerel\n" +
+  "A42\t4273202\tCi/kg\tcurie per kilogram\n" +
+  "A18\t4272440\tBq/kg\tbecquerel per kilogram\n" +
+  "B67\t4339255\tMBq/kg\tmegabecquerel per kilogram\n" +
+  "B25\t4338229\tkBq/kg\tkilobecquerel per kilogram\n" +
+  "A19\t4272441\tBq/m³\tbecquerel per cubic metre\n" +
+  "A14\t4272436\tb\tbarn\n" +
+  "D24\t4469300\tm²/sr\tsquare metre per steradian\n" +
+  "A17\t4272439\tb/sr\tbarn per steradian\n" +
+  "D20\t4469296\tm²/J\tsquare metre per joule\n" +
+  "A15\t4272437\tb/eV\tbarn per electronvolt\n" +
+  "D16\t4469046\tcm²/erg\tsquare centimetre per erg\n" +
+  "D25\t4469301\tm²/(sr·J)\tsquare metre per steradian joule\n" +
+  "A16\t4272438\tb/(sr·eV)\tbarn per steradian electronvolt\n" +
+  "D17\t4469047\tcm²/(sr·erg)\tsquare centimetre per steradian erg\n" +
+  "B81\t4339761\tm⁻²/s\treciprocal metre squared reciprocal second\n" +
+  "A65\t4273717\terg/(cm²·s)\terg per square centimetre second\n" +
+  "D21\t4469297\tm²/kg\tsquare metre per kilogram\n" +
+  "B12\t4337970\tJ/m\tjoule per metre\n" +
+  "A54\t4273460\teV/m\telectronvolt per metre\n" +
+  "A58\t4273464\terg/cm\terg per centimetre\n" +
+  "D73\t4470579\tJ·m²\tjoule square metre\n" +
+  "A55\t4273461\teV·m²\telectronvolt square metre\n" +
+  "A66\t4273718\terg·cm²\terg square centimetre\n" +
+  "B20\t4338224\tJ·m²/kg\tjoule square metre per kilogram\n" +
+  "A56\t4273462\teV·m²/kg\telectronvolt square metre per kilogram\n" +
+  "A67\t4273719\terg·cm²/g\terg square centimetre per gram\n" +
+  "D26\t4469302\tm²/(V·s)\tsquare metre per volt second\n" +
+  "H58\t4732216\tm/(V·s)\tmetre per volt second\n" +
+  "C87\t4405303\tm⁻³/s\treciprocal cubic metre per second\n" +
+  "A95\t4274485\tGy\tgray\n" +
+  "C13\t4403507\tmGy\tmilligray\n" +
+  "C80\t4405296\trad\trad\n" +
+  "A61\t4273713\terg/g\terg per gram\n" +
+  "D13\t4469043\tSv\tsievert\n" +
+  "C28\t4403768\tmSv\tmillisievert\n" +
+  "D91\t4471089\trem\trem\n" +
+  "L31\t4993841\tmrem\tmilliroentgen aequivalent men\n" +
+  "A96\t4274486\tGy/s\tgray per second\n" +
+  "A62\t4273714\terg/g·s\terg per gram second\n" +
+  "CKG\t4410183\tC/kg\tcoulomb per kilogram\n" +
+  "C8\t17208\tmC/kg\tmillicoulomb per kilogram\n" +
+  "2C\t12867\tR\troentgen\n" +
+  "2Y\t12889\tmR\tmilliroentgen\n" +
+  "J53\t4863283\tC·m²/kg\tcoulomb square metre per kilogram\n" +
+  "KR\t19282\tkR\tkiloroentgen\n" +
+  "A31\t4272945\tC/(kg·s)\tcoulomb per kilogram second\n" +
+  "D6\t17462\tR/s\troentgen per second\n" +
+  "P54\t5256500\tmGy/s\tmilligray per second\n" +
+  "P55\t5256501\tµGy/s\tmicrogray per second\n" +
+  "P56\t5256502\tnGy/s\tnanogray per second\n" +
+  "P57\t5256503\tGy/min\tgray per minute\n" +
+  "P58\t5256504\tmGy/min\tmilligray per minute\n" +
+  "P59\t5256505\tµGy/min\tmicrogray per minute\n" +
+  "P60\t5256752\tnGy/min\tnanogray per minute\n" +
+  "P61\t5256753\tGy/h\tgray per hour\n" +
+  "P62\t5256754\tmGy/h\tmilligray per hour\n" +
+  "P63\t5256755\tµGy/h\tmicrogray per hour\n" +
+  "P64\t5256756\tnGy/h\tnanogray per hour\n" +
+  "P65\t5256757\tSv/s\tsievert per second\n" +
+  "P66\t5256758\tmSv/s\tmillisievert per second\n" +
+  "P67\t5256759\tµSv/s\tmicrosievert per second\n" +
+  "P68\t5256760\tnSv/s\tnanosievert per second\n" +
+  "P69\t5256761\trem/s\trem per second\n" +
+  "P70\t5257008\tSv/h\tsievert per hour\n" +
+  "P71\t5257009\tmSv/h\tmillisievert per hour\n" +
+  "P72\t5257010\tµSv/h\tmicrosievert per hour\n" +
+  "P73\t5257011\tnSv/h\tnanosievert per hour\n" +
+  "P74\t5257012\tSv/min\tsievert per minute\n" +
+  "P75\t5257013\tmSv/min\tmillisievert per minute\n" +
+  "P76\t5257014\tµSv/min\tmicrosievert per minute\n" +
+  "P77\t5257015\tnSv/min\tnanosievert per minute\n" +
+  "P78\t5257016\t1/in²\treciprocal square inch\n" +
+  "P53\t5256499\tunit pole\tunit pole\n" +
+  "C85\t4405301\tÅ⁻¹\treciprocal angstrom\n" +
+  "D94\t4471092\ts/(rad·m³)\tsecond per cubic metre radian\n" +
+  "C90\t4405552\tJ⁻¹/m³\treciprocal joule per cubic metre\n" +
+  "C88\t4405304\teV⁻¹/m³\treciprocal electron volt per cubic metre\n" +
+  "A38\t4272952\tm³/C\tcubic metre per coulomb\n" +
+  "D48\t4469816\tV/K\tvolt per kelvin\n" +
+  "D49\t4469817\tmV/K\tmillivolt per kelvin\n" +
+  "A6\t16694\tA/(m²·K²)\tampere per square metre kelvin squared\n" +
+  "33\t13107\tkPa·m²/g\tkilopascal square metre per gram\n" +
+  "P79\t5257017\tPa/(kg/m²)\tpascal square metre per kilogram\n" +
+  "34\t13108\tkPa/mm\tkilopascal per millimetre\n" +
+  "H42\t4731954\tPa/m\tpascal per metre\n" +
+  "H69\t4732473\tpPa/km\tpicopascal per kilometre\n" +
+  "P80\t5257264\tmPa/m\tmillipascal per metre\n" +
+  "P81\t5257265\tkPa/m\tkilopascal per metre\n" +
+  "P82\t5257266\thPa/m\thectopascal per metre\n" +
+  "P83\t5257267\tAtm/m\tstandard atmosphere per metre\n" +
+  "P84\t5257268\tat/m\ttechnical atmosphere per metre\n" +
+  "P85\t5257269\tTorr/m\ttorr per metre\n" +
+  "P86\t5257270\tpsi/in\tpsi per inch\n" +
+  "35\t13109\tml/(cm²·s)\tmillilitre per square centimetre second\n" +
+  "P87\t5257271\t(m³/s)/m²\tcubic metre per second square metre\n" +
+  "OPM\t5197901\to/min\toscillations per minute\n" +
+  "KNM\t4935245\tKN/m2\tkilonewton per square metre\n" +
+  "Q35\t5321525\tMW/min\tmegawatts per minute\n" +
+  "10\t12592\tgroup\tgroup\n" +
+  "11\t12593\toutfit\toutfit\n" +
+  "13\t12595\tration\tration\n" +
+  "14\t12596\tshot\tshot\n" +
+  "15\t12597\tstick, military\tstick, military\n" +
+  "20\t12848\ttwenty foot container\ttwenty foot container\n" +
+  "21\t12849\tforty foot container\tforty foot container\n" +
+  "24\t12852\ttheoretical pound\ttheoretical pound\n" +
+  "27\t12855\ttheoretical ton\ttheoretical ton\n" +
+  "38\t13112\toz/(ft²/cin)\tounce per square foot per 0,01inch\n" +
+  "56\t13622\tsitas\tsitas\n" +
+  "57\t13623\tmesh\tmesh\n" +
+  "58\t13624\tnet kilogram\tnet kilogram\n" +
+  "59\t13625\tppm\tpart per million\n" +
+  "60\t13872\tpercent weight\tpercent weight\n" +
+  "61\t13873\tppb\tpart per billion (US)\n" +
+  "64\t13876\tpound per square inch, gauge\tpound per square inch, gauge\n" +
+  "66\t13878\tOe\toersted\n" +
+  "76\t14134\tGs\tgauss\n" +
+  "78\t14136\tkGs\tkilogauss\n" +
+  "1I\t12617\tfixed rate\tfixed rate\n" +
+  "2G\t12871\tV\tvolt AC\n" +
+  "2H\t12872\tV\tvolt DC\n" +
+  "2P\t12880\tkbyte\tkilobyte\n" +
+  "3C\t13123\tmanmonth\tmanmonth\n" +
+  "4L\t13388\tMbyte\tmegabyte\n" +
+  "5B\t13634\tbatch\tbatch\n" +
+  "5E\t13637\tMMSCF/day\tMMSCF/day\n" +
+  "5J\t13642\thydraulic horse power\thydraulic horse power\n" +
+  "A43\t4273203\tdwt\tdeadweight tonnage\n" +
+  "A47\t4273207\tdtex (g/10km)\tdecitex\n" +
+  "A49\t4273209\tden (g/9 km)\tdenier\n" +
+  "A59\t4273465\t8-part cloud cover\t8-part cloud cover\n" +
+  "A75\t4273973\tfreight ton\tfreight ton\n" +
+  "A77\t4273975\tGaussian CGS (Centimetre-Gram-Second system) unit of displacement\tGaussian CGS (Centimetre-Gram-Second system) unit of displacement\n" +
+  "A78\t4273976\tGaussian CGS (Centimetre-Gram-Second system) unit of electric current\tGaussian CGS (Centimetre-Gram-Second system) unit of electric current\n" +
+  "A79\t4273977\tGaussian CGS (Centimetre-Gram-Second system) unit of electric charge\tGaussian CGS (Centimetre-Gram-Second system) unit of electric charge\n" +
+  "A80\t4274224\tGaussian CGS (Centimetre-Gram-Second system) unit of electric field strength\tGaussian CGS (Centimetre-Gram-Second system) unit of electric field strength\n" +
+  "A81\t4274225\tGaussian CGS (Centimetre-Gram-Second system) unit of electric polarization\tGaussian CGS (Centimetre-Gram-Second system) unit of electric polarization\n" +
+  "A82\t4274226\tGaussian CGS (Centimetre-Gram-Second system) unit of electric potential\tGaussian CGS (Centimetre-Gram-Second system) unit of electric potential\n" +
+  "A83\t4274227\tGaussian CGS (Centimetre-Gram-Second system) unit of magnetization\tGaussian CGS (Centimetre-Gram-Second system) unit of magnetization\n" +
+  "A9\t16697\trate\trate\n" +
+  "A99\t4274489\tbit\tbit\n" +
+  "AA\t16705\tball\tball\n" +
+  "AB\t16706\tpk\tbulk pack\n" +
+  "ACT\t4277076\tactivity\tactivity\n" +
+  "AD\t16708\tbyte\tbyte\n" +
+  "AH\t16712\tadditional minute\tadditional minute\n" +
+  "AI\t16713\taverage minute per call\taverage minute per call\n" +
+  "AL\t16716\taccess line\taccess line\n" +
+  "AQ\t16721\tanti-hemophilic factor (AHF) unit\tanti-hemophilic factor (AHF) unit\n" +
+  "AS\t16723\tassortment\tassortment\n" +
+  "ASM\t4281165\talcoholic strength by mass\talcoholic strength by mass\n" +
+  "ASU\t4281173\talcoholic strength by volume\talcoholic strength by volume\n" +
+  "AY\t16729\tassembly\tassembly\n" +
+  "B1\t16945\tbarrel (US)/d\tbarrel (US) per day\n" +
+  "B10\t4337968\tbit/s\tbit per second\n" +
+  "B17\t4337975\tcredit\tcredit\n" +
+  "B19\t4337977\tdigit\tdigit\n" +
+  "B3\t16947\tbatting pound\tbatting pound\n" +
+  "B30\t4338480\tGibit\tgibibit\n" +
+  "B4\t16948\tbarrel, imperial\tbarrel, imperial\n" +
+  "B65\t4339253\tMx\tmaxwell\n" +
+  "B68\t4339256\tGbit\tgigabit\n" +
+  "B7\t16951\tcycle\tcycle\n" +
+  "B80\t4339760\tGbit/s\tgigabit per second\n" +
+  "B82\t4339762\tinch per linear foot\tinch per linear foot\n" +
+  "BB\t16962\tbase box\tbase box\n" +
+  "BFT\t4343380\tfbm\tboard foot\n" +
+  "BIL\t4344140\tbillion (EUR)\tbillion (EUR)\n" +
+  "BP\t16976\thundred board foot\thundred board foot\n" +
+  "BPM\t4345933\tBPM\tbeats per minute\n" +
+  "C0\t17200\tcall\tcall\n" +
+  "C21\t4403761\tKibit\tkibibit\n" +
+  "C37\t4404023\tkbit\tkilobit\n" +
+  "C74\t4405044\tkbit/s\tkilobit per second\n" +
+  "C79\t4405049\tkVAh\tkilovolt ampere hour\n" +
+  "C9\t17209\tcoil group\tcoil group\n" +
+  "CCT\t4408148\tcarrying capacity in metric ton\tcarrying capacity in metric ton\n" +
+  "CEN\t4408654\thundred\thundred\n" +
+  "CG\t17223\tcard\tcard\n" +
+  "CLF\t4410438\thundred leave\thundred leave\n" +
+  "CNP\t4410960\thundred pack\thundred pack\n" +
+  "CNT\t4410964\tcental (UK)\tcental (UK)\n" +
+  "CTG\t4412487\tcontent gram\tcontent gram\n" +
+  "CTM\t4412493\tmetric carat\tmetric carat\n" +
+  "CTN\t4412494\tcontent ton (metric)\tcontent ton (metric)\n" +
+  "D03\t4468787\tkW·h/h\tkilowatt hour per hour\n" +
+  "D04\t4468788\tlot [unit of weight]\tlot [unit of weight]\n" +
+  "D11\t4469041\tMibit\tmebibit\n" +
+  "D23\t4469299\tpen gram (protein)\tpen gram (protein)\n" +
+  "D34\t4469556\ttex (g/km)\ttex\n" +
+  "D36\t4469558\tMbit\tmegabit\n" +
+  "D63\t4470323\tbook\tbook\n" +
+  "D65\t4470325\tround\tround\n" +
+  "D68\t4470328\tnumber of words\tnumber of words\n" +
+  "D78\t4470584\tMJ/s\tmegajoule per second\n" +
+  "DAD\t4473156\tten day\tten day\n" +
+  "DB\t17474\tdry pound\tdry pound\n" +
+  "DEC\t4474179\tdecade\tdecade\n" +
+  "DMO\t4476239\tstandard kilolitre\tstandard kilolitre\n" +
+  "DPC\t4476995\tdozen piece\tdozen piece\n" +
+  "DPR\t4477010\tdozen pair\tdozen pair\n" +
+  "DPT\t4477012\tdisplacement tonnage\tdisplacement tonnage\n" +
+  "DRA\t4477505\tdram (US)\tdram (US)\n" +
+  "DRI\t4477513\tdram (UK)\tdram (UK)\n" +
+  "DRL\t4477516\tdozen roll\tdozen roll\n" +
+  "DT\t17492\tdry ton\tdry ton\n" +
+  "DWT\t4478804\tpennyweight\tpennyweight\n" +
+  "DZN\t4479566\tDOZ\tdozen\n" +
+  "DZP\t4479568\tdozen pack\tdozen pack\n" +
+  "E07\t4534327\tMW·h/h\tmegawatt hour per hour\n" +
+  "E08\t4534328\tMW/Hz\tmegawatt per hertz\n" +
+  "E10\t4534576\tdeg da\tdegree day\n" +
+  "E11\t4534577\tgigacalorie\tgigacalorie\n" +
+  "E12\t4534578\tmille\tmille\n" +
+  "E16\t4534582\tBtuIT/h\tmillion Btu(IT) per hour\n" +
+  "E17\t4534583\tft³/s\tcubic foot per second\n" +
+  "E19\t4534585\tping\tping\n" +
+  "E20\t4534832\tMbit/s\tmegabit per second\n" +
+  "E21\t4534833\tshares\tshares\n" +
+  "E22\t4534834\tTEU\tTEU\n" +
+  "E23\t4534835\ttyre\ttyre\n" +
+  "E25\t4534837\tactive unit\tactive unit\n" +
+  "E27\t4534839\tdose\tdose\n" +
+  "E28\t4534840\tair dry ton\tair dry ton\n" +
+  "E30\t4535088\tstrand\tstrand\n" +
+  "E31\t4535089\tm²/l\tsquare metre per litre\n" +
+  "E32\t4535090\tl/h\tlitre per hour\n" +
+  "E33\t4535091\tfoot per thousand\tfoot per thousand\n" +
+  "E34\t4535092\tGbyte\tgigabyte\n" +
+  "E35\t4535093\tTbyte\tterabyte\n" +
+  "E36\t4535094\tPbyte\tpetabyte\n" +
+  "E37\t4535095\tpixel\tpixel\n" +
+  "E38\t4535096\tmegapixel\tmegapixel\n" +
+  "E39\t4535097\tdpi\tdots per inch\n" +
+  "E4\t17716\tgross kilogram\tgross kilogram\n" +
+  "E40\t4535344\tppht\tpart per hundred thousand\n" +
+  "E44\t4535348\tkgf·m/cm²\tkilogram-force metre per square centimetre\n" +
+  "E46\t4535350\tkW·h/m³\tkilowatt hour per cubic metre\n" +
+  "E47\t4535351\tkW·h/K\tkilowatt hour per kelvin\n" +
+  "E48\t4535352\tservice unit\tservice unit\n" +
+  "E49\t4535353\tworking day\tworking day\n" +
+  "E50\t4535600\taccounting unit\taccounting unit\n" +
+  "E51\t4535601\tjob\tjob\n" +
+  "E52\t4535602\trun foot\trun foot\n" +
+  "E53\t4535603\ttest\ttest\n" +
+  "E54\t4535604\ttrip\ttrip\n" +
+  "E55\t4535605\tuse\tuse\n" +
+  "E56\t4535606\twell\twell\n" +
+  "E57\t4535607\tzone\tzone\n" +
+  "E58\t4535608\tEbit/s\texabit per second\n" +
+  "E59\t4535609\tEibyte\texbibyte\n" +
+  "E60\t4535856\tPibyte\tpebibyte\n" +
+  "E61\t4535857\tTibyte\ttebibyte\n" +
+  "E62\t4535858\tGibyte\tgibibyte\n" +
+  "E63\t4535859\tMibyte\tmebibyte\n" +
+  "E64\t4535860\tKibyte\tkibibyte\n" +
+  "E65\t4535861\tEibit/m\texbibit per metre\n" +
+  "E66\t4535862\tEibit/m²\texbibit per square metre\n" +
+  "E67\t4535863\tEibit/m³\texbibit per cubic metre\n" +
+  "E68\t4535864\tGbyte/s\tgigabyte per second\n" +
+  "E69\t4535865\tGibit/m\tgibibit per metre\n" +
+  "E70\t4536112\tGibit/m²\tgibibit per square metre\n" +
+  "E71\t4536113\tGibit/m³\tgibibit per cubic metre\n" +
+  "E72\t4536114\tKibit/m\tkibibit per metre\n" +
+  "E73\t4536115\tKibit/m²\tkibibit per square metre\n" +
+  "E74\t4536116\tKibit/m³\tkibibit per cubic metre\n" +
+  "E75\t4536117\tMibit/m\tmebibit per metre\n" +
+  "E76\t4536118\tMibit/m²\tmebibit per square metre\n" +
+  "E77\t4536119\tMibit/m³\tmebibit per cubic metre\n" +
+  "E78\t4536120\tPbit\tpetabit\n" +
+  "E79\t4536121\tPbit/s\tpetabit per second\n" +
+  "E80\t4536368\tPibit/m\tpebibit per metre\n" +
+  "E81\t4536369\tPibit/m²\tpebibit per square metre\n" +
+  "E82\t4536370\tPibit/m³\tpebibit per cubic metre\n" +
+  "E83\t4536371\tTbit\tterabit\n" +
+  "E84\t4536372\tTbit/s\tterabit per second\n" +
+  "E85\t4536373\tTibit/m\ttebibit per metre\n" +
+  "E86\t4536374\tTibit/m³\ttebibit per cubic metre\n" +
+  "E87\t4536375\tTibit/m²\ttebibit per square metre\n" +
+  "E88\t4536376\tbit/m\tbit per metre\n" +
+  "E89\t4536377\tbit/m²\tbit per square metre\n" +
+  "E90\t4536624\tcm⁻¹\treciprocal centimetre\n" +
+  "E91\t4536625\td⁻¹\treciprocal day\n" +
+  "EA\t17729\teach\teach\n" +
+  "EB\t17730\telectronic mail box\telectronic mail box\n" +
+  "EQ\t17745\tequivalent gallon\tequivalent gallon\n" +
+  "F01\t4599857\tbit/m³\tbit per cubic metre\n" +
+  "FBM\t4604493\tfibre metre\tfibre metre\n" +
+  "FC\t17987\tkft³\tthousand cubic foot\n" +
+  "FF\t17990\thundred cubic metre\thundred cubic metre\n" +
+  "FIT\t4606292\tFIT\tfailures in time\n" +
+  "FL\t17996\tflake ton\tflake ton\n" +
+  "GB\t18242\tgal (US)/d\tgallon (US) per day\n" +
+  "GDW\t4670551\tgram, dry weight\tgram, dry weight\n" +
+  "GFI\t4671049\tgi F/S\tgram of fissile isotope\n" +
+  "GGR\t4671314\tgreat gross\tgreat gross\n" +
+  "GIA\t4671809\tgi (US)\tgill (US)\n" +
+  "GIC\t4671811\tgram, including container\tgram, including container\n" +
+  "GII\t4671817\tgi (UK)\tgill (UK)\n" +
+  "GIP\t4671824\tgram, including inner packaging\tgram, including inner packaging\n" +
+  "GRO\t4674127\tgr\tgross\n" +
+  "GRT\t4674132\tgross register ton\tgross register ton\n" +
+  "GT\t18260\tgross ton\tgross ton\n" +
+  "H21\t4731441\tblank\tblank\n" +
+  "H25\t4731445\t%/K\tpercent per kelvin\n" +
+  "H71\t4732721\t%/mo\tpercent per month\n" +
+  "H72\t4732722\t%/hbar\tpercent per hectobar\n" +
+  "H73\t4732723\t%/daK\tpercent per decakelvin\n" +
+  "H77\t4732727\tMW\tmodule width\n" +
+  "H80\t4732976\tU or RU\track unit\n" +
+  "H82\t4732978\tbp\tbig point\n" +
+  "H87\t4732983\tpiece\tpiece\n" +
+  "H89\t4732985\t%/Ω\tpercent per ohm\n" +
+  "H90\t4733232\t%/°\tpercent per degree\n" +
+  "H91\t4733233\t%/10000\tpercent per ten thousand\n" +
+  "H92\t4733234\t%/100000\tpercent per one hundred thousand\n" +
+  "H93\t4733235\t%/100\tpercent per hundred\n" +
+  "H94\t4733236\t%/1000\tpercent per thousand\n" +
+  "H95\t4733237\t%/V\tpercent per volt\n" +
+  "H96\t4733238\t%/bar\tpercent per bar\n" +
+  "H98\t4733240\t%/in\tpercent per inch\n" +
+  "H99\t4733241\t%/m\tpercent per metre\n" +
+  "HA\t18497\thank\thank\n" +
+  "HBX\t4735576\thundred boxes\thundred boxes\n" +
+  "HC\t18499\thundred count\thundred count\n" +
+  "HDW\t4736087\thundred kilogram, dry weight\thundred kilogram, dry weight\n" +
+  "HEA\t4736321\thead\thead\n" +
+  "HH\t18504\thundred cubic foot\thundred cubic foot\n" +
+  "HIU\t4737365\thundred international unit\thundred international unit\n" +
+  "HKM\t4737869\thundred kilogram, net mass\thundred kilogram, net mass\n" +
+  "HMQ\t4738385\tMm³\tmillion cubic metre\n" +
+  "HPA\t4739137\thectolitre of pure alcohol\thectolitre of pure alcohol\n" +
+  "IE\t18757\tperson\tperson\n" +
+  "ISD\t4805444\tinternational sugar degree\tinternational sugar degree\n" +
+  "IUG\t4805959\tinternational unit per gram\tinternational unit per gram\n" +
+  "J10\t4862256\t%/mm\tpercent per millimetre\n" +
+  "J12\t4862258\t‰/psi\tper mille per psi\n" +
+  "J13\t4862259\t°API\tdegree API\n" +
+  "J14\t4862260\t°Bé\tdegree Baume (origin scale)\n" +
+  "J15\t4862261\t°Bé (US heavy)\tdegree Baume (US heavy)\n" +
+  "J16\t4862262\t°Bé (US light)\tdegree Baume (US light)\n" +
+  "J17\t4862263\t°Balling\tdegree Balling\n" +
+  "J18\t4862264\t°Bx\tdegree Brix\n" +
+  "J27\t4862519\t°Oechsle\tdegree Oechsle\n" +
+  "J31\t4862769\t°Tw\tdegree Twaddell\n" +
+  "J38\t4862776\tBd\tbaud\n" +
+  "J54\t4863284\tMBd\tmegabaud\n" +
+  "JNT\t4869716\tpipeline joint\tpipeline joint\n" +
+  "JPS\t4870227\thundred metre\thundred metre\n" +
+  "JWL\t4872012\tnumber of jewels\tnumber of jewels\n" +
+  "K1\t19249\tkilowatt demand\tkilowatt demand\n" +
+  "K2\t19250\tkilovolt ampere reactive demand\tkilovolt ampere reactive demand\n" +
+  "K3\t19251\tkvar·h\tkilovolt ampere reactive hour\n" +
+  "K50\t4928816\tkBd\tkilobaud\n" +
+  "KA\t19265\tcake\tcake\n" +
+  "KB\t19266\tkilocharacter\tkilocharacter\n" +
+  "KCC\t4932419\tkg C₅ H₁₄ClNO\tkilogram of choline chloride\n" +
+  "KDW\t4932695\tkg/net eda\tkilogram drained net weight\n" +
+  "KHY\t4933721\tkg H₂O₂\tkilogram of hydrogen peroxide\n" +
+  "KI\t19273\tkilogram per millimetre width\tkilogram per millimetre width\n" +
+  "KIC\t4933955\tkilogram, including container\tkilogram, including container\n" +
+  "KIP\t4933968\tkilogram, including inner packaging\tkilogram, including inner packaging\n" +
+  "KJ\t19274\tkilosegment\tkilosegment\n" +
+  "KLK\t4934731\tlactic dry material percentage\tlactic dry material percentage\n" +
+  "KMA\t4934977\tkg met.am.\tkilogram of methylamine\n" +
+  "KNI\t4935241\tkg N\tkilogram of nitrogen\n" +
+  "KNS\t4935251\tkilogram named substance\tkilogram named substance\n" +
+  "KO\t19279\tmilliequivalence caustic potash per gram of product\tmilliequivalence caustic potash per gram of product\n" +
+  "KPH\t4935752\tkg KOH\tkilogram of potassium hydroxide (caustic potash)\n" +
+  "KPO\t4935759\tkg K₂O\tkilogram of potassium oxide\n" +
+  "KPP\t4935760\tkilogram of phosphorus pentoxide (phosphoric anhydride)\tkilogram of phosphorus pentoxide (phosphoric anhydride)\n" +
+  "KSD\t4936516\tkg 90 % sdt\tkilogram of substance 90 % dry\n" +
+  "KSH\t4936520\tkg NaOH\tkilogram of sodium hydroxide (caustic soda)\n" +
+  "KT\t19284\tkit\tkit\n" +
+  "KUR\t4937042\tkg U\tkilogram of uranium\n" +
+  "KWY\t4937561\tkW/year\tkilowatt year\n" +
+  "KWO\t4937551\tkg WO₃\tkilogram of tungsten trioxide\n" +
+  "LAC\t4997443\tlactose excess percentage\tlactose excess percentage\n" +
+  "LBT\t4997716\ttroy pound (US)\ttroy pound (US)\n" +
+  "LEF\t4998470\tleaf\tleaf\n" +
+  "LF\t19526\tlinear foot\tlinear foot\n" +
+  "LH\t19528\tlabour hour\tlabour hour\n" +
+  "LK\t19531\tlink\tlink\n" +
+  "LM\t19533\tlinear metre\tlinear metre\n" +
+  "LN\t19534\tlength\tlength\n" +
+  "LO\t19535\tlot [unit of procurement]\tlot [unit of procurement]\n" +
+  "LP\t19536\tliquid pound\tliquid pound\n" +
+  "LPA\t5001281\tlitre of pure alcohol\tlitre of pure alcohol\n" +
+  "LR\t19538\tlayer\tlayer\n" +
+  "LS\t19539\tlump sum\tlump sum\n" +
+  "LUB\t5002562\tmetric ton, lubricating oil\tmetric ton, lubricating oil\n" +
+  "LY\t19545\tlinear yard\tlinear yard\n" +
+  "M19\t5058873\tBft\tBeaufort\n" +
+  "M25\t5059125\t%/°C\tpercent per degree Celsius\n" +
+  "M36\t5059382\tmo (30 days)\t30-day month\n" +
+  "M37\t5059383\ty (360 days)\tactual/360\n" +
+  "M4\t19764\tmonetary value\tmonetary value\n" +
+  "M9\t19769\tMBTU/kft³\tmillion Btu per 1000 cubic foot\n" +
+  "MAH\t5062984\tMvar·h\tmegavolt ampere reactive hour\n" +
+  "MBE\t5063237\tthousand standard brick equivalent\tthousand standard brick equivalent\n" +
+  "MBF\t5063238\tthousand board foot\tthousand board foot\n" +
+  "MD\t19780\tair dry metric ton\tair dry metric ton\n" +
+  "MIL\t5065036\tthousand\tthousand\n" +
+  "MIO\t5065039\tmillion\tmillion\n" +
+  "MIU\t5065045\tmillion international unit\tmillion international unit\n" +
+  "MLD\t5065796\tmilliard\tmilliard\n" +
+  "MND\t5066308\tkilogram, dry weight\tkilogram, dry weight\n" +
+  "N1\t20017\tpen calorie\tpen calorie\n" +
+  "N3\t20019\tprint point\tprint point\n" +
+  "NAR\t5128530\tnumber of articles\tnumber of articles\n" +
+  "NCL\t5129036\tnumber of cells\tnumber of cells\n" +
+  "NF\t20038\tmessage\tmessage\n" +
+  "NIL\t5130572\t()\tnil\n" +
+  "NIU\t5130581\tnumber of international units\tnumber of international units\n" +
+  "NL\t20044\tload\tload\n" +
+  "NMP\t5131600\tnumber of packs\tnumber of packs\n" +
+  "NPR\t5132370\tnumber of pairs\tnumber of pairs\n" +
+  "NPT\t5132372\tnumber of parts\tnumber of parts\n" +
+  "NT\t20052\tnet ton\tnet ton\n" +
+  "NTT\t5133396\tnet register ton\tnet register ton\n" +
+  "NX\t20056\t‰\tpart per thousand\n" +
+  "OA\t20289\tpanel\tpanel\n" +
+  "ODE\t5194821\tozone depletion equivalent\tozone depletion equivalent\n" +
+  "ODG\t5194823\tODS Grams\tODS Grams\n" +
+  "ODK\t5194827\tODS Kilograms\tODS Kilograms\n" +
+  "ODM\t5194829\tODS Milligrams\tODS Milligrams\n" +
+  "OT\t20308\tovertime hour\tovertime hour\n" +
+  "OZ\t20314\tounce av\tounce av\n" +
+  "P1\t20529\t% or pct\tpercent\n" +
+  "P5\t20533\tfive pack\tfive pack\n" +
+  "P88\t5257272\trhe\trhe\n" +
+  "P89\t5257273\tlbf·ft/in\tpound-force foot per inch\n" +
+  "P90\t5257520\tlbf·in/in\tpound-force inch per inch\n" +
+  "P91\t5257521\tperm (0 ºC)\tperm (0 ºC)\n" +
+  "P92\t5257522\tperm (23 ºC)\tperm (23 ºC)\n" +
+  "P93\t5257523\tbyte/s\tbyte per second\n" +
+  "P94\t5257524\tkbyte/s\tkilobyte per second\n" +
+  "P95\t5257525\tMbyte/s\tmegabyte per second\n" +
+  "P96\t5257526\t1/V\treciprocal volt\n" +
+  "P97\t5257527\t1/rad\treciprocal radian\n" +
+  "P98\t5257528\tPaΣνB\tpascal to the power sum of stoichiometric numbers\n" +
+  "P99\t5257529\t(mol/m³)∑νB\tmole per cubiv metre to the power sum of stoichiometric numbers\n" +
+  "PD\t20548\tpad\tpad\n" +
+  "PFL\t5260876\tproof litre\tproof litre\n" +
+  "PGL\t5261132\tproof gallon\tproof gallon\n" +
+  "PI\t20553\tpitch\tpitch\n" +
+  "PLA\t5262401\t°P\tdegree Plato\n" +
+  "PQ\t20561\tppi\tpage per inch\n" +
+  "PR\t20562\tpair\tpair\n" +
+  "PTN\t5264462\tPTN\tportion\n" +
+  "Q10\t5321008\tJ/T\tjoule per tesla\n" +
+  "Q11\t5321009\tE\terlang\n" +
+  "Q12\t5321010\to\toctet\n" +
+  "Q13\t5321011\to/s\toctet per second\n" +
+  "Q14\t5321012\tSh\tshannon\n" +
+  "Q15\t5321013\tHart\thartley\n" +
+  "Q16\t5321014\tnat\tnatural unit of information\n" +
+  "Q17\t5321015\tSh/s\tshannon per second\n" +
+  "Q18\t5321016\tHart/s\thartley per second\n" +
+  "Q19\t5321017\tnat/s\tnatural unit of information per second\n" +
+  "Q20\t5321264\ts/kg\tsecond per kilogramm\n" +
+  "Q21\t5321265\tW·m²\twatt square metre\n" +
+  "Q22\t5321266\t1/(Hz·rad·m³)\tsecond per radian cubic metre\n" +
+  "Q23\t5321267\t1/Wb\tweber to the power minus one\n" +
+  "Q24\t5321268\t1/in\treciprocal inch\n" +
+  "Q25\t5321269\tdpt\tdioptre\n" +
+  "Q26\t5321270\t1/1\tone per one\n" +
+  "Q27\t5321271\tN·m/m²\tnewton metre per metre\n" +
+  "Q28\t5321272\tkg/(m²·Pa·s)\tkilogram per square metre pascal second\n" +
+  "Q36\t5321526\tm2/m3\tsquare metre per cubic metre\n" +
+  "Q3\t20787\tmeal\tmeal\n" +
+  "QA\t20801\tpage - facsimile\tpage - facsimile\n" +
+  "QAN\t5325134\tquarter (of a year)\tquarter (of a year)\n" +
+  "QB\t20802\tpage - hardcopy\tpage - hardcopy\n" +
+  "QR\t20818\tqr\tquire\n" +
+  "QTR\t5330002\tQr (UK)\tquarter (UK)\n" +
+  "R1\t21041\tpica\tpica\n" +
+  "R9\t21049\tthousand cubic metre\tthousand cubic metre\n" +
+  "RH\t21064\trunning or operating hour\trunning or operating hour\n" +
+  "RM\t21069\tream\tream\n" +
+  "ROM\t5394253\troom\troom\n" +
+  "RP\t21072\tpound per ream\tpound per ream\n" +
+  "RT\t21076\trevenue ton mile\trevenue ton mile\n" +
+  "SAN\t5456206\thalf year (6 months)\thalf year (6 months)\n" +
+  "SCO\t5456719\tscore\tscore\n" +
+  "SCR\t5456722\tscruple\tscruple\n" +
+  "SET\t5457236\tset\tset\n" +
+  "SG\t21319\tsegment\tsegment\n" +
+  "SHT\t5458004\tshipping ton\tshipping ton\n" +
+  "SQ\t21329\tsquare\tsquare\n" +
+  "SQR\t5460306\tsquare, roofing\tsquare, roofing\n" +
+  "SR\t21330\tstrip\tstrip\n" +
+  "STC\t5461059\tstick\tstick\n" +
+  "STK\t5461067\tstick, cigarette\tstick, cigarette\n" +
+  "STL\t5461068\tstandard litre\tstandard litre\n" +
+  "STW\t5461079\tstraw\tstraw\n" +
+  "SW\t21335\tskein\tskein\n" +
+  "SX\t21336\tshipment\tshipment\n" +
+  "SYR\t5462354\tsyringe\tsyringe\n" +
+  "T0\t21552\ttelecommunication line in service\ttelecommunication line in service\n" +
+  "T3\t21555\tthousand piece\tthousand piece\n" +
+  "TAN\t5521742\tTAN\ttotal acid number\n" +
+  "TI\t21577\tthousand square inch\tthousand square inch\n" +
+  "TIC\t5523779\tmetric ton, including container\tmetric ton, including container\n" +
+  "TIP\t5523792\tmetric ton, including inner packaging\tmetric ton, including inner packaging\n" +
+  "TKM\t5524301\tt·km\ttonne kilometre\n" +
+  "TMS\t5524819\tkilogram of imported meat, less offal\tkilogram of imported meat, less offal\n" +
+  "TP\t21584\tten pack\tten pack\n" +
+  "TPI\t5525577\tTPI\tteeth per inch\n" +
+  "TPR\t5525586\tten pair\tten pair\n" +
+  "TQD\t5525828\tkm³/d\tthousand cubic metre per day\n" +
+  "TRL\t5526092\ttrillion (EUR)\ttrillion (EUR)\n" +
+  "TST\t5526356\tten set\tten set\n" +
+  "TTS\t5526611\tten thousand sticks\tten thousand sticks\n" +
+  "U1\t21809\ttreatment\ttreatment\n" +
+  "U2\t21810\ttablet\ttablet\n" +
+  "UB\t21826\ttelecommunication line in service average\ttelecommunication line in service average\n" +
+  "UC\t21827\ttelecommunication port\ttelecommunication port\n" +
+  "VA\t22081\tV·A / kg\tvolt - ampere per kilogram\n" +
+  "VP\t22096\tpercent volume\tpercent volume\n" +
+  "W2\t22322\twet kilo\twet kilo\n" +
+  "WA\t22337\tW/kg\twatt per kilogram\n" +
+  "WB\t22338\twet pound\twet pound\n" +
+  "WCD\t5718852\tcord\tcord\n" +
+  "WE\t22341\twet ton\twet ton\n" +
+  "WG\t22343\twine gallon\twine gallon\n" +
+  "WM\t22349\tworking month\tworking month\n" +
+  "WSD\t5722948\tstd\tstandard\n" +
+  "WW\t22359\tmillilitre of water\tmillilitre of water\n" +
+  "Z11\t5910833\thanging container\thanging container\n" +
+  "ZP\t23120\tpage\tpage\n" +
+  "ZZ\t23130\tmutually defined\tmutually defined\n" +
+  "MRW\t5067351\tm·wk\tMetre Week\n" +
+  "MKW\t5065559\tm²· wk\tSquare Metre Week\n" +
+  "MQW\t5067095\tm³·wk\tCubic Metre Week\n" +
+  "HWE\t4740933\tpiece·k\tPiece Week\n" +
+  "MRD\t5067332\tm·day\tMetre Day\n" +
+  "MKD\t5065540\tm²·d\tSquare Metre Day\n" +
+  "MQD\t5067076\tm³·d\tCubic Metre Day\n" +
+  "HAD\t4735300\tpiece·d\tPiece Day\n" +
+  "MRM\t5067341\tm·mo\tMetre Month\n" +
+  "MKM\t5065549\tm²·mo\tSquare Metre Month\n" +
+  "MQM\t5067085\tm³·mo\tCubic Metre Month\n" +
+  "HMO\t4738383\tpiece·mo\tPiece Month\n" +
+  "DBW\t4473431\tdBW\tDecibel watt\n" +
+  "DBM\t4473421\tdBm\tDecibel-milliwatts\n" +
+  "FNU\t4607573\tFNU\tFormazin nephelometric unit\n" +
+  "NTU\t5133397\tNTU\tNephelometric turbidity unit\n" +
+  "";

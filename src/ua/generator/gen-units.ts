@@ -26,52 +26,26 @@ export function generateUnits(): GeneratedFile[] {
   out.push("  readonly description: string;");
   out.push("}");
   out.push("");
-  out.push("/** [code, unitId, displayName, description], in the order of the CSV. */");
-  out.push("const TABLE: ReadonlyArray<readonly [string, number, string, string]> = [");
+  // One string, a line per unit, rather than an array of arrays: a gateway looks up the few
+  // units its map names (src/ua/units.ts), and the whole table as objects would stay in its heap.
+  const lines: string[] = [];
   for (const [code, unitId, displayName, description] of rows) {
     const id = Number(unitId);
     if (!code || !Number.isInteger(id)) throw new Error(`UNECE_to_OPCUA.csv: bad row ${JSON.stringify([code, unitId])}`);
-    out.push(`  [${JSON.stringify(code)}, ${id}, ${JSON.stringify(displayName ?? "")}, ${JSON.stringify(description ?? "")}],`);
+    for (const field of [code, displayName ?? "", description ?? ""]) {
+      if (/[\t\n]/.test(field)) throw new Error(`UNECE_to_OPCUA.csv: a tab or line break in ${JSON.stringify(field)}`);
+    }
+    lines.push(`${code}\t${id}\t${displayName ?? ""}\t${description ?? ""}`);
   }
-  out.push("];");
-  out.push("");
-  out.push("let byName: Map<string, UneceUnit> | undefined;");
-  out.push("let byCode: Map<string, UneceUnit> | undefined;");
-  out.push("");
-  out.push("function index(): void {");
-  out.push("  byName = new Map();");
-  out.push("  byCode = new Map();");
-  out.push("  for (const [code, unitId, displayName, description] of TABLE) {");
-  out.push("    const unit: UneceUnit = { code, unitId, displayName, description };");
-  out.push("    if (!byName.has(displayName)) byName.set(displayName, unit);");
-  out.push("    byCode.set(code, unit);");
-  out.push("  }");
-  out.push("  // \"% or pct\", \"kg/l or kg/L\": each spelling names the unit, and is what it displays.");
-  out.push("  for (const [code, unitId, displayName, description] of TABLE) {");
-  out.push("    if (!displayName.includes(\" or \")) continue;");
-  out.push("    for (const alt of displayName.split(\" or \")) {");
-  out.push("      if (!byName.has(alt)) byName.set(alt, { code, unitId, displayName: alt, description });");
-  out.push("    }");
-  out.push("  }");
-  out.push("}");
-  out.push("");
-  out.push("/** The unit with this display name (the first in the table when several share it). */");
-  out.push("export function unitByDisplayName(name: string): UneceUnit | undefined {");
-  out.push("  if (!byName) index();");
-  out.push("  return byName!.get(name);");
-  out.push("}");
-  out.push("");
-  out.push("/** The unit with this UNECE common code (\"CEL\"). */");
-  out.push("export function unitByCode(code: string): UneceUnit | undefined {");
-  out.push("  if (!byCode) index();");
-  out.push("  return byCode!.get(code);");
-  out.push("}");
-  out.push("");
-  out.push("/** Every display name, for suggestions. */");
-  out.push("export function unitDisplayNames(): string[] {");
-  out.push("  if (!byName) index();");
-  out.push("  return [...byName!.keys()];");
-  out.push("}");
+  out.push("/**");
+  out.push(" * Code, UnitId, display name and description, tab-separated, a line each, in the order of the");
+  out.push(" * CSV; the text starts and ends with a line break.");
+  out.push(" */");
+  out.push("export const UNIT_TABLE =");
+  // A literal per line, so that the generated file stays readable and diffs stay small.
+  out.push(`  "\\n" +`);
+  for (const line of lines) out.push(`  ${JSON.stringify(line + "\n")} +`);
+  out.push(`  "";`);
   out.push("");
   return [{ path: "src/ua/generated/units.ts", content: out.join("\n") }];
 }
