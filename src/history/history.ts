@@ -12,6 +12,7 @@ import type { HistoryConfig } from "../config/history-config.js";
 import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
 import { HistoryReadThread } from "./read-thread.js";
 import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
+import { spoolFileOf } from "./spool.js";
 import { HistoryWriteThread } from "./write-thread.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -115,6 +116,8 @@ export class GatewayHistory implements HistoryDescription {
       info: options.info,
       untilFirstSeries: empty,
       onDamaged: (d) => this.damaged(d),
+      // The writer's thread runs when it is needed, not for a few rows a second (write-thread.ts).
+      spool: spoolFileOf(file),
     });
     // Without a database nothing is queued (closed: records are ignored, not counted as dropped).
     if (this.unavailable !== undefined) void this.writer.close();

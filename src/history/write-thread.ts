@@ -12,6 +12,17 @@
 // bounded and drops (and counts) the oldest sample when full, the newest while the oldest is
 // being written. One tick is in the worker at a time. A worker that dies is started again at
 // the next tick.
+//
+// With a spool file (spool.ts; the gateway's history has one), the worker runs only while it is
+// needed: a gateway whose history is light (the shipped map: one tag a second) would keep an
+// isolate of its own, SQLite and their memory for a few rows a second. While no worker runs, each
+// tick appends the ring's new samples to the spool instead (off the event loop), so that a crash
+// still loses at most flushInterval's samples; they stay in the ring too. A worker starts when
+// flushCount samples wait, when the oldest spooled sample is drainInterval old, for a read, a
+// flushAll or the close, and stores what the ring holds as above; the spool is then emptied. It
+// ends once it has lingered `linger` ms without such a need, unless samples come at a rate that
+// would start it again before drainInterval (then it stays, as without a spool). A spool left by
+// a crash is stored by the first worker, which then removes the file.
 import type { ResourceLimits } from "node:worker_threads";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeVariant } from "../ua/builtin-codec.js";
@@ -25,6 +36,7 @@ import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-li
 import { builtFile } from "../worker-file.js";
 import type { DamagedFile } from "../storage/damaged.js";
 import { WriteNotices } from "./write-notices.js";
+import { SpoolFile } from "./spool-file.js";
 
 export interface WriteWorkerData {
   readonly file: string;
@@ -34,10 +46,13 @@ export interface WriteWorkerData {
   readonly capacity: number;
   /** Check the database (quick_check) before opening it: the first worker of a process. */
   readonly check: boolean;
+  /** The spool file (spool.ts), when the writer has one. */
+  readonly spool?: string;
 }
 
 export type WriteRequest =
-  | { readonly op: "open" }
+  /** `replay`: store what the spool holds from an earlier run, then remove it. */
+  | { readonly op: "open"; readonly replay?: boolean }
   | { readonly op: "declare"; readonly index: number; readonly key: string }
   | {
       readonly op: "tick";
@@ -62,6 +77,8 @@ export interface WriteReply extends Reply {
   readonly staged?: number;
   /** Files the worker moved aside since its last answer. */
   readonly damaged?: DamagedFile[];
+  /** Samples of an earlier run's spool stored (the answer to an open with `replay`). */
+  readonly replayed?: number;
 }
 
 export type { HistoryWriterStats, StorageOptions } from "./sample-queue.js";
@@ -94,10 +111,23 @@ export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptio
   readonly stopCheckWait?: number;
   /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
   readonly info?: (message: string) => void;
+  /**
+   * The spool file (spool.ts): with it the worker runs only while it is needed (see the top of
+   * this file); without it, from start() (or the first series) to close().
+   */
+  readonly spool?: string;
+  /** ms a spooled sample waits at most before a worker stores it (default DRAIN_INTERVAL). */
+  readonly drainInterval?: number;
+  /** ms a worker stays after the last need of it (default LINGER). */
+  readonly linger?: number;
 }
 
 /** Default WriteThreadOptions.stopCheckWait. */
 export const STOP_CHECK_WAIT = 5000;
+/** Default WriteThreadOptions.drainInterval: a worker's start (tens of ms of CPU) every five minutes at most. */
+export const DRAIN_INTERVAL = 300_000;
+/** Default WriteThreadOptions.linger: a historian that reads every few seconds keeps the worker. */
+export const LINGER = 10_000;
 
 export class HistoryWriteThread implements HistorySink {
   readonly stats: HistoryWriterStats;
@@ -122,6 +152,13 @@ export class HistoryWriteThread implements HistorySink {
   /** close() ended the worker during its check: what it answers now is not news. */
   private abandoned = false;
   private readonly notices: WriteNotices;
+  /** The spool (spool-file.ts), when the writer has one. */
+  private readonly spool: SpoolFile | undefined;
+  /** now() until which the worker stays, and the recorded count when it was last needed. */
+  private neededUntil = 0;
+  private neededAt = { time: 0, recorded: 0 };
+  /** A worker ended for being idle, until it has exited. */
+  private retiring: Promise<void> | undefined;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
     const w = this.encoder.reset();
@@ -136,6 +173,7 @@ export class HistoryWriteThread implements HistorySink {
     this.queue = new SampleQueue(options, this.ringMemory, this.encode);
     this.stats = this.queue.stats;
     this.notices = new WriteNotices(this.stats, { warn: options.log, info: options.info, queueSize: this.queue.ring.capacity });
+    this.spool = options.spool === undefined ? undefined : new SpoolFile(options.spool);
   }
 
   /** Worker threads running (0 or 1). */
@@ -156,9 +194,9 @@ export class HistoryWriteThread implements HistorySink {
     this.arm(this.options.flushInterval);
   }
 
-  /** No worker yet, and none needed: no series declared in a database that holds none. */
+  /** No worker yet, and none needed: no series declared in a database that holds none, and no spool left. */
   private waiting(): boolean {
-    return this.options.untilFirstSeries === true && this.link === undefined && this.queue.series.length === 0;
+    return this.options.untilFirstSeries === true && this.link === undefined && this.queue.series.length === 0 && this.spool?.left !== true;
   }
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
@@ -205,24 +243,37 @@ export class HistoryWriteThread implements HistorySink {
 
   /**
    * One tick (the clock, a batch, a step of compaction and retention), waited for without the
-   * event loop: tools and tests (the gateway's ticks are the timer's).
+   * event loop: tools and tests (the gateway's ticks are the timer's). In the worker, also with a spool.
    */
   tickNow(): void {
     if (this.closed) return;
+    if (this.spool !== undefined) this.worker();
     if (this.ticking) this.link!.waitFor(this.lastTick);
     this.timerTick();
     if (this.ticking) this.link!.waitFor(this.lastTick);
   }
 
-  /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */
-  prepareRead(): Promise<void> {
-    if (this.closed || !this.needsCompaction()) return Promise.resolve();
-    return new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!)))).then((r) => this.noteStaged(r));
+  /**
+   * Reads must see every flushed sample: have a worker store the spooled ones and move the
+   * staged ones (HistoryRead).
+   */
+  async prepareRead(): Promise<void> {
+    if (this.closed) return;
+    if (this.spooled > 0) await this.storeSpooled();
+    if (this.closed || !this.needsCompaction()) return;
+    this.need();
+    const r = await new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!))));
+    this.noteStaged(r);
   }
 
   /** prepareRead() without the event loop (the read-only store of tools and tests). */
   prepareReadSync(): void {
-    if (this.closed || !this.needsCompaction()) return;
+    if (this.closed) return;
+    if (this.spooled > 0) {
+      this.need();
+      this.flushAll();
+    }
+    if (!this.needsCompaction()) return;
     const r = this.worker().callSync({ op: "compact" });
     this.noteDamaged(r);
     this.noteStaged(r);
@@ -230,6 +281,109 @@ export class HistoryWriteThread implements HistorySink {
 
   private needsCompaction(): boolean {
     return this.staged !== 0 || this.ticking;
+  }
+
+  /** Samples appended to the spool that no worker has stored yet (tools and tests). */
+  get spooled(): number {
+    return this.spool?.waiting(this.queue) ?? 0;
+  }
+
+  /** Resolves once the spool's append or emptying under way is done (tools and tests). */
+  spoolSettled(): Promise<void> {
+    return this.spool?.settled() ?? Promise.resolve();
+  }
+
+  /** Has a worker store the samples that wait in the spool (and the ring), as ticks do. */
+  private async storeSpooled(): Promise<void> {
+    this.need();
+    this.worker();
+    while (this.spooled > 0 && !this.closed) {
+      if (this.ticking) {
+        await this.tickDone();
+        continue;
+      }
+      const before = this.queue.removed;
+      this.tick();
+      await this.tickDone();
+      // A failing write (a full disk): the read gets what the database has.
+      if (this.queue.removed === before) return;
+    }
+  }
+
+  /** The worker is needed now: it stays at least `linger` ms from now. */
+  private need(): void {
+    const now = this.now();
+    this.neededUntil = now + (this.options.linger ?? LINGER);
+    this.neededAt = { time: now, recorded: this.stats.recorded };
+  }
+
+  /**
+   * Samples come at a rate at which a worker would start again before drainInterval: it is not
+   * worth ending (measured since it was last needed).
+   */
+  private busy(now: number): boolean {
+    const elapsed = now - this.neededAt.time;
+    if (elapsed <= 0) return true;
+    return ((this.stats.recorded - this.neededAt.recorded) / elapsed) * (this.options.drainInterval ?? DRAIN_INTERVAL) >= this.options.flushCount;
+  }
+
+  /**
+   * With a spool and no worker running: appends the ring's samples not in the spool yet to it
+   * and returns true; false when a worker must store them now (tick() starts one).
+   */
+  private spooling(): boolean {
+    const o = this.options;
+    const spool = this.spool;
+    if (spool === undefined || spool.failed || spool.left || this.link?.alive) return false;
+    const q = this.queue;
+    const now = this.now();
+    if (!q.holding && (q.count >= o.flushCount || (spool.oldest > 0 && now - spool.oldest >= (o.drainInterval ?? DRAIN_INTERVAL)))) {
+      this.need();
+      return false;
+    }
+    this.arm(o.flushInterval);
+    // Held samples are on the monotonic clock: they are spooled once the clock is known.
+    if (q.holding) return true;
+    spool.append(q, now, (err) => {
+      o.log?.(`history: the spool ${spool.file} cannot be written (${err instanceof Error ? err.message : String(err)}); the history's thread keeps running instead`);
+      this.arm(0);
+    });
+    return true;
+  }
+
+  /** After a tick's answer, with a spool: empties the spool of stored samples, ends a worker that is not needed. */
+  private afterTick(): void {
+    const spool = this.spool;
+    if (spool === undefined) return;
+    spool.empty(this.queue);
+    if (this.closed || spool.failed || spool.left || this.queue.count > 0 || this.stats.failing || this.link === undefined) return;
+    const now = this.now();
+    if (now < this.neededUntil) return;
+    if (this.busy(now)) {
+      this.need();
+      return;
+    }
+    this.retire();
+  }
+
+  /** Ends the worker once it has closed the database (moving what it staged); the next need starts another. */
+  private retire(): void {
+    const link = this.link!;
+    this.link = undefined;
+    const ended = (async (): Promise<void> => {
+      try {
+        const r = await link.call({ op: "close" });
+        this.noteDamaged(r);
+        await link.ended();
+        if (this.link === undefined) this.staged = 0;
+      } catch (err) {
+        this.options.onError?.(err);
+        await link.terminate();
+      }
+    })();
+    this.retiring = ended.finally(() => {
+      if (this.retiring === ended) this.retiring = undefined;
+    });
   }
 
   private noteStaged(r: WriteReply): void {
@@ -254,8 +408,13 @@ export class HistoryWriteThread implements HistorySink {
       return;
     }
     while (this.ticking) await this.tickDone();
+    await this.spool?.settled();
     this.queue.dropHeld();
-    if (this.link === undefined && this.queue.count === 0) return;
+    await this.retiring;
+    if (this.link === undefined && this.queue.count === 0 && this.spool?.left !== true) {
+      await this.emptySpool();
+      return;
+    }
     const link = this.worker();
     while (this.queue.count > 0) {
       const flushedBefore = this.stats.flushed;
@@ -271,6 +430,13 @@ export class HistoryWriteThread implements HistorySink {
       await link.terminate();
     }
     this.link = undefined;
+    await this.emptySpool();
+  }
+
+  /** Removes the spool (every sample in it has left the ring by now) and waits for it. */
+  private async emptySpool(): Promise<void> {
+    this.spool?.empty(this.queue);
+    await this.spool?.settled();
   }
 
   private lastTick = 0;
@@ -291,6 +457,7 @@ export class HistoryWriteThread implements HistorySink {
       ring: this.ringMemory,
       capacity: this.queue.ring.capacity,
       check: !this.checked,
+      spool: o.spool,
     };
     const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, {
       name: "history write worker",
@@ -299,18 +466,27 @@ export class HistoryWriteThread implements HistorySink {
     });
     this.link = link;
     this.staged = -1;
-    // First: the worker checks and opens the database before anything else reaches it.
+    if (o.spool !== undefined) this.need();
+    // First: the worker checks and opens the database (and stores a spool left by an earlier run)
+    // before anything else reaches it.
     this.opening = new Promise((resolve) => (this.openDone = resolve));
-    this.send(link, { op: "open" }, this.opened);
+    this.send(link, { op: "open", replay: this.spool?.left === true }, this.opened);
     for (const s of this.queue.series) this.send(link, { op: "declare", index: s.index, key: s.key }, this.declared);
     return link;
   }
 
-  private readonly opened = (_r: WriteReply | undefined, err: Error | undefined): void => {
+  private readonly opened = (r: WriteReply | undefined, err: Error | undefined): void => {
     this.openDone?.();
     if (this.abandoned) return;
-    if (err) this.options.onError?.(err);
-    else this.checked = true;
+    if (err) {
+      this.options.onError?.(err);
+      return;
+    }
+    this.checked = true;
+    if (this.spool?.left === true) {
+      this.spool.left = false;
+      if ((r?.replayed ?? 0) > 0) this.options.info?.(`history: stored ${r!.replayed} sample(s) that the last run had spooled and not yet written`);
+    }
   };
 
   /** Whether the worker answered its "open" within `ms`. */
@@ -364,6 +540,7 @@ export class HistoryWriteThread implements HistorySink {
       this.arm(this.options.flushInterval);
       return;
     }
+    if (this.spooling()) return;
     this.tick();
   }
 
@@ -415,6 +592,7 @@ export class HistoryWriteThread implements HistorySink {
     const waiters = this.tickWaiters;
     this.tickWaiters = [];
     for (const w of waiters) w();
+    this.afterTick();
     // A backlog is written in further ticks at once; held samples and failing writes (a full
     // disk) wait for the next interval instead of spinning.
     const backlog = q.count >= this.options.flushCount && !q.holding && !this.stats.failing;
