@@ -101,6 +101,7 @@ export class GatewayHistory implements HistoryDescription {
       warn?.(`history: ${this.unavailable}`);
     }
     const onError = warn && ((err: unknown) => this.warn(warn, err));
+    const spool = spoolFileOf(file);
     this.writer = new HistoryWriteThread({
       file,
       store: storeOptions,
@@ -117,11 +118,12 @@ export class GatewayHistory implements HistoryDescription {
       untilFirstSeries: empty,
       onDamaged: (d) => this.damaged(d),
       // The writer's thread runs when it is needed, not for a few rows a second (write-thread.ts).
-      spool: spoolFileOf(file),
+      spool,
     });
     // Without a database nothing is queued (closed: records are ignored, not counted as dropped).
     if (this.unavailable !== undefined) void this.writer.close();
-    this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), onError });
+    // Reads see what waits in the spool without the writer's thread (read-overlay.ts).
+    this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), spool, onError });
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;
     this.maxValuesPerRead = config.maxValuesPerRead;

@@ -18,11 +18,16 @@
 // isolate of its own, SQLite and their memory for a few rows a second. While no worker runs, each
 // tick appends the ring's new samples to the spool instead (off the event loop), so that a crash
 // still loses at most flushInterval's samples; they stay in the ring too. A worker starts when
-// flushCount samples wait, when the oldest spooled sample is drainInterval old, for a read, a
-// flushAll or the close, and stores what the ring holds as above; the spool is then emptied. It
-// ends once it has lingered `linger` ms without such a need, unless samples come at a rate that
-// would start it again before drainInterval (then it stays, as without a spool). A spool left by
-// a crash is stored by the first worker, which then removes the file.
+// flushCount samples wait, when the oldest spooled sample is drainInterval old, for a flushAll or
+// the close, and stores what the ring holds as above; the spool is then emptied. It ends once it
+// has lingered `linger` ms without such a need, unless samples come at a rate that would start it
+// again before drainInterval (then it stays, as without a spool). A spool left by a crash is
+// stored by the first worker, which then removes the file.
+//
+// A HistoryRead never starts a worker nor waits for one to start or open (prepareRead): a
+// worker's start is an isolate's (seconds of a slow CPU), its open checks the database or stores
+// an earlier run's spool first. It reads the staging table and the spool beside the tags' tables
+// instead (read-overlay.ts).
 import type { ResourceLimits } from "node:worker_threads";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeVariant } from "../ua/builtin-codec.js";
@@ -32,55 +37,14 @@ import { SampleQueue, type HistoryWriterStats, type SampleQueueOptions, type Sto
 import { SampleRing } from "./sample-ring.js";
 import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
-import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-link.js";
+import { WorkerLink, faultError } from "../worker-link.js";
+import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 import { builtFile } from "../worker-file.js";
 import type { DamagedFile } from "../storage/damaged.js";
 import { WriteNotices } from "./write-notices.js";
 import { SpoolFile } from "./spool-file.js";
 
-export interface WriteWorkerData {
-  readonly file: string;
-  readonly store: HistoryStoreOptions;
-  readonly maintenance: MaintenanceOptions;
-  readonly ring: SharedArrayBuffer;
-  readonly capacity: number;
-  /** Check the database (quick_check) before opening it: the first worker of a process. */
-  readonly check: boolean;
-  /** The spool file (spool.ts), when the writer has one. */
-  readonly spool?: string;
-}
-
-export type WriteRequest =
-  /** `replay`: store what the spool holds from an earlier run, then remove it. */
-  | { readonly op: "open"; readonly replay?: boolean }
-  | { readonly op: "declare"; readonly index: number; readonly key: string }
-  | {
-      readonly op: "tick";
-      /** The batch: ring slots [from, from + count). */
-      readonly from: number;
-      readonly count: number;
-      /** Encoded values of the batch's slots of the Other forms. */
-      readonly slots?: number[];
-      readonly values?: Uint8Array[];
-      readonly now: number;
-      /** Age retention waits: the clock is not known yet. */
-      readonly holdAge: boolean;
-    }
-  | { readonly op: "compact" }
-  | { readonly op: "close" };
-
-export interface WriteReply extends Reply {
-  readonly flushed?: number;
-  readonly flushFault?: FaultInfo;
-  readonly faults?: FaultInfo[];
-  readonly retained?: number;
-  readonly staged?: number;
-  /** Files the worker moved aside since its last answer. */
-  readonly damaged?: DamagedFile[];
-  /** Samples of an earlier run's spool stored (the answer to an open with `replay`). */
-  readonly replayed?: number;
-}
-
+export type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 export type { HistoryWriterStats, StorageOptions } from "./sample-queue.js";
 
 export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptions {
@@ -120,13 +84,15 @@ export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptio
   readonly drainInterval?: number;
   /** ms a worker stays after the last need of it (default LINGER). */
   readonly linger?: number;
+  /** The worker's module (default: the built write-worker.ts); tests start it through one of their own. */
+  readonly workerFile?: URL;
 }
 
 /** Default WriteThreadOptions.stopCheckWait. */
 export const STOP_CHECK_WAIT = 5000;
 /** Default WriteThreadOptions.drainInterval: a worker's start (tens of ms of CPU) every five minutes at most. */
 export const DRAIN_INTERVAL = 300_000;
-/** Default WriteThreadOptions.linger: a historian that reads every few seconds keeps the worker. */
+/** Default WriteThreadOptions.linger: a need that comes again within it (a flushAll, flushCount samples) finds the worker. */
 export const LINGER = 10_000;
 
 export class HistoryWriteThread implements HistorySink {
@@ -159,6 +125,8 @@ export class HistoryWriteThread implements HistorySink {
   private neededAt = { time: 0, recorded: 0 };
   /** A worker ended for being idle, until it has exited. */
   private retiring: Promise<void> | undefined;
+  /** The worker has answered its "open": it writes and compacts at once. */
+  private ready = false;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
     const w = this.encoder.reset();
@@ -201,7 +169,12 @@ export class HistoryWriteThread implements HistorySink {
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
     const { series, isNew } = this.queue.declare(nodeId, options);
-    if (isNew && this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
+    if (!isNew) return;
+    if (this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
+    // With a spool, once the writer runs (started, or a worker ran), a worker starts for it and
+    // declares it: a read finds the series at once, its samples in the spool (a reload is rare;
+    // the first series of a new database is one).
+    else if (this.spool !== undefined && (this.started || this.checked) && !this.closed) this.worker();
   }
 
   private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
@@ -254,16 +227,19 @@ export class HistoryWriteThread implements HistorySink {
   }
 
   /**
-   * Reads must see every flushed sample: have a worker store the spooled ones and move the
-   * staged ones (HistoryRead).
+   * Before a HistoryRead: a worker that runs and has opened the database moves what it staged
+   * into the tags' tables. Resolves to true when the tables then hold every flushed sample;
+   * false when the read must look at the staging table and the spool as well (read-overlay.ts):
+   * no worker runs (none is started for a read), it has not opened the database yet, or samples
+   * wait in the spool.
    */
-  async prepareRead(): Promise<void> {
-    if (this.closed) return;
-    if (this.spooled > 0) await this.storeSpooled();
-    if (this.closed || !this.needsCompaction()) return;
-    this.need();
-    const r = await new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!))));
+  async prepareRead(): Promise<boolean> {
+    const link = this.link;
+    if (this.closed || link === undefined || !link.alive || !this.ready || this.spooled > 0 || this.spool?.left === true) return false;
+    if (!this.needsCompaction()) return true;
+    const r = await new Promise<WriteReply>((resolve, reject) => this.send(link, { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!))));
     this.noteStaged(r);
+    return true;
   }
 
   /** prepareRead() without the event loop (the read-only store of tools and tests). */
@@ -291,23 +267,6 @@ export class HistoryWriteThread implements HistorySink {
   /** Resolves once the spool's append or emptying under way is done (tools and tests). */
   spoolSettled(): Promise<void> {
     return this.spool?.settled() ?? Promise.resolve();
-  }
-
-  /** Has a worker store the samples that wait in the spool (and the ring), as ticks do. */
-  private async storeSpooled(): Promise<void> {
-    this.need();
-    this.worker();
-    while (this.spooled > 0 && !this.closed) {
-      if (this.ticking) {
-        await this.tickDone();
-        continue;
-      }
-      const before = this.queue.removed;
-      this.tick();
-      await this.tickDone();
-      // A failing write (a full disk): the read gets what the database has.
-      if (this.queue.removed === before) return;
-    }
   }
 
   /** The worker is needed now: it stays at least `linger` ms from now. */
@@ -381,9 +340,10 @@ export class HistoryWriteThread implements HistorySink {
         await link.terminate();
       }
     })();
-    this.retiring = ended.finally(() => {
-      if (this.retiring === ended) this.retiring = undefined;
+    const retiring: Promise<void> = ended.finally(() => {
+      if (this.retiring === retiring) this.retiring = undefined;
     });
+    this.retiring = retiring;
   }
 
   private noteStaged(r: WriteReply): void {
@@ -459,13 +419,14 @@ export class HistoryWriteThread implements HistorySink {
       check: !this.checked,
       spool: o.spool,
     };
-    const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, {
+    const link = new WorkerLink<WriteRequest, WriteReply>(o.workerFile ?? builtFile("history/write-worker"), data, {
       name: "history write worker",
       resourceLimits: o.resourceLimits,
       onExit: (err) => this.options.onError?.(err),
     });
     this.link = link;
     this.staged = -1;
+    this.ready = false;
     if (o.spool !== undefined) this.need();
     // First: the worker checks and opens the database (and stores a spool left by an earlier run)
     // before anything else reaches it.
@@ -483,6 +444,7 @@ export class HistoryWriteThread implements HistorySink {
       return;
     }
     this.checked = true;
+    this.ready = true;
     if (this.spool?.left === true) {
       this.spool.left = false;
       if ((r?.replayed ?? 0) > 0) this.options.info?.(`history: stored ${r!.replayed} sample(s) that the last run had spooled and not yet written`);
@@ -491,11 +453,7 @@ export class HistoryWriteThread implements HistorySink {
 
   /** Whether the worker answered its "open" within `ms`. */
   private async openedWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
-    const answered = await Promise.race([this.opening.then(() => true as const), late]);
-    clearTimeout(timer);
-    return answered && this.checked;
+    return (await settlesWithin(this.opening, ms)) && this.checked;
   }
 
   /** link.send, with the files the worker moved aside taken from its answer first. */
@@ -605,6 +563,15 @@ export class HistoryWriteThread implements HistorySink {
     this.notices.failed(this.now());
     this.options.onError?.(err);
   }
+}
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  const settled = await Promise.race([p.then(() => true as const), late]);
+  clearTimeout(timer);
+  return settled;
 }
 
 function onTimer(w: HistoryWriteThread): void {

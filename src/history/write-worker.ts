@@ -1,16 +1,17 @@
-// The history writer's worker thread (write-thread.ts is its other half): the one connection that
-// writes the history database. It reads each batch straight from the ring the main thread fills
-// (shared memory), commits it in one transaction, then runs a step of compaction and retention,
-// and answers with what it did. It never holds samples itself: until it answers that a batch is
-// committed, the batch stays in the ring, so a worker that fails or dies loses nothing.
+// The history writer's worker thread (write-thread.ts is its other half, write-messages.ts what
+// they say): the one connection that writes the history database. It reads each batch straight
+// from the ring the main thread fills (shared memory), commits it in one transaction, then runs a
+// step of compaction and retention, and answers with what it did. It never holds samples itself:
+// until it answers that a batch is committed, the batch stays in the ring, so a worker that fails
+// or dies loses nothing.
 //
 // The database is opened by the first request (the main thread sends "open" first). The first
 // worker of a process checks it before (PRAGMA quick_check, storage/sqlite-check.ts): here, off
 // the event loop, because the check reads the whole file; and before the first write, so that
-// no sample goes into a damaged file. Samples polled meanwhile wait in the ring; HistoryReads
-// wait too (their prepare step is a request to this worker). A damaged database, found then or
-// by a later statement (SQLITE_CORRUPT), is moved aside and a new one started; the reports go
-// to the main thread with the next answer.
+// no sample goes into a damaged file. Samples polled meanwhile wait in the ring; HistoryReads do
+// not wait (read-thread.ts: they read the staging table and the spool). A damaged database,
+// found then or by a later statement (SQLITE_CORRUPT), is moved aside and a new one started; the
+// reports go to the main thread with the next answer.
 //
 // A spool file (spool.ts) that an earlier run left (it ended before a worker stored what it had
 // spooled) is stored by the first worker when it opens the database, before any batch of the
@@ -26,7 +27,7 @@ import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
 import { readSpool, SPOOL_FILE } from "./spool.js";
 import { serveLink } from "../worker-serve.js";
 import { faultInfo, type FaultInfo, type LinkData } from "../worker-link.js";
-import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-thread.js";
+import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 
 const data = workerData as WriteWorkerData & LinkData;
 const ring = new SampleRing(data.capacity, data.ring);

@@ -1,8 +1,10 @@
 // The history's spool (spool.ts) and the writer that uses it (write-thread.ts): records read back
 // as written (a wrapped batch, values kept as bytes, series named once per file), a file cut
 // short ends at its last whole record and anything else is damage; the writer spools a light
-// history without its thread, a read stores the spooled samples first, the thread ends once it
-// lingered, and a process killed while samples sat in the spool gets them stored by its next run.
+// history without its thread, a HistoryRead starts none (slow-writer.test.ts: it reads the spool
+// itself) while a read of this thread's store (tools) has one store them first, the thread ends
+// once it lingered, and a process killed while samples sat in the spool gets them stored by its
+// next run.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -88,7 +90,7 @@ describe.skipIf(skipWithout(unbuilt))("the writer with a spool", () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it("spools a light history without its thread, stores it for a read, and ends the thread once it lingered", async () => {
+  it("spools a light history without its thread, stores it for a read of this thread's store, and ends the thread once it lingered", async () => {
     let now = T0;
     const dir = mkdtempSync(join(tmpdir(), "fieldgate-spool-"));
     dirs.push(dir);
@@ -114,8 +116,12 @@ describe.skipIf(skipWithout(unbuilt))("the writer with a spool", () => {
       await w.spoolSettled();
       expect(readSpool(readFileSync(spool)).records.map((r) => r.ring.capacity)).toEqual([3, 1]);
       expect(w.stats.flushed).toBe(0);
-      // A read: a worker stores the spooled samples first, and the spool is emptied.
-      await w.prepareRead();
+      // A HistoryRead's prepare starts no thread: the read looks at the spool (read-overlay.ts).
+      expect(await w.prepareRead()).toBe(false);
+      expect(w.threads).toBe(0);
+      // A read of this thread's store: a worker stores the spooled samples first (and makes the
+      // series: no thread ran yet), and the spool is emptied.
+      reader.readyToRead();
       const rows = reader.read(reader.find(node("t"))!, TIME_MIN, TIME_MAX, true, 100);
       expect(rows.map((r) => r.value?.value)).toEqual([0, 1, 2, 3]);
       expect(w.threads).toBe(1);
