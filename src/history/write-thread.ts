@@ -22,7 +22,8 @@
 // the close, and stores what the ring holds as above; the spool is then emptied. It ends once it
 // has lingered `linger` ms without such a need, unless samples come at a rate that would start it
 // again before drainInterval (then it stays, as without a spool). A spool left by a crash is
-// stored by the first worker, which then removes the file.
+// stored by the first worker, which then removes the file. The close spools what is not in the
+// file yet before it starts the worker: a stop cut short (systemd's stop timeout) loses nothing.
 //
 // A HistoryRead never starts a worker nor waits for one to start or open (prepareRead): a
 // worker's start is an isolate's (seconds of a slow CPU), its open checks the database or stores
@@ -69,8 +70,9 @@ export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptio
   readonly onDamaged?: (d: DamagedFile) => void;
   /**
    * ms close() waits for the first worker's check of the database (default STOP_CHECK_WAIT)
-   * before it ends the worker and gives up what is queued: the check of a large file on an SD
-   * card may take longer than a stop may.
+   * before it ends the worker and gives up what is queued (what the spool holds stays for the
+   * next start): the check of a large file on an SD card may take longer than a stop may. With a
+   * spool that holds every queued sample, also how long it waits for a worker it had to start.
    */
   readonly stopCheckWait?: number;
   /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
@@ -356,15 +358,20 @@ export class HistoryWriteThread implements HistorySink {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.link?.alive && !this.checked && !(await this.openedWithin(this.options.stopCheckWait ?? STOP_CHECK_WAIT))) {
+    const wait = this.options.stopCheckWait ?? STOP_CHECK_WAIT;
+    if (this.link?.alive && !this.checked && !(await this.openedWithin(wait))) {
       // The check only reads (storage/sqlite-check.ts): ending it leaves the file as it was.
-      const left = this.queue.count;
       this.abandoned = true;
+      await this.spool?.settled();
+      this.queue.dropHeld();
+      await this.spoolRest();
+      const kept = this.spooled;
+      const left = this.queue.count - kept;
       this.stats.dropped += left;
-      this.queue.remove(left);
+      this.queue.remove(this.queue.count);
       await this.link.terminate();
       this.link = undefined;
-      this.options.log?.(`history: stopped while the database was being checked; ${left} queued sample(s) not written (counted as dropped)`);
+      this.options.log?.(`history: stopped while the database was being checked; ${kept > 0 ? `${kept} sample(s) stay in ${this.spool!.file} for the next start, ` : ""}${left} queued sample(s) not written (counted as dropped)`);
       return;
     }
     while (this.ticking) await this.tickDone();
@@ -375,7 +382,27 @@ export class HistoryWriteThread implements HistorySink {
       await this.emptySpool();
       return;
     }
+    const starting = !this.link?.alive;
+    if (starting) await this.spoolRest();
     const link = this.worker();
+    const stored = this.storeAndEnd(link);
+    // The spool holds every queued sample: the next start stores them if this stop cannot (a
+    // worker's start and writes on a slow CPU may outlast the stop systemd allows).
+    if (starting && this.spool !== undefined && this.spooled >= this.queue.count && !(await settlesWithin(stored, wait))) {
+      this.abandoned = true;
+      await link.terminate();
+      await stored;
+      this.link = undefined;
+      this.options.log?.(`history: stopped before the history's thread had stored what waits in ${this.spool.file}; the next start stores it`);
+      return;
+    }
+    await stored;
+    this.link = undefined;
+    await this.emptySpool();
+  }
+
+  /** Writes what is queued, then has the worker move what it staged, close the database and end. */
+  private async storeAndEnd(link: WorkerLink<WriteRequest, WriteReply>): Promise<void> {
     while (this.queue.count > 0) {
       const flushedBefore = this.stats.flushed;
       this.tick();
@@ -386,11 +413,18 @@ export class HistoryWriteThread implements HistorySink {
       this.noteDamaged(await link.call({ op: "close" }));
       await link.ended();
     } catch (err) {
-      this.options.onError?.(err);
+      if (!this.abandoned) this.options.onError?.(err);
       await link.terminate();
     }
-    this.link = undefined;
-    await this.emptySpool();
+  }
+
+  /** Appends what the ring holds beyond the spool to it, when the spool is in use, and waits for it. */
+  private async spoolRest(): Promise<void> {
+    const spool = this.spool;
+    if (spool === undefined || spool.failed || spool.left || this.queue.holding) return;
+    await spool.settled();
+    spool.append(this.queue, this.now(), (err) => this.options.onError?.(err));
+    await spool.settled();
   }
 
   /** Removes the spool (every sample in it has left the ring by now) and waits for it. */

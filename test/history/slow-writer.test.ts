@@ -2,8 +2,9 @@
 // HistoryRead, which never waits for the thread to start, to open the database (its check, an
 // earlier run's spool) or for a lock it waits on, and still answers with every flushed sample,
 // from the tags' tables, the staging table and the spool, each sample once and as the writer will
-// store it. The thread is held at its start here by a module of the test's own (a slow CPU does
-// the same to it: an isolate's start took seconds under emulation).
+// store it; and not a stop for longer than stopCheckWait, which leaves what it could not store
+// in the spool for the next start. The thread is held at its start here by a module of the
+// test's own (a slow CPU does the same to it: an isolate's start took seconds under emulation).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,7 +66,7 @@ function valuesOf(r: NodeReadResult): [unknown, number][] {
  * start as slow as the test wants. The gate is a file (a message could come before the worker
  * listens).
  */
-function gatedWorker(dir: string): { url: URL; open(): void } {
+function gatedWorker(dir: string): { url: URL; open(): void; shut(): void } {
   const gate = join(dir, "gate-open");
   const file = join(dir, "gated-write-worker.mjs");
   writeFileSync(
@@ -78,6 +79,8 @@ await import(${JSON.stringify(builtFile("history/write-worker").href)});
   return {
     url: pathToFileURL(file),
     open: () => writeFileSync(gate, ""),
+    /** Workers that start from now on wait again (those past the gate go on). */
+    shut: () => rmSync(gate, { force: true }),
   };
 }
 
@@ -230,5 +233,77 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
     lock.exec("ROLLBACK");
     expect(locked).not.toBe("the read waited for the lock");
     expect(valuesOf((locked as NodeReadResult[])[0]!)).toEqual(Array.from({ length: 3 }, (_, i) => [i, i]));
+  }, 60_000);
+
+  it("a stop waits for a thread it had to start at most stopCheckWait, and leaves the spool, which the next start stores", async () => {
+    const dir = tempDir();
+    const file = join(dir, "history.db");
+    const spool = spoolFileOf(file);
+    new HistoryStore(file).close();
+    const gate = gatedWorker(dir);
+    cleanups.push(() => gate.open());
+    const lines: string[] = [];
+    let now = T0;
+    const options = { file, spool, flushInterval: 1000, flushCount: 1000, queueSize: 1000, linger: 5000, drainInterval: 60_000 };
+    const w = new HistoryWriteThread({ ...options, now: () => now, workerFile: gate.url, log: (m) => lines.push(m), stopCheckWait: 100 });
+    cleanups.push(() => w.close());
+    w.declare(node("t"));
+    w.start();
+    gate.open();
+    for (let i = 0; i < 3; i++) w.record(node("t"), dbl(i, T0 + i));
+    w.flushAll();
+    gate.shut();
+    now += 6000;
+    w.tickNow();
+    expect(w.threads).toBe(0);
+    // Two samples spooled by the timer, one recorded after: close() spools it before it starts a thread.
+    for (let i = 3; i < 5; i++) w.record(node("t"), dbl(i, T0 + i));
+    w.timerTick();
+    await w.spoolSettled();
+    w.record(node("t"), dbl(5, T0 + 5));
+    expect(w.spooled).toBe(2);
+    // The thread close() starts stays held: the stop ends without it.
+    await w.close();
+    expect(lines).toEqual([`history: stopped before the history's thread had stored what waits in ${spool}; the next start stores it`]);
+    expect(w.stats).toMatchObject({ recorded: 6, flushed: 3, dropped: 0 });
+    expect(w.threads).toBe(0);
+
+    const next = new HistoryWriteThread({ ...options, untilFirstSeries: true });
+    next.start();
+    await next.close();
+    const after = new HistoryStore(file, { readonly: true });
+    try {
+      expect(after.read(after.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value)).toEqual([0, 1, 2, 3, 4, 5]);
+    } finally {
+      after.close();
+    }
+  }, 60_000);
+
+  it("a stop during the first thread's check leaves the queued samples in the spool instead of dropping them", async () => {
+    const dir = tempDir();
+    const file = join(dir, "history.db");
+    const spool = spoolFileOf(file);
+    new HistoryStore(file).close();
+    const gate = gatedWorker(dir);
+    cleanups.push(() => gate.open());
+    const lines: string[] = [];
+    const options = { file, spool, flushInterval: 1000, flushCount: 1000, queueSize: 1000 };
+    const w = new HistoryWriteThread({ ...options, workerFile: gate.url, log: (m) => lines.push(m), stopCheckWait: 100 });
+    cleanups.push(() => w.close());
+    w.declare(node("t"));
+    w.start();
+    for (let i = 0; i < 4; i++) w.record(node("t"), dbl(i, T0 + i));
+    await w.close();
+    expect(lines).toEqual([`history: stopped while the database was being checked; 4 sample(s) stay in ${spool} for the next start, 0 queued sample(s) not written (counted as dropped)`]);
+    expect(w.stats.dropped).toBe(0);
+    const next = new HistoryWriteThread({ ...options, untilFirstSeries: true });
+    next.start();
+    await next.close();
+    const after = new HistoryStore(file, { readonly: true });
+    try {
+      expect(after.read(after.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value)).toEqual([0, 1, 2, 3]);
+    } finally {
+      after.close();
+    }
   }, 60_000);
 });
