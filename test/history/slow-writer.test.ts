@@ -84,10 +84,20 @@ await import(${JSON.stringify(builtFile("history/write-worker").href)});
   };
 }
 
+/** The values of "ns=1;s=t" in its table, on a connection of this thread's. */
+function stored(file: string): unknown[] {
+  const store = new HistoryStore(file, { readonly: true });
+  try {
+    return store.read(store.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value);
+  } finally {
+    store.close();
+  }
+}
+
 /** Resolves to what `p` resolves to, or to `late` when it has not within `ms` (a read that waits for what it must not). */
-function within<T>(p: Promise<T>, ms: number, late: T): Promise<T> {
+function within<T, L>(p: Promise<T>, ms: number, late: L): Promise<T | L> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<T>((r) => (timer = setTimeout(r, ms, late)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<L>((r) => (timer = setTimeout(r, ms, late)))]).finally(() => clearTimeout(timer));
 }
 
 describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread", () => {
@@ -101,6 +111,14 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
     const dir = mkdtempSync(join(tmpdir(), "fieldgate-spool-read-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     return dir;
+  }
+
+  /** A new, empty history database in a directory of its own, and its spool's name. */
+  function newDatabase(): { dir: string; file: string; spool: string } {
+    const dir = tempDir();
+    const file = join(dir, "history.db");
+    new HistoryStore(file).close();
+    return { dir, file, spool: spoolFileOf(file) };
   }
 
   it("answers at once after a restart while the writer's first thread has not even started, with the tables', the staged and the spooled samples", async () => {
@@ -157,19 +175,11 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
     gate.open();
     await w.close();
     expect(valuesOf((await reader.read(RAW))[0]!)).toEqual(expected);
-    const after = new HistoryStore(file, { readonly: true });
-    try {
-      expect(after.read(after.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value)).toEqual(expected.map(([v]) => v));
-    } finally {
-      after.close();
-    }
+    expect(stored(file)).toEqual(expected.map(([v]) => v));
   }, 60_000);
 
   it("answers while no writer's thread runs, without starting one", async () => {
-    const dir = tempDir();
-    const file = join(dir, "history.db");
-    const spool = spoolFileOf(file);
-    new HistoryStore(file).close();
+    const { file, spool } = newDatabase();
     let now = T0;
     const w = new HistoryWriteThread({ file, spool, now: () => now, flushInterval: 1000, flushCount: 1000, queueSize: 1000, linger: 5000, drainInterval: 60_000 });
     cleanups.push(() => w.close());
@@ -213,10 +223,7 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
   }, 60_000);
 
   it("answers while a running writer's move of the staged rows waits for a lock", async () => {
-    const dir = tempDir();
-    const file = join(dir, "history.db");
-    const spool = spoolFileOf(file);
-    new HistoryStore(file).close();
+    const { file, spool } = newDatabase();
     const w = new HistoryWriteThread({ file, spool, flushInterval: 1000, flushCount: 1000, queueSize: 1000 });
     cleanups.push(() => w.close());
     const reader = new HistoryReadThread({ file, maxQueued: 4, prepare: () => w.prepareRead(), spool, prepareWait: 50 });
@@ -236,10 +243,7 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
   }, 60_000);
 
   it("a stop waits for a thread it had to start at most stopCheckWait, and leaves the spool, which the next start stores", async () => {
-    const dir = tempDir();
-    const file = join(dir, "history.db");
-    const spool = spoolFileOf(file);
-    new HistoryStore(file).close();
+    const { dir, file, spool } = newDatabase();
     const gate = gatedWorker(dir);
     cleanups.push(() => gate.open());
     const lines: string[] = [];
@@ -271,19 +275,11 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
     const next = new HistoryWriteThread({ ...options, untilFirstSeries: true });
     next.start();
     await next.close();
-    const after = new HistoryStore(file, { readonly: true });
-    try {
-      expect(after.read(after.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value)).toEqual([0, 1, 2, 3, 4, 5]);
-    } finally {
-      after.close();
-    }
+    expect(stored(file)).toEqual([0, 1, 2, 3, 4, 5]);
   }, 60_000);
 
   it("a stop during the first thread's check leaves the queued samples in the spool instead of dropping them", async () => {
-    const dir = tempDir();
-    const file = join(dir, "history.db");
-    const spool = spoolFileOf(file);
-    new HistoryStore(file).close();
+    const { dir, file, spool } = newDatabase();
     const gate = gatedWorker(dir);
     cleanups.push(() => gate.open());
     const lines: string[] = [];
@@ -299,11 +295,6 @@ describe.skipIf(skipWithout(unbuilt))("a HistoryRead beside the writer's thread"
     const next = new HistoryWriteThread({ ...options, untilFirstSeries: true });
     next.start();
     await next.close();
-    const after = new HistoryStore(file, { readonly: true });
-    try {
-      expect(after.read(after.find(node("t"))!, T0, T0 + 100, true, 100).map((dv) => dv.value?.value)).toEqual([0, 1, 2, 3]);
-    } finally {
-      after.close();
-    }
+    expect(stored(file)).toEqual([0, 1, 2, 3]);
   }, 60_000);
 });
