@@ -12,6 +12,7 @@ import type { HistoryConfig } from "../config/history-config.js";
 import type { HistoryReadJob, NodeReadResult } from "./read-job.js";
 import { HistoryReadThread } from "./read-thread.js";
 import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
+import { spoolFileOf } from "./spool.js";
 import { HistoryWriteThread } from "./write-thread.js";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -100,6 +101,7 @@ export class GatewayHistory implements HistoryDescription {
       warn?.(`history: ${this.unavailable}`);
     }
     const onError = warn && ((err: unknown) => this.warn(warn, err));
+    const spool = spoolFileOf(file);
     this.writer = new HistoryWriteThread({
       file,
       store: storeOptions,
@@ -115,10 +117,13 @@ export class GatewayHistory implements HistoryDescription {
       info: options.info,
       untilFirstSeries: empty,
       onDamaged: (d) => this.damaged(d),
+      // The writer's thread runs when it is needed, not for a few rows a second (write-thread.ts).
+      spool,
     });
     // Without a database nothing is queued (closed: records are ignored, not counted as dropped).
     if (this.unavailable !== undefined) void this.writer.close();
-    this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), onError });
+    // Reads see what waits in the spool without the writer's thread (read-overlay.ts).
+    this.reader = new HistoryReadThread({ file, maxQueued: config.maxQueuedReads, prepare: () => this.writer.prepareRead(), spool, onError });
     this.maxNodesPerRead = config.maxNodesPerRead;
     this.maxContinuationPoints = config.maxContinuationPoints;
     this.maxValuesPerRead = config.maxValuesPerRead;

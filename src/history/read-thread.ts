@@ -10,6 +10,12 @@
 // next read starts a new one (its start-up is off the event loop). stop()
 // refuses what waits (BadShutdown) and ends the worker. A worker that dies (out of its heap bound)
 // fails the job it had and is started again for the next.
+//
+// Before a job, the writer is asked to move what it staged into the tags' tables (prepare), and
+// waited for at most prepareWait: its thread may be busy for long (checking a large database,
+// storing a spool, waiting for a lock; every step of it slow on a slow CPU), and a read never
+// waits for that. A job whose prepare did not say that the tables hold every flushed sample in
+// time reads the staging table and the spool beside them (read-overlay.ts): the same values.
 import type { ResourceLimits } from "node:worker_threads";
 import { UaStatusError } from "../ua/errors.js";
 import { StatusCodes } from "../ua/generated/status-codes.js";
@@ -22,9 +28,14 @@ export interface ReadWorkerData {
   readonly cacheSize?: number;
   /** Where the worker encodes the bodies. */
   readonly bodies: SharedArrayBuffer;
+  /** The writer's spool file (spool.ts), read by jobs with `overlay`. */
+  readonly spool?: string;
 }
 
-export type ReadRequest = { readonly op: "read"; readonly job: HistoryReadJob } | { readonly op: "close" };
+export type ReadRequest =
+  /** `overlay`: the tags' tables may lack flushed samples; read the staging table and the spool too. */
+  | { readonly op: "read"; readonly job: HistoryReadJob; readonly overlay?: boolean }
+  | { readonly op: "close" };
 
 export interface ReadReply extends Reply {
   readonly results?: EncodedNodeResult[];
@@ -39,8 +50,16 @@ export interface ReadThreadOptions {
   readonly maxQueued: number;
   /** The read connection's page cache in bytes (default 4 MiB: reads are mostly sequential). */
   readonly cacheSize?: number;
-  /** Run before each job goes to the worker: the writer moves what it has staged. */
-  readonly prepare?: () => Promise<void>;
+  /**
+   * Run before each job goes to the worker: the writer moves what it has staged. Resolves to
+   * true when the tags' tables then hold every flushed sample; otherwise (false, a rejection, or
+   * no answer within prepareWait) the job reads with the overlay.
+   */
+  readonly prepare?: () => Promise<boolean>;
+  /** ms a job waits for prepare at most (default PREPARE_WAIT). */
+  readonly prepareWait?: number;
+  /** The writer's spool file, for the overlay. */
+  readonly spool?: string;
   readonly resourceLimits?: ResourceLimits;
   /** ms without a read after which the worker ends (default IDLE_STOP; the next read starts one). */
   readonly idleStop?: number;
@@ -61,6 +80,8 @@ const DEFAULT_CACHE = 4 << 20;
 const BODIES = 4 << 20;
 /** Default ReadThreadOptions.idleStop: a historian that polls every few seconds keeps its worker. */
 export const IDLE_STOP = 60_000;
+/** Default ReadThreadOptions.prepareWait: a running writer moves what it staged in milliseconds. */
+export const PREPARE_WAIT = 1000;
 
 export class HistoryReadThread {
   private readonly options: ReadThreadOptions;
@@ -129,16 +150,29 @@ export class HistoryReadThread {
       return;
     }
     this.current = w;
-    const prepared = this.options.prepare?.() ?? Promise.resolve();
-    prepared.then(
-      () => this.run(w),
-      (err: unknown) => this.finish(w, undefined, err),
-    );
+    const prepare = this.options.prepare;
+    if (prepare === undefined) {
+      this.run(w, false);
+      return;
+    }
+    let settled = false;
+    const go = (complete: boolean): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this.run(w, !complete);
+    };
+    const timer = setTimeout(go, this.options.prepareWait ?? PREPARE_WAIT, false);
+    prepare().then(go, (err: unknown) => {
+      // The writer's trouble is its own (reported by it): the read goes on with the overlay.
+      this.options.onError?.(err);
+      go(false);
+    });
   }
 
-  private run(w: Waiting): void {
-    if (this.stopped) return;
-    this.worker().send({ op: "read", job: w.job }, (r, err) => this.finish(w, r, err));
+  private run(w: Waiting, overlay: boolean): void {
+    if (this.stopped || this.current !== w) return;
+    this.worker().send({ op: "read", job: w.job, overlay }, (r, err) => this.finish(w, r, err));
   }
 
   private finish(w: Waiting, r: ReadReply | undefined, err: unknown): void {
@@ -199,7 +233,7 @@ export class HistoryReadThread {
   private worker(): WorkerLink<ReadRequest, ReadReply> {
     if (this.link?.alive) return this.link;
     this.bodies = new SharedArrayBuffer(BODIES);
-    const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE, bodies: this.bodies };
+    const data: ReadWorkerData = { file: this.options.file, cacheSize: this.options.cacheSize ?? DEFAULT_CACHE, bodies: this.bodies, spool: this.options.spool };
     this.link = new WorkerLink<ReadRequest, ReadReply>(builtFile("history/read-worker"), data, { name: "history read worker", resourceLimits: this.options.resourceLimits });
     return this.link;
   }

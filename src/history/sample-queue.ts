@@ -98,6 +98,11 @@ export class SampleQueue {
   /** Samples waiting (those being written included). */
   count = 0;
   /**
+   * Samples that left the ring since it was made (written or dropped): the sample at the head
+   * is the (removed + 1)th recorded. A writer keeps its place in the stream by it.
+   */
+  removed = 0;
+  /**
    * Samples at the head that a worker is writing: they stay until it answers, so a full ring
    * then drops the newest sample instead of the oldest.
    */
@@ -222,6 +227,7 @@ export class SampleQueue {
       this.ring.release(this.head);
       this.head = this.head + 1 === cap ? 0 : this.head + 1;
       this.count--;
+      this.removed++;
     }
     const i = this.head + this.count;
     return i >= cap ? i - cap : i;
@@ -242,8 +248,11 @@ export class SampleQueue {
     const ring = this.ring;
     const cap = ring.capacity;
     for (let k = 0, i = this.head; k < n; k++, i = i + 1 === cap ? 0 : i + 1) ring.release(i);
-    this.head = (this.head + n) % cap;
     this.count -= n;
+    this.removed += n;
+    // An empty ring starts again at its first slot: a light history keeps touching the same few
+    // pages of the ring's memory instead of every page of it in turn.
+    this.head = this.count === 0 && this.inFlight === 0 ? 0 : (this.head + n) % cap;
   }
 
   /**

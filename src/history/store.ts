@@ -32,6 +32,7 @@ import { nodeIdToString } from "../ua/node-id.js";
 import { isNumericType, ValueForm, type SampleRing } from "./sample-ring.js";
 import { HISTORY_SCHEMA_READABLE_FROM, HISTORY_SCHEMA_VERSION } from "./schema-version.js";
 import { sqliteFileInfo } from "../storage/sqlite-check.js";
+import { extentWith, mergeRows, type Row } from "./row-merge.js";
 
 type Db = Database.Database;
 type Statement = Database.Statement;
@@ -76,7 +77,9 @@ export class Series {
     }
     // Stored timestamps are whole ms: [lo, hi) is ts >= ceil(lo) AND ts < ceil(hi); (lo, hi] is
     // ts > floor(lo) AND ts <= floor(hi).
-    return (ascending ? stmt.all(Math.ceil(lo), Math.ceil(hi), limit) : stmt.all(Math.floor(lo), Math.floor(hi), limit)) as unknown[][];
+    const rows = (ascending ? stmt.all(Math.ceil(lo), Math.ceil(hi), limit) : stmt.all(Math.floor(lo), Math.floor(hi), limit)) as unknown[][];
+    const extra = this.store.overlay?.get(this.id);
+    return extra === undefined ? rows : mergeRows(rows, extra, lo, hi, ascending, limit);
   }
 
   /** Drops cached statements (after the type became known: Int64 needs safe integers). */
@@ -164,6 +167,11 @@ export class HistoryStore {
   private readonly stageDelete: Statement;
   /** Rows in the staging table: flushed, not yet in their series' table. */
   staged = 0;
+  /**
+   * A read-only connection's overlay for the read under way (read-overlay.ts), by series id:
+   * rows a series' reads see beside its table.
+   */
+  overlay: ReadonlyMap<number, readonly Row[]> | undefined;
   private readonly setType: Statement;
   private readonly addSeries: Statement;
   private readonly findSeries: Statement;
@@ -335,8 +343,8 @@ export class HistoryStore {
     this.staged += written;
   }
 
-  /** The stored `v` of ring slot i in a series of `type` (see the schema note at the top). */
-  private sqlOf(type: number, ring: SampleRing, i: number): number | bigint | Buffer | null {
+  /** @internal The stored `v` of ring slot i in a series of `type` (see the schema note at the top). */
+  sqlOf(type: number, ring: SampleRing, i: number): number | bigint | Buffer | null {
     const form = ring.form[i];
     if (form === ValueForm.None) return null;
     if (form === ValueForm.Number || form === ValueForm.BigInt) {
@@ -491,13 +499,18 @@ export class HistoryStore {
   oldest(s: Series, withStaged = true): number | undefined {
     if (withStaged) this.readyToRead();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts LIMIT 1`).raw(true).get() as number[] | undefined;
-    return row?.[0];
+    return extentWith(row?.[0], this.overlay?.get(s.id), true);
   }
 
   newest(s: Series, withStaged = true): number | undefined {
     if (withStaged) this.readyToRead();
     const row = this.db.prepare(`SELECT ts FROM ${s.table} ORDER BY ts DESC LIMIT 1`).raw(true).get() as number[] | undefined;
-    return row?.[0];
+    return extentWith(row?.[0], this.overlay?.get(s.id), false);
+  }
+
+  /** The staging table's rows in the order they were staged, as [series, ts, v, st] (integers as bigints). */
+  stagingRows(): unknown[][] {
+    return this.db.prepare("SELECT series, ts, v, st FROM staging ORDER BY seq").raw(true).safeIntegers(true).all() as unknown[][];
   }
 
   /**

@@ -12,6 +12,23 @@
 // bounded and drops (and counts) the oldest sample when full, the newest while the oldest is
 // being written. One tick is in the worker at a time. A worker that dies is started again at
 // the next tick.
+//
+// With a spool file (spool.ts; the gateway's history has one), the worker runs only while it is
+// needed: a gateway whose history is light (the shipped map: one tag a second) would keep an
+// isolate of its own, SQLite and their memory for a few rows a second. While no worker runs, each
+// tick appends the ring's new samples to the spool instead (off the event loop), so that a crash
+// still loses at most flushInterval's samples; they stay in the ring too. A worker starts when
+// flushCount samples wait, when the oldest spooled sample is drainInterval old, for a flushAll or
+// the close, and stores what the ring holds as above; the spool is then emptied. It ends once it
+// has lingered `linger` ms without such a need, unless samples come at a rate that would start it
+// again before drainInterval (then it stays, as without a spool). A spool left by a crash is
+// stored by the first worker, which then removes the file. The close spools what is not in the
+// file yet before it starts the worker: a stop cut short (systemd's stop timeout) loses nothing.
+//
+// A HistoryRead never starts a worker nor waits for one to start or open (prepareRead): a
+// worker's start is an isolate's (seconds of a slow CPU), its open checks the database or stores
+// an earlier run's spool first. It reads the staging table and the spool beside the tags' tables
+// instead (read-overlay.ts).
 import type { ResourceLimits } from "node:worker_threads";
 import { BinaryWriter } from "../ua/binary-writer.js";
 import { encodeVariant } from "../ua/builtin-codec.js";
@@ -21,49 +38,14 @@ import { SampleQueue, type HistoryWriterStats, type SampleQueueOptions, type Sto
 import { SampleRing } from "./sample-ring.js";
 import type { HistorySink } from "./sink.js";
 import type { HistoryStoreOptions } from "./store.js";
-import { WorkerLink, faultError, type FaultInfo, type Reply } from "../worker-link.js";
+import { WorkerLink, faultError } from "../worker-link.js";
+import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 import { builtFile } from "../worker-file.js";
 import type { DamagedFile } from "../storage/damaged.js";
 import { WriteNotices } from "./write-notices.js";
+import { SpoolFile } from "./spool-file.js";
 
-export interface WriteWorkerData {
-  readonly file: string;
-  readonly store: HistoryStoreOptions;
-  readonly maintenance: MaintenanceOptions;
-  readonly ring: SharedArrayBuffer;
-  readonly capacity: number;
-  /** Check the database (quick_check) before opening it: the first worker of a process. */
-  readonly check: boolean;
-}
-
-export type WriteRequest =
-  | { readonly op: "open" }
-  | { readonly op: "declare"; readonly index: number; readonly key: string }
-  | {
-      readonly op: "tick";
-      /** The batch: ring slots [from, from + count). */
-      readonly from: number;
-      readonly count: number;
-      /** Encoded values of the batch's slots of the Other forms. */
-      readonly slots?: number[];
-      readonly values?: Uint8Array[];
-      readonly now: number;
-      /** Age retention waits: the clock is not known yet. */
-      readonly holdAge: boolean;
-    }
-  | { readonly op: "compact" }
-  | { readonly op: "close" };
-
-export interface WriteReply extends Reply {
-  readonly flushed?: number;
-  readonly flushFault?: FaultInfo;
-  readonly faults?: FaultInfo[];
-  readonly retained?: number;
-  readonly staged?: number;
-  /** Files the worker moved aside since its last answer. */
-  readonly damaged?: DamagedFile[];
-}
-
+export type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 export type { HistoryWriterStats, StorageOptions } from "./sample-queue.js";
 
 export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptions {
@@ -88,16 +70,32 @@ export interface WriteThreadOptions extends SampleQueueOptions, MaintenanceOptio
   readonly onDamaged?: (d: DamagedFile) => void;
   /**
    * ms close() waits for the first worker's check of the database (default STOP_CHECK_WAIT)
-   * before it ends the worker and gives up what is queued: the check of a large file on an SD
-   * card may take longer than a stop may.
+   * before it ends the worker and gives up what is queued (what the spool holds stays for the
+   * next start): the check of a large file on an SD card may take longer than a stop may. With a
+   * spool that holds every queued sample, also how long it waits for a worker it had to start.
    */
   readonly stopCheckWait?: number;
   /** Information (writing again after failed writes); warnings (dropped samples) go to `log`. */
   readonly info?: (message: string) => void;
+  /**
+   * The spool file (spool.ts): with it the worker runs only while it is needed (see the top of
+   * this file); without it, from start() (or the first series) to close().
+   */
+  readonly spool?: string;
+  /** ms a spooled sample waits at most before a worker stores it (default DRAIN_INTERVAL). */
+  readonly drainInterval?: number;
+  /** ms a worker stays after the last need of it (default LINGER). */
+  readonly linger?: number;
+  /** The worker's module (default: the built write-worker.ts); tests start it through one of their own. */
+  readonly workerFile?: URL;
 }
 
 /** Default WriteThreadOptions.stopCheckWait. */
 export const STOP_CHECK_WAIT = 5000;
+/** Default WriteThreadOptions.drainInterval: a worker's start (tens of ms of CPU) every five minutes at most. */
+export const DRAIN_INTERVAL = 300_000;
+/** Default WriteThreadOptions.linger: a need that comes again within it (a flushAll, flushCount samples) finds the worker. */
+export const LINGER = 10_000;
 
 export class HistoryWriteThread implements HistorySink {
   readonly stats: HistoryWriterStats;
@@ -122,6 +120,15 @@ export class HistoryWriteThread implements HistorySink {
   /** close() ended the worker during its check: what it answers now is not news. */
   private abandoned = false;
   private readonly notices: WriteNotices;
+  /** The spool (spool-file.ts), when the writer has one. */
+  private readonly spool: SpoolFile | undefined;
+  /** now() until which the worker stays, and the recorded count when it was last needed. */
+  private neededUntil = 0;
+  private neededAt = { time: 0, recorded: 0 };
+  /** A worker ended for being idle, until it has exited. */
+  private retiring: Promise<void> | undefined;
+  /** The worker has answered its "open": it writes and compacts at once. */
+  private ready = false;
   private readonly encoder = new BinaryWriter(Buffer.allocUnsafe(256), 16 << 20);
   private readonly encode = (v: Variant): Uint8Array => {
     const w = this.encoder.reset();
@@ -136,6 +143,7 @@ export class HistoryWriteThread implements HistorySink {
     this.queue = new SampleQueue(options, this.ringMemory, this.encode);
     this.stats = this.queue.stats;
     this.notices = new WriteNotices(this.stats, { warn: options.log, info: options.info, queueSize: this.queue.ring.capacity });
+    this.spool = options.spool === undefined ? undefined : new SpoolFile(options.spool);
   }
 
   /** Worker threads running (0 or 1). */
@@ -156,14 +164,19 @@ export class HistoryWriteThread implements HistorySink {
     this.arm(this.options.flushInterval);
   }
 
-  /** No worker yet, and none needed: no series declared in a database that holds none. */
+  /** No worker yet, and none needed: no series declared in a database that holds none, and no spool left. */
   private waiting(): boolean {
-    return this.options.untilFirstSeries === true && this.link === undefined && this.queue.series.length === 0;
+    return this.options.untilFirstSeries === true && this.link === undefined && this.queue.series.length === 0 && this.spool?.left !== true;
   }
 
   declare(nodeId: NodeId, options?: StorageOptions): void {
     const { series, isNew } = this.queue.declare(nodeId, options);
-    if (isNew && this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
+    if (!isNew) return;
+    if (this.link?.alive) this.send(this.link, { op: "declare", index: series.index, key: series.key }, this.declared);
+    // With a spool, once the writer runs (started, or a worker ran), a worker starts for it and
+    // declares it: a read finds the series at once, its samples in the spool (a reload is rare;
+    // the first series of a new database is one).
+    else if (this.spool !== undefined && (this.started || this.checked) && !this.closed) this.worker();
   }
 
   private readonly declared = (_r: WriteReply | undefined, err: Error | undefined): void => {
@@ -205,24 +218,40 @@ export class HistoryWriteThread implements HistorySink {
 
   /**
    * One tick (the clock, a batch, a step of compaction and retention), waited for without the
-   * event loop: tools and tests (the gateway's ticks are the timer's).
+   * event loop: tools and tests (the gateway's ticks are the timer's). In the worker, also with a spool.
    */
   tickNow(): void {
     if (this.closed) return;
+    if (this.spool !== undefined) this.worker();
     if (this.ticking) this.link!.waitFor(this.lastTick);
     this.timerTick();
     if (this.ticking) this.link!.waitFor(this.lastTick);
   }
 
-  /** Reads must see every flushed sample: have the worker move the staged ones (HistoryRead). */
-  prepareRead(): Promise<void> {
-    if (this.closed || !this.needsCompaction()) return Promise.resolve();
-    return new Promise<WriteReply>((resolve, reject) => this.send(this.worker(), { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!)))).then((r) => this.noteStaged(r));
+  /**
+   * Before a HistoryRead: a worker that runs and has opened the database moves what it staged
+   * into the tags' tables. Resolves to true when the tables then hold every flushed sample;
+   * false when the read must look at the staging table and the spool as well (read-overlay.ts):
+   * no worker runs (none is started for a read), it has not opened the database yet, or samples
+   * wait in the spool.
+   */
+  async prepareRead(): Promise<boolean> {
+    const link = this.link;
+    if (this.closed || link === undefined || !link.alive || !this.ready || this.spooled > 0 || this.spool?.left === true) return false;
+    if (!this.needsCompaction()) return true;
+    const r = await new Promise<WriteReply>((resolve, reject) => this.send(link, { op: "compact" }, (r, err) => (err ? reject(err) : resolve(r!))));
+    this.noteStaged(r);
+    return true;
   }
 
   /** prepareRead() without the event loop (the read-only store of tools and tests). */
   prepareReadSync(): void {
-    if (this.closed || !this.needsCompaction()) return;
+    if (this.closed) return;
+    if (this.spooled > 0) {
+      this.need();
+      this.flushAll();
+    }
+    if (!this.needsCompaction()) return;
     const r = this.worker().callSync({ op: "compact" });
     this.noteDamaged(r);
     this.noteStaged(r);
@@ -230,6 +259,93 @@ export class HistoryWriteThread implements HistorySink {
 
   private needsCompaction(): boolean {
     return this.staged !== 0 || this.ticking;
+  }
+
+  /** Samples appended to the spool that no worker has stored yet (tools and tests). */
+  get spooled(): number {
+    return this.spool?.waiting(this.queue) ?? 0;
+  }
+
+  /** Resolves once the spool's append or emptying under way is done (tools and tests). */
+  spoolSettled(): Promise<void> {
+    return this.spool?.settled() ?? Promise.resolve();
+  }
+
+  /** The worker is needed now: it stays at least `linger` ms from now. */
+  private need(): void {
+    const now = this.now();
+    this.neededUntil = now + (this.options.linger ?? LINGER);
+    this.neededAt = { time: now, recorded: this.stats.recorded };
+  }
+
+  /**
+   * Samples come at a rate at which a worker would start again before drainInterval: it is not
+   * worth ending (measured since it was last needed).
+   */
+  private busy(now: number): boolean {
+    const elapsed = now - this.neededAt.time;
+    if (elapsed <= 0) return true;
+    return ((this.stats.recorded - this.neededAt.recorded) / elapsed) * (this.options.drainInterval ?? DRAIN_INTERVAL) >= this.options.flushCount;
+  }
+
+  /**
+   * With a spool and no worker running: appends the ring's samples not in the spool yet to it
+   * and returns true; false when a worker must store them now (tick() starts one).
+   */
+  private spooling(): boolean {
+    const o = this.options;
+    const spool = this.spool;
+    if (spool === undefined || spool.failed || spool.left || this.link?.alive) return false;
+    const q = this.queue;
+    const now = this.now();
+    if (!q.holding && (q.count >= o.flushCount || (spool.oldest > 0 && now - spool.oldest >= (o.drainInterval ?? DRAIN_INTERVAL)))) {
+      this.need();
+      return false;
+    }
+    this.arm(o.flushInterval);
+    // Held samples are on the monotonic clock: they are spooled once the clock is known.
+    if (q.holding) return true;
+    spool.append(q, now, (err) => {
+      o.log?.(`history: the spool ${spool.file} cannot be written (${err instanceof Error ? err.message : String(err)}); the history's thread keeps running instead`);
+      this.arm(0);
+    });
+    return true;
+  }
+
+  /** After a tick's answer, with a spool: empties the spool of stored samples, ends a worker that is not needed. */
+  private afterTick(): void {
+    const spool = this.spool;
+    if (spool === undefined) return;
+    spool.empty(this.queue);
+    if (this.closed || spool.failed || spool.left || this.queue.count > 0 || this.stats.failing || this.link === undefined) return;
+    const now = this.now();
+    if (now < this.neededUntil) return;
+    if (this.busy(now)) {
+      this.need();
+      return;
+    }
+    this.retire();
+  }
+
+  /** Ends the worker once it has closed the database (moving what it staged); the next need starts another. */
+  private retire(): void {
+    const link = this.link!;
+    this.link = undefined;
+    const ended = (async (): Promise<void> => {
+      try {
+        const r = await link.call({ op: "close" });
+        this.noteDamaged(r);
+        await link.ended();
+        if (this.link === undefined) this.staged = 0;
+      } catch (err) {
+        this.options.onError?.(err);
+        await link.terminate();
+      }
+    })();
+    const retiring: Promise<void> = ended.finally(() => {
+      if (this.retiring === retiring) this.retiring = undefined;
+    });
+    this.retiring = retiring;
   }
 
   private noteStaged(r: WriteReply): void {
@@ -242,21 +358,51 @@ export class HistoryWriteThread implements HistorySink {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.link?.alive && !this.checked && !(await this.openedWithin(this.options.stopCheckWait ?? STOP_CHECK_WAIT))) {
+    const wait = this.options.stopCheckWait ?? STOP_CHECK_WAIT;
+    if (this.link?.alive && !this.checked && !(await this.openedWithin(wait))) {
       // The check only reads (storage/sqlite-check.ts): ending it leaves the file as it was.
-      const left = this.queue.count;
       this.abandoned = true;
+      await this.spool?.settled();
+      this.queue.dropHeld();
+      await this.spoolRest();
+      const kept = this.spooled;
+      const left = this.queue.count - kept;
       this.stats.dropped += left;
-      this.queue.remove(left);
+      this.queue.remove(this.queue.count);
       await this.link.terminate();
       this.link = undefined;
-      this.options.log?.(`history: stopped while the database was being checked; ${left} queued sample(s) not written (counted as dropped)`);
+      this.options.log?.(`history: stopped while the database was being checked; ${kept > 0 ? `${kept} sample(s) stay in ${this.spool!.file} for the next start, ` : ""}${left} queued sample(s) not written (counted as dropped)`);
       return;
     }
     while (this.ticking) await this.tickDone();
+    await this.spool?.settled();
     this.queue.dropHeld();
-    if (this.link === undefined && this.queue.count === 0) return;
+    await this.retiring;
+    if (this.link === undefined && this.queue.count === 0 && this.spool?.left !== true) {
+      await this.emptySpool();
+      return;
+    }
+    const starting = !this.link?.alive;
+    if (starting) await this.spoolRest();
     const link = this.worker();
+    const stored = this.storeAndEnd(link);
+    // The spool holds every queued sample: the next start stores them if this stop cannot (a
+    // worker's start and writes on a slow CPU may outlast the stop systemd allows).
+    if (starting && this.spool !== undefined && this.spooled >= this.queue.count && !(await settlesWithin(stored, wait))) {
+      this.abandoned = true;
+      await link.terminate();
+      await stored;
+      this.link = undefined;
+      this.options.log?.(`history: stopped before the history's thread had stored what waits in ${this.spool.file}; the next start stores it`);
+      return;
+    }
+    await stored;
+    this.link = undefined;
+    await this.emptySpool();
+  }
+
+  /** Writes what is queued, then has the worker move what it staged, close the database and end. */
+  private async storeAndEnd(link: WorkerLink<WriteRequest, WriteReply>): Promise<void> {
     while (this.queue.count > 0) {
       const flushedBefore = this.stats.flushed;
       this.tick();
@@ -267,10 +413,24 @@ export class HistoryWriteThread implements HistorySink {
       this.noteDamaged(await link.call({ op: "close" }));
       await link.ended();
     } catch (err) {
-      this.options.onError?.(err);
+      if (!this.abandoned) this.options.onError?.(err);
       await link.terminate();
     }
-    this.link = undefined;
+  }
+
+  /** Appends what the ring holds beyond the spool to it, when the spool is in use, and waits for it. */
+  private async spoolRest(): Promise<void> {
+    const spool = this.spool;
+    if (spool === undefined || spool.failed || spool.left || this.queue.holding) return;
+    await spool.settled();
+    spool.append(this.queue, this.now(), (err) => this.options.onError?.(err));
+    await spool.settled();
+  }
+
+  /** Removes the spool (every sample in it has left the ring by now) and waits for it. */
+  private async emptySpool(): Promise<void> {
+    this.spool?.empty(this.queue);
+    await this.spool?.settled();
   }
 
   private lastTick = 0;
@@ -291,35 +451,43 @@ export class HistoryWriteThread implements HistorySink {
       ring: this.ringMemory,
       capacity: this.queue.ring.capacity,
       check: !this.checked,
+      spool: o.spool,
     };
-    const link = new WorkerLink<WriteRequest, WriteReply>(builtFile("history/write-worker"), data, {
+    const link = new WorkerLink<WriteRequest, WriteReply>(o.workerFile ?? builtFile("history/write-worker"), data, {
       name: "history write worker",
       resourceLimits: o.resourceLimits,
       onExit: (err) => this.options.onError?.(err),
     });
     this.link = link;
     this.staged = -1;
-    // First: the worker checks and opens the database before anything else reaches it.
+    this.ready = false;
+    if (o.spool !== undefined) this.need();
+    // First: the worker checks and opens the database (and stores a spool left by an earlier run)
+    // before anything else reaches it.
     this.opening = new Promise((resolve) => (this.openDone = resolve));
-    this.send(link, { op: "open" }, this.opened);
+    this.send(link, { op: "open", replay: this.spool?.left === true }, this.opened);
     for (const s of this.queue.series) this.send(link, { op: "declare", index: s.index, key: s.key }, this.declared);
     return link;
   }
 
-  private readonly opened = (_r: WriteReply | undefined, err: Error | undefined): void => {
+  private readonly opened = (r: WriteReply | undefined, err: Error | undefined): void => {
     this.openDone?.();
     if (this.abandoned) return;
-    if (err) this.options.onError?.(err);
-    else this.checked = true;
+    if (err) {
+      this.options.onError?.(err);
+      return;
+    }
+    this.checked = true;
+    this.ready = true;
+    if (this.spool?.left === true) {
+      this.spool.left = false;
+      if ((r?.replayed ?? 0) > 0) this.options.info?.(`history: stored ${r!.replayed} sample(s) that the last run had spooled and not yet written`);
+    }
   };
 
   /** Whether the worker answered its "open" within `ms`. */
   private async openedWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
-    const answered = await Promise.race([this.opening.then(() => true as const), late]);
-    clearTimeout(timer);
-    return answered && this.checked;
+    return (await settlesWithin(this.opening, ms)) && this.checked;
   }
 
   /** link.send, with the files the worker moved aside taken from its answer first. */
@@ -364,6 +532,7 @@ export class HistoryWriteThread implements HistorySink {
       this.arm(this.options.flushInterval);
       return;
     }
+    if (this.spooling()) return;
     this.tick();
   }
 
@@ -415,6 +584,7 @@ export class HistoryWriteThread implements HistorySink {
     const waiters = this.tickWaiters;
     this.tickWaiters = [];
     for (const w of waiters) w();
+    this.afterTick();
     // A backlog is written in further ticks at once; held samples and failing writes (a full
     // disk) wait for the next interval instead of spinning.
     const backlog = q.count >= this.options.flushCount && !q.holding && !this.stats.failing;
@@ -427,6 +597,15 @@ export class HistoryWriteThread implements HistorySink {
     this.notices.failed(this.now());
     this.options.onError?.(err);
   }
+}
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  const settled = await Promise.race([p.then(() => true as const), late]);
+  clearTimeout(timer);
+  return settled;
 }
 
 function onTimer(w: HistoryWriteThread): void {

@@ -1,25 +1,33 @@
-// The history writer's worker thread (write-thread.ts is its other half): the one connection that
-// writes the history database. It reads each batch straight from the ring the main thread fills
-// (shared memory), commits it in one transaction, then runs a step of compaction and retention,
-// and answers with what it did. It never holds samples itself: until it answers that a batch is
-// committed, the batch stays in the ring, so a worker that fails or dies loses nothing.
+// The history writer's worker thread (write-thread.ts is its other half, write-messages.ts what
+// they say): the one connection that writes the history database. It reads each batch straight
+// from the ring the main thread fills (shared memory), commits it in one transaction, then runs a
+// step of compaction and retention, and answers with what it did. It never holds samples itself:
+// until it answers that a batch is committed, the batch stays in the ring, so a worker that fails
+// or dies loses nothing.
 //
 // The database is opened by the first request (the main thread sends "open" first). The first
 // worker of a process checks it before (PRAGMA quick_check, storage/sqlite-check.ts): here, off
 // the event loop, because the check reads the whole file; and before the first write, so that
-// no sample goes into a damaged file. Samples polled meanwhile wait in the ring; HistoryReads
-// wait too (their prepare step is a request to this worker). A damaged database, found then or
-// by a later statement (SQLITE_CORRUPT), is moved aside and a new one started; the reports go
-// to the main thread with the next answer.
+// no sample goes into a damaged file. Samples polled meanwhile wait in the ring; HistoryReads do
+// not wait (read-thread.ts: they read the staging table and the spool). A damaged database,
+// found then or by a later statement (SQLITE_CORRUPT), is moved aside and a new one started; the
+// reports go to the main thread with the next answer.
+//
+// A spool file (spool.ts) that an earlier run left (it ended before a worker stored what it had
+// spooled) is stored by the first worker when it opens the database, before any batch of the
+// ring (its samples are older), and removed; or moved aside when it does not read as records,
+// once its whole records are stored.
+import { readFileSync, unlinkSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { moveAside, type DamagedFile } from "../storage/damaged.js";
 import { checkOrMoveAside, isDamage, openOrMoveAside } from "../storage/sqlite-check.js";
 import { StoreMaintenance } from "./maintenance.js";
 import { SampleRing } from "./sample-ring.js";
 import { HISTORY_FILE, HistoryStore, type Series } from "./store.js";
+import { readSpool, SPOOL_FILE } from "./spool.js";
 import { serveLink } from "../worker-serve.js";
 import { faultInfo, type FaultInfo, type LinkData } from "../worker-link.js";
-import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-thread.js";
+import type { WriteReply, WriteRequest, WriteWorkerData } from "./write-messages.js";
 
 const data = workerData as WriteWorkerData & LinkData;
 const ring = new SampleRing(data.capacity, data.ring);
@@ -74,7 +82,8 @@ function handle(req: WriteRequest): { reply: Omit<WriteReply, "seq">; last?: boo
     case "open": {
       const { store: s } = open();
       ensureDeclared(s);
-      return { reply: { staged: s.staged } };
+      const replayed = req.replay === true && data.spool !== undefined ? replaySpool(s, data.spool) : undefined;
+      return { reply: { replayed, staged: s.staged } };
     }
     case "declare":
       keys[req.index] = req.key;
@@ -137,6 +146,36 @@ function handle(req: WriteRequest): { reply: Omit<WriteReply, "seq">; last?: boo
       }
       return { reply: { staged: 0 }, last: true };
   }
+}
+
+/**
+ * Stores the records of an earlier run's spool `file` in one transaction, then removes it (a
+ * record a crash cut short goes with it); a file that does not read as records is moved aside
+ * once its whole records are stored. Some of its samples may have been stored already (the run
+ * ended between a worker's commit and the file's removal): the same rows again (store.ts keeps
+ * one row per series and millisecond). Returns the samples stored.
+ */
+function replaySpool(s: HistoryStore, file: string): number {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw err;
+  }
+  const contents = readSpool(bytes);
+  const byIndex: (Series | undefined)[] = [];
+  for (const [index, name] of contents.names) byIndex[index] = s.ensureSeriesKey(name);
+  let replayed = 0;
+  s.transaction(() => {
+    for (const r of contents.records) {
+      s.writeBatch(r.ring, byIndex, 0, r.ring.capacity);
+      replayed += r.ring.capacity;
+    }
+  });
+  if (contents.problem !== undefined) note(moveAside(file, SPOOL_FILE, contents.problem, { lost: `what it held after byte ${contents.end} (${bytes.length - contents.end} bytes)` }));
+  else unlinkSync(file);
+  return replayed;
 }
 
 // A request that fails answers with its fault; reports made meanwhile go with the next answer.
