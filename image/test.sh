@@ -121,12 +121,21 @@ if [ "$uefi" = 1 ]; then
   # 560 KB chunk with the class near its end did in CI.
   for f in $(debugfs -R "ls -p $bundle_dir" "$fs" 2>/dev/null | awk -F/ '$6 ~ /\.js$/ { print $6 }'); do
     debugfs -R "cat $bundle_dir/$f" "$fs" 2>/dev/null > "$tmp/server.js"
-    if grep -q '^var FieldgateServer = class {$' "$tmp/server.js"; then server=$bundle_dir/$f; break; fi
+    if grep -q -E 'var FieldgateServer ?= ?class ?\{' "$tmp/server.js"; then server=$bundle_dir/$f; break; fi
   done
   [ -n "$server" ] || { echo "test.sh: no file of $bundle_dir defines FieldgateServer" >&2; exit 1; }
-  awk '/^var FieldgateServer = class \{$/ { inside = 1 }
-       inside && !done && /^  async start\(\) \{$/ { print "  async start() { throw new Error(\"broken on purpose by image/test.sh\");"; done = 1; next }
-       { print }' "$tmp/server.js" > "$tmp/server.js.broken" && mv "$tmp/server.js.broken" "$tmp/server.js"
+  # The bundle has no whitespace (src/build/bundle.ts): the class and its start() are found in
+  # the text, not by line.
+  node -e '
+    const fs = require("fs");
+    const file = process.argv[1];
+    const text = fs.readFileSync(file, "utf8");
+    const cls = text.search(/var FieldgateServer ?= ?class ?\{/);
+    const start = /async start\(\) ?\{/g;
+    start.lastIndex = Math.max(cls, 0);
+    const m = cls < 0 ? null : start.exec(text);
+    if (m) fs.writeFileSync(file, text.slice(0, m.index + m[0].length) + "throw new Error(\"broken on purpose by image/test.sh\");" + text.slice(m.index + m[0].length));
+  ' "$tmp/server.js"
   grep -q 'broken on purpose' "$tmp/server.js" || { echo "test.sh: could not break $server (no 'async start() {' line in FieldgateServer)" >&2; exit 1; }
   # Seen once in about five runs when this check piped debugfs into grep -q (likely the SIGPIPE
   # above): the write seemed not to take. Its output is kept, and it is tried again.
