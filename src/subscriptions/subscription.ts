@@ -17,7 +17,7 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { encodeResponseHeader, type ResponseHeader } from "../ua/generated/types.js";
 import type { MonitoredItem, ItemOwner, ItemStats } from "./monitored-item.js";
 import { keepAliveMessage, writeSlot, writeUInt32Array, type NotificationWriter } from "./notification-encoder.js";
-import { SendResult, type PendingPublish, type SessionPublisher } from "./publisher.js";
+import { SendResult, type PendingPublish, type PublishWaitStats, type SessionPublisher } from "./publisher.js";
 
 export interface SubscriptionParameters {
   publishingInterval: number;
@@ -65,7 +65,7 @@ function encodeMessageResponse(w: BinaryWriter, sub: Subscription): void {
   sub.writeResponse(w);
 }
 
-export interface SubscriptionStats extends ItemStats {
+export interface SubscriptionStats extends ItemStats, PublishWaitStats {
   notificationMessages: number;
   notifications: number;
   keepAlives: number;
@@ -191,6 +191,14 @@ export class Subscription implements ItemOwner, SampleTask {
   }
 
   // ---- ItemOwner ----------------------------------------------------------------------------
+
+  overflowed(n: number): void {
+    this.stats.queueOverflows += n;
+    this.queueOverflows += n;
+    // Lost for want of a Publish request: its notifications were ready and the client had none
+    // queued (a busy channel with requests waiting is the server's own delay, not counted here).
+    if (this.late && (this.owner === undefined || this.owner.queued === 0)) this.stats.lateQueueOverflows += n;
+  }
 
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
