@@ -249,8 +249,11 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
       index = this.head;
       this.owner.overflowed(1);
     } else if (this.discardOldest) {
-      index = this.head;
+      // The oldest goes and the new one takes the place after the newest: in a ring grown for a
+      // cycle's hold (twice the queue size) that is not the slot the oldest leaves.
+      this.slots[this.head].dv = undefined;
       this.head = this.ringIndex(1);
+      index = this.ringIndex(size - 1);
       this.slot(this.head).overflow = true;
       this.owner.overflowed(1);
     } else {
