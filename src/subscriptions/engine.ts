@@ -129,7 +129,7 @@ export class SubscriptionEngine implements SubscriptionHost {
   }
 
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void {
-    this.slicer.later(fn, sub, sub.continueLabel, MIN_SLICE_MS + tail);
+    this.slicer.soon(fn, sub, sub.continueLabel, MIN_SLICE_MS + tail);
   }
 
   /**

@@ -229,7 +229,7 @@ export class SessionPublisher<S extends PublishingSubscription> {
 
   take(): PendingPublish {
     const req = this.queue.shift()!;
-    if (this.late.length > 0) this.markWait();
+    this.markWait();
     return req;
   }
 

@@ -47,7 +47,11 @@ export interface SubscriptionHost {
   sliceNow(): number;
   /** Whether a slice may start now (the next sampling deadline leaves room for it and its `tail`). */
   sliceOpen(tail: number): boolean;
-  /** Calls fn(sub) when the next slice may start (after a turn; the sampling slots due first), timed under sub.continueLabel. */
+  /**
+   * Calls fn(sub) when the next slice may start, timed under sub.continueLabel: after the next
+   * client socket read or a turn, whichever comes first (the sampling slots due first): the rest
+   * of a message goes before client requests (Slicer.soon).
+   */
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
@@ -115,7 +119,7 @@ export class Subscription implements ItemOwner, SampleTask {
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
   readonly label: string;
-  /** The loop trace's name for the rest of a message, sent in a later turn (continuePublishing). */
+  /** The loop trace's name for the rest of a message, sent in a later task (continuePublishing). */
   readonly continueLabel: string;
   /** Its event items (src/events), once it has any. */
   events: SubscriptionEventsHook | undefined = undefined;
@@ -125,7 +129,7 @@ export class Subscription implements ItemOwner, SampleTask {
   /** Part 4 §5.13.1.2 "MessageSent": the first cycle always answers (notifications or a keep-alive). */
   messageSent = false;
   late = false;
-  /** The rest of its notifications follows in the next turn of the event loop (see publish). */
+  /** The rest of its notifications follows in a later task: after a client socket read or a turn (see publish). */
   continuing = false;
   /**
    * Its publishing cycles that took notifications, counted, and whether the latest is still
@@ -263,7 +267,8 @@ export class Subscription implements ItemOwner, SampleTask {
   /**
    * Answers `req` with the next NotificationMessage, or a keep-alive when there is nothing to
    * send. While notifications remain (moreNotifications), the next message is built in the next
-   * turn of the event loop with the next waiting request, or the subscription becomes late.
+   * slice (after a client socket read or a turn of the event loop) with the next waiting request,
+   * or the subscription becomes late.
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
@@ -290,7 +295,7 @@ export class Subscription implements ItemOwner, SampleTask {
     owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
   }
 
-  /** After a message: the rest follows in the next turn (the sampling deadlines may run first), or waits for a request. */
+  /** After a message: the rest follows in the next slice (the sampling deadlines may run first), or waits for a request. */
   private goOn(owner: SessionPublisher<Subscription>): void {
     if (!this.reportable) return;
     if (!owner.hasRequest()) {

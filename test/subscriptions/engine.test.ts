@@ -113,6 +113,34 @@ describe("publishing cycle", () => {
     expect(got.map((a) => a.response!.notificationMessage.sequenceNumber)).toEqual([1, 2, 3, 4]);
   });
 
+  it("sends the next part of a message after a client socket read, before the turn of the loop (the rest of a Publish goes before client requests)", async () => {
+    const f = await Fixture.start({}, 10, 0);
+    const s = f.session();
+    const id = f.subscribe(s, { interval: 100 });
+    for (let k = 1; k <= 2000; k++) {
+      f.variable(`n${k}`, { feedInterval: 50, value: k });
+      f.monitor(s, id, f.nodeId(`n${k}`), { samplingInterval: 50, clientHandle: k });
+    }
+    for (let i = 0; i < 4; i++) f.publish(s);
+    const flush = async () => {
+      await Promise.resolve();
+      await Promise.resolve();
+    };
+    f.clock.advance(100);
+    await flush();
+    expect(f.answers.length).toBe(1);
+    // Three client socket reads (the loop governor calls runSoon after each): a part after each,
+    // all within one turn of the loop.
+    for (let read = 2; read <= 4; read++) {
+      f.engine.slicer.runSoon();
+      await flush();
+      expect(f.answers.length).toBe(read);
+    }
+    const got = f.take();
+    expect(got.map((a) => a.response!.moreNotifications)).toEqual([true, true, true, false]);
+    expect(got.flatMap((a) => changes(a.response!.notificationMessage).map((c) => c[0]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+  });
+
   it("makes 1000 items of one CreateMonitoredItems in slices, reporting none of them before all are made", async () => {
     // The engine's slices measured on a clock that moves 0.1 ms a look: a slice of the test budget is ten looks, 32 items apart.
     const work = new WorkClock(0.1);
