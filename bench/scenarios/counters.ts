@@ -10,7 +10,7 @@
 // run (issue 13's second and third targets): Reads 10 x 100, or HistoryRead of 100,000 stored
 // values in a loop (history-read-load.ts; the values stored before the server starts).
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Histogram } from "../client/histogram.js";
@@ -85,8 +85,9 @@ const USAGE = `npm run bench -- counters [options]
                       Caveat: with Publish responses past ~500 KB (about 18000 items at 100 ms)
                       the server's CPU share jumps under SCHED_FIFO (the kernel's own network
                       work on that core waits behind it), so trust it below that
-  --server-nice=N     run the server under test at nice N (e.g. =-20; needs CAP_SYS_NICE)
-                      instead of --realtime: ordinary scheduling, which the kernel does not
+  --server-nice=N     run the server under test at nice N (e.g. =-20; needs CAP_SYS_NICE),
+                      and the bench's session's autogroup with it where the kernel groups
+                      sessions, instead of --realtime: ordinary scheduling, which the kernel does not
                       throttle (a SCHED_FIFO task gets at most sched_rt_runtime_us of each
                       sched_rt_period_us, 95 % by default: a server kept busy by the load
                       client is stopped for the rest of each second, and its slots with it)
@@ -192,6 +193,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
   const history = stored === undefined ? undefined : { samples: stored.samples, startTime: stored.startTime, intervalMs: stored.intervalMs };
   const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items, history }, startTimeoutMs: 120_000 });
   const notes: string[] = [];
+  let group: { name: string; restore(): void } | undefined;
   try {
     if (o.realtime) {
       // Every thread of the server process (-a): its event loop and libuv's.
@@ -201,7 +203,11 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
     if (o.serverNice !== undefined) {
       // Every thread: nice is a thread's own on Linux (setpriority by task id).
       for (const task of readdirSync(`/proc/${server.pid}/task`)) execFileSync("renice", ["-n", String(o.serverNice), "-p", task], { stdio: "ignore" });
-      notes.push(`server ran at nice ${o.serverNice} (--server-nice)`);
+      // With autogroups (sched(7)) a nice value weighs only inside the server's session; against
+      // other sessions it is the autogroup's nice that counts: this bench's session (the harness
+      // and its load processes too).
+      group = autogroupNice(server.pid, o.serverNice);
+      notes.push(`server ran at nice ${o.serverNice} (--server-nice)${group ? `, its session's autogroup too (${group.name})` : ""}`);
     }
     await sleep(500);
     const idle = memoryOf(server.pid);
@@ -404,8 +410,26 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes,
     };
   } finally {
+    group?.restore();
     const exit = await server.stop();
     if (exit.code !== 0) notes.push(`server stopped with exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ""} (expected 0 on SIGTERM)`);
+  }
+}
+
+/**
+ * Sets the nice of `pid`'s autogroup (/proc/PID/autogroup) when the kernel has them: its name
+ * and how to put the nice it had back (the session outlives the case), or undefined.
+ */
+function autogroupNice(pid: number, nice: number): { name: string; restore(): void } | undefined {
+  try {
+    if (readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "latin1").trim() !== "1") return undefined;
+    const file = `/proc/${pid}/autogroup`;
+    const before = /nice (-?\d+)/.exec(readFileSync(file, "latin1"))?.[1] ?? "0";
+    writeFileSync(file, String(nice));
+    // Through the harness's own entry: the server's is gone once it has stopped.
+    return { name: readFileSync(file, "latin1").trim(), restore: () => writeFileSync("/proc/self/autogroup", before) };
+  } catch {
+    return undefined;
   }
 }
 

@@ -29,5 +29,9 @@ describe("load process placement", () => {
     expect(parseCountersOptions(["--realtime", "--subscriber-priority", "0"])?.subscriberPriority).toBe(0);
     expect(parseCountersOptions(["--subscriber-priority", "7"])?.subscriberPriority).toBe(7);
     expect(() => parseCountersOptions(["--subscriber-priority", "-1"])).toThrow(/--subscriber-priority/);
+    // --server-nice places the server too: the subscriber goes ahead of the load client as well.
+    expect(parseCountersOptions(["--server-nice=-20"])).toMatchObject({ serverNice: -20, subscriberPriority: 5, realtime: false });
+    expect(() => parseCountersOptions(["--server-nice=-21"])).toThrow(/--server-nice: expected an integer from -20 to 19/);
+    expect(() => parseCountersOptions(["--server-nice=-5", "--realtime"])).toThrow(/choose one/);
   });
 });
