@@ -25,7 +25,8 @@
 // parts would get one slice per turn and its items' queues would fill before it is sent. Its
 // next slice may start after any client socket read instead (the loop governor calls
 // `runSoon` there, as it runs the sampling slots that came due), the deadline rules unchanged;
-// the turn still runs it when no read comes.
+// the turn still runs it when no read comes. A poll's delivery gets its next slice there too,
+// before them.
 //
 // Two forms, one rule:
 // - SlicedTask, for code that awaits: `task.over()` says the slice is spent (one look at the
@@ -111,6 +112,8 @@ export class Slicer {
   private readonly trace: SliceTimer | undefined;
   /** Jobs that go first (a poll's delivery) with a slice still to come. */
   private firstPending = 0;
+  /** Those of them waiting for their next slice (firstTurn). */
+  private readonly firstWaiting: (() => void)[] = [];
   /** Jobs of `soon`, waiting: soonJobs[0, soonCount). */
   private readonly soonJobs: SoonJob[] = [];
   private soonCount = 0;
@@ -191,6 +194,10 @@ export class Slicer {
 
   /** After a client socket read (the loop governor, once the due slots have run): the jobs of `soon` that may start now. */
   runSoon(): void {
+    if (this.firstWaiting.length > 0) {
+      this.releaseFirst();
+      return;
+    }
     if (this.soonCount > 0 && this.firstPending === 0 && !this.runningSoon) this.runSoonJobs(false);
   }
 
@@ -266,7 +273,8 @@ export class Slicer {
 
   /**
    * A job whose slices go before every other job's (a poll's delivery of its values): its next
-   * slice comes after one turn of the loop, deadline or not, and the others wait until it is done.
+   * slice comes after the next client socket read or one turn of the loop, whichever is first,
+   * deadline or not, and the others wait until it is done.
    */
   firstTask(label: string): SlicedTask {
     return new SlicedTask(this, label, true);
@@ -277,16 +285,24 @@ export class Slicer {
     this.trace?.end(label, start);
   }
 
-  /** @internal A first job's next slice: after one turn, the other jobs waiting meanwhile. */
+  /** @internal A first job's next slice: after the next client socket read (runSoon) or one turn, the other jobs waiting meanwhile. */
   firstTurn(): Promise<void> {
     this.firstPending++;
-    return new Promise((resolve) => setImmediate(firstTurnCame, this, resolve));
+    return new Promise((resolve) => {
+      this.firstWaiting.push(resolve);
+      if (this.firstWaiting.length === 1) setImmediate(firstTurnCame, this);
+    });
   }
 
-  /** @internal */
-  firstTurnCame(resolve: () => void): void {
-    this.firstPending--;
-    resolve();
+  /** @internal The turn came, or a client socket read did: the first jobs' next slices go now. */
+  releaseFirst(): void {
+    const waiting = this.firstWaiting;
+    // Their slices run in the microtasks after this task, the others' later.
+    for (let i = 0; i < waiting.length; i++) {
+      this.firstPending--;
+      waiting[i]!();
+    }
+    waiting.length = 0;
   }
 
   /** @internal One look: go on now, or wait for the next deadline (once). */
@@ -396,8 +412,8 @@ function soonTurn(slicer: Slicer): void {
 
 function noop(): void {}
 
-function firstTurnCame(slicer: Slicer, resolve: () => void): void {
-  slicer.firstTurnCame(resolve);
+function firstTurnCame(slicer: Slicer): void {
+  slicer.releaseFirst();
 }
 
 function callResolve(resolve: () => void): void {

@@ -195,6 +195,23 @@ describe("Slicer.soon: work that goes before client requests", () => {
     s.stop();
   });
 
+  it("gives a poll's delivery (firstTask) its next slice after the next read too, before the jobs of soon", async () => {
+    const slicer = new Slicer({ budgetMs: 1, clock: new ManualClock() });
+    const order: string[] = [];
+    const delivery = slicer.firstTask("values (a slice)");
+    slicer.soon(() => order.push("rest of a message"), undefined);
+    const next = delivery.next().then(() => void order.push("delivery"));
+    slicer.runSoon();
+    // (The delivery goes on in a microtask after the read's task.)
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(order).toEqual(["delivery"]);
+    await next;
+    delivery.done();
+    slicer.runSoon();
+    expect(order).toEqual(["delivery", "rest of a message"]);
+  });
+
   it("waits while a poll's delivery goes first", async () => {
     const slicer = new Slicer({ budgetMs: 1, clock: new ManualClock() });
     const order: string[] = [];
