@@ -66,11 +66,16 @@ export interface Delivery {
   outOfOrder: number;
 }
 
-/** What each item lost and where, as shares of its expected samples (span between its first and last notification / interval). */
+/**
+ * What each item lost and where, as shares of its expected samples (span between its first and
+ * last notification / interval). A queue of one replaces its value without the Overflow bit
+ * (Part 4 §5.12.1.5): its gaps are all the queue's.
+ */
 export function deliveryOf(
   t: { readonly firstTs: Float64Array; readonly lastTs: Float64Array; readonly firstValue: Float64Array; readonly lastValue: Float64Array; readonly gaps: GapCounts },
   items: number,
   samplingIntervalMs: number,
+  queueSize: number,
 ): Delivery {
   const gaps = t.gaps;
   const sampling = { mean: 0, worst: 0 };
@@ -90,8 +95,9 @@ export function deliveryOf(
       continue;
     }
     add(sampling, Math.max(0, 1 - (t.lastValue[k] - t.firstValue[k]) / expected));
-    add(queue, gaps.overflow[k] / expected);
-    add(other, gaps.other[k] / expected);
+    const inQueue = queueSize === 1 ? gaps.overflow[k] + gaps.other[k] : gaps.overflow[k];
+    add(queue, inQueue / expected);
+    add(other, (gaps.overflow[k] + gaps.other[k] - inQueue) / expected);
   }
   return { sampling, queue, other, overflowBits: gaps.overflowBits, itemsWithOverflow, outOfOrder: gaps.outOfOrder };
 }

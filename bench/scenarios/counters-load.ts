@@ -537,7 +537,7 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       receivedMeanRatio: p.items > 0 ? receivedSum / p.items : NaN,
       publishResponses: tally.publishResponses,
       keepAlives: tally.keepAlives,
-      delivery: deliveryOf(tally, p.items, p.samplingIntervalMs),
+      delivery: deliveryOf(tally, p.items, p.samplingIntervalMs, p.queueSize),
       serverDelivery: serverDelta(d0, d1),
       subscriber: {
         cpuMicros: loadCpu.user + loadCpu.system,

@@ -59,7 +59,7 @@ describe("counters: where the samples not received went", () => {
   }
 
   it("tells the samples not taken from those lost in the queue (Overflow InfoBit) and those lost otherwise", () => {
-    const d = deliveryOf(lossy(), 4, 10);
+    const d = deliveryOf(lossy(), 4, 10, 10);
     expect(d.sampling.worst).toBeCloseTo(0.5, 6);
     expect(d.sampling.mean).toBeCloseTo(0.5 / 4, 6);
     expect(d.queue.worst).toBeCloseTo(0.1, 6);
@@ -73,6 +73,13 @@ describe("counters: where the samples not received went", () => {
     expect(s.receivedSum).toBeCloseTo(4 - 4 * (d.sampling.mean + d.queue.mean + d.other.mean), 6);
   });
 
+  it("counts every gap of a queue of one as the queue's: it replaces its value without the Overflow bit", () => {
+    const d = deliveryOf(lossy(), 4, 10, 1);
+    expect(d.queue.worst).toBeCloseTo(0.1, 6);
+    expect(d.queue.mean).toBeCloseTo(0.15 / 4, 6);
+    expect(d.other.mean).toBe(0);
+  });
+
   it("counts a counter that goes back as out of order", () => {
     const t = new Tally(1);
     t.windowStart = 0;
@@ -84,11 +91,11 @@ describe("counters: where the samples not received went", () => {
       [3, 40],
     ])
       t.record(1, v, ts);
-    expect(deliveryOf(t, 1, 10).outOfOrder).toBe(1);
+    expect(deliveryOf(t, 1, 10, 10).outOfOrder).toBe(1);
   });
 
   it("splits the queue's losses by the share of the server's overflows that waited for a Publish request", () => {
-    const d = deliveryOf(lossy(), 4, 10);
+    const d = deliveryOf(lossy(), 4, 10, 10);
     const server = { at: 10_000, queueOverflows: 40, lateQueueOverflows: 30, latePublishMs: 800, channelWaitMs: 0, latePublishes: 9 };
     const v = verdictOf(d, server);
     expect(v.publish).toBeCloseTo(0.75 * d.queue.mean, 9);
