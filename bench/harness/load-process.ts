@@ -25,6 +25,11 @@ export interface LoadPlacement {
   cpu?: number;
   /** Extra node flags for the load process. */
   nodeFlags?: readonly string[];
+  /**
+   * Run the load process under SCHED_FIFO with this priority (chrt, needs CAP_SYS_NICE): it runs
+   * as soon as its socket has data, ahead of the ordinary processes sharing its core.
+   */
+  realtimePriority?: number;
 }
 
 export interface LoadRun<N extends LoadName> {
@@ -62,10 +67,22 @@ export async function runModuleLoad<P, R>(moduleUrl: string, exportName: string,
   return spawnLoad<R>({ load: "read", params: params as unknown as LoadParams<LoadName>, module: moduleUrl, exportName }, placement);
 }
 
+/** The command that starts the load process `worker` as `placement` asks (pinned, SCHED_FIFO, node flags). */
+export function loadCommand(placement: LoadPlacement, worker: string): { command: string; args: string[]; pinned: boolean } {
+  const priority = placement.realtimePriority ?? 0;
+  // Under SCHED_FIFO the main thread is never preempted by the process's own helper threads on
+  // its core, and V8's main thread can wait on them (concurrent sweeping reposts its task until
+  // the helper has run: the loop spins at 100 % of the core). GC and optimizing compiles on the
+  // main thread, as the gateway runs (src/runtime-flags.ts).
+  const fifoFlags = priority > 0 ? ["--single-threaded-gc", "--no-concurrent-recompilation"] : [];
+  const pinned = pinnedCommand(placement.cpu, process.execPath, [...fifoFlags, ...(placement.nodeFlags ?? []), worker]);
+  return priority > 0 ? { ...pinned, command: "chrt", args: ["-f", String(priority), pinned.command, ...pinned.args] } : pinned;
+}
+
 async function spawnLoad<R>(request: WorkerRequest, placement: LoadPlacement): Promise<{ result: R; pinnedCpu: number | undefined; inline: boolean }> {
   const worker = workerPath();
   if (!existsSync(worker)) throw new Error(`${worker} is missing: build first (npm run build), or run the load inline`);
-  const cmd = pinnedCommand(placement.cpu, process.execPath, [...(placement.nodeFlags ?? []), worker]);
+  const cmd = loadCommand(placement, worker);
   const child = spawn(cmd.command, cmd.args, { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const finished = new Promise<R>((resolve, reject) => {
     let settled = false;

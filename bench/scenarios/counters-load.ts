@@ -10,8 +10,12 @@
 // notifications of each item in the window after its first, against the same expectation. It
 // falls short of the samples taken when a queue overflows or a Publish is lost, and it decides
 // the verdict as well when the queue holds a publishing interval's samples (--queue, else a
-// queue of 1 keeps one sample per Publish by design). Publish responses are parsed only as far as the values need (clientHandle, UInt64,
-// source timestamp): at 16384 items x 10 publishes/s a full decode would make the client the limit.
+// queue of 1 keeps one sample per Publish by design). Where the samples not received went (the
+// item's queue, by the Overflow InfoBit; waiting for Publish, by the server's counts) is worked
+// out in counters-delivery.ts. Publish responses are parsed only as far as the values need
+// (clientHandle, UInt64, status, source timestamp): at 16384 items x 10 publishes/s a full
+// decode would make the client the limit.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { BinaryReader } from "../../src/ua/binary-reader.js";
 import { decodeDiagnosticInfo, decodeNodeId, decodeVariant } from "../../src/ua/builtin-codec.js";
 import { BuiltinType, type NodeId } from "../../src/ua/builtins.js";
@@ -33,6 +37,7 @@ import type { UaClientChannel } from "../client/channel.js";
 import { readValues, resolveNodes, valueReadOf } from "../client/nodes.js";
 import { coreTimes, cpuTimeMicros, memoryOf, runQueueWaitMicros } from "../harness/proc.js";
 import { markWindowEdge } from "../harness/window.js";
+import { deliveryOf, GapCounts, hasOverflowBit, readServerDelivery, serverDelta, type Delivery, type ServerDelivery } from "./counters-delivery.js";
 import { closeAll, openSession } from "./service-load.js";
 
 export interface CountersLoadParams {
@@ -52,6 +57,16 @@ export interface CountersLoadParams {
   serverDiagnostics?: boolean;
   /** The CPU the server is pinned to: its busy and steal time over the window are reported. */
   serverCore?: number;
+}
+
+/** The subscriber's own process over the window: did it keep up (its wait for its core, its event loop)? */
+export interface SubscriberFigures {
+  cpuMicros: number;
+  /** Its main thread's wait for a CPU (/proc schedstat): other tasks on its core had it. */
+  runQueueWaitMicros: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  publishesInFlight: number;
 }
 
 export interface CountersLoadResult {
@@ -83,6 +98,11 @@ export interface CountersLoadResult {
   receivedMeanRatio: number;
   publishResponses: number;
   keepAlives: number;
+  /** Where the samples not received went, per item (counters-delivery.ts). */
+  delivery: Delivery;
+  /** The server's delivery counters over the window (NaN without them). */
+  serverDelivery: ServerDelivery;
+  subscriber: SubscriberFigures;
   /** The server's sampling lateness over the window (its diagnostics histogram), ms; NaN without one. */
   latenessP50Ms: number;
   latenessP99Ms: number;
@@ -125,6 +145,8 @@ export class Tally {
   readonly lastTs: Float64Array;
   /** Notifications of each item inside the window. */
   readonly received: Uint32Array;
+  /** Samples between two notifications of an item in the window that it did not receive. */
+  readonly gaps: GapCounts;
   windowStart = Infinity;
   windowEnd = -Infinity;
   notifications = 0;
@@ -142,6 +164,7 @@ export class Tally {
     this.lastValue = new Float64Array(items + 1).fill(NaN);
     this.lastTs = new Float64Array(items + 1).fill(NaN);
     this.received = new Uint32Array(items + 1);
+    this.gaps = new GapCounts(items);
   }
 
   error(kind: string): void {
@@ -150,12 +173,15 @@ export class Tally {
     this.errorKinds[kind] = (this.errorKinds[kind] ?? 0) + 1;
   }
 
-  record(handle: number, value: number, ts: number): void {
+  /** A notification of item `handle`: its counter `value`, source time `ts`, and whether it carries the Overflow InfoBit. */
+  record(handle: number, value: number, ts: number, overflow = false): void {
     if (this.recording) this.notifications++;
     if (!(ts >= this.windowStart && ts <= this.windowEnd) || handle >= this.firstTs.length) return;
     if (this.firstTs[handle] !== this.firstTs[handle]) {
       this.firstTs[handle] = ts;
       this.firstValue[handle] = value;
+    } else {
+      this.gaps.add(handle, this.lastValue[handle], value, overflow);
     }
     this.lastTs[handle] = ts;
     this.lastValue[handle] = value;
@@ -196,6 +222,7 @@ function readItem(r: BinaryReader, handle: number, tally: Tally): void {
   const mask = r.readByte();
   let value = NaN;
   let ts = NaN;
+  let overflow = false;
   if (mask & 0x01) {
     if (r.buffer[r.pos] === BuiltinType.UInt64) {
       r.pos++;
@@ -209,12 +236,13 @@ function readItem(r: BinaryReader, handle: number, tally: Tally): void {
   if (mask & 0x02) {
     const status = r.readUInt32();
     if (status >>> 30 !== 0) tally.error(`notification ${statusCodeName(status)}`);
+    overflow = hasOverflowBit(status);
   }
   if (mask & 0x04) ts = r.readDateTime();
   if (mask & 0x10) r.readUInt16();
   if (mask & 0x08) r.readDateTime();
   if (mask & 0x20) r.readUInt16();
-  tally.record(handle, value, ts);
+  tally.record(handle, value, ts, overflow);
 }
 
 interface PublishSummary {
@@ -415,6 +443,10 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     await sleep(p.warmupSeconds * 1000);
 
     const h0 = await histograms(ch);
+    const d0 = await readServerDelivery(ch);
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    const ownWait0 = runQueueWaitMicros(process.pid);
+    loopDelay.enable();
     const t0 = performance.now();
     tally.windowStart = Date.now();
     tally.windowEnd = Infinity;
@@ -431,7 +463,10 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
     const serverWait1 = p.serverPid === undefined ? NaN : runQueueWaitMicros(p.serverPid);
     const core1 = p.serverCore === undefined ? null : coreTimes(p.serverCore);
     const loadCpu = process.cpuUsage(loadCpu0);
+    const ownWait = runQueueWaitMicros(process.pid) - ownWait0;
+    loopDelay.disable();
     markWindowEdge(p.serverPid, p.serverDiagnostics);
+    const d1 = await readServerDelivery(ch);
     const memory = p.serverPid === undefined ? null : memoryOf(p.serverPid);
     // Notifications sampled before the window's end may still be on their way.
     await sleep(p.publishingIntervalMs + 200);
@@ -502,6 +537,15 @@ export async function runCountersLoad(p: CountersLoadParams): Promise<CountersLo
       receivedMeanRatio: p.items > 0 ? receivedSum / p.items : NaN,
       publishResponses: tally.publishResponses,
       keepAlives: tally.keepAlives,
+      delivery: deliveryOf(tally, p.items, p.samplingIntervalMs, p.queueSize),
+      serverDelivery: serverDelta(d0, d1),
+      subscriber: {
+        cpuMicros: loadCpu.user + loadCpu.system,
+        runQueueWaitMicros: ownWait,
+        loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+        loopDelayMaxMs: loopDelay.max / 1e6,
+        publishesInFlight: p.publishesInFlight,
+      },
       latenessP50Ms,
       latenessP99Ms,
       latenessP999Ms,

@@ -10,6 +10,7 @@
 // run (issue 13's second and third targets): Reads 10 x 100, or HistoryRead of 100,000 stored
 // values in a loop (history-read-load.ts; the values stored before the server starts).
 import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Histogram } from "../client/histogram.js";
@@ -18,6 +19,7 @@ import { memoryOf } from "../harness/proc.js";
 import type { CaseResult } from "../harness/report.js";
 import { COMMON_OPTIONS, COMMON_USAGE, commonFrom, positive, sleep, type BenchContext, type CommonOptions, type Scenario } from "../harness/scenario.js";
 import type { ServerTarget } from "../harness/target.js";
+import { verdictOf, type ServerDelivery } from "./counters-delivery.js";
 import type { CountersLoadParams, CountersLoadResult } from "./counters-load.js";
 import { BENCH_HISTORY_NODE_TEXT, HISTORY_READ_LOAD, type HistoryReadLoadParams, type HistoryReadLoadResult } from "./history-read-load.js";
 import type { ReadLoadParams, ReadLoadResult } from "./read-load.js";
@@ -36,6 +38,10 @@ export interface CountersScenarioOptions extends CommonOptions {
   durationSeconds: number;
   /** Run the server under test with SCHED_FIFO (chrt): a dedicated core's timing on a shared machine. */
   realtime: boolean;
+  /** Run the server at this nice value instead (ordinary scheduling, no RT throttling); undefined: leave it. */
+  serverNice: number | undefined;
+  /** SCHED_FIFO priority of the subscriber's process (0: ordinary scheduling). */
+  subscriberPriority: number;
   /** Another client's load on the same server meanwhile: none, Reads 10 x 100, or HistoryRead in a loop. */
   with: "none" | "read" | "history";
   /** With `history`: values stored before the start, and read by each HistoryRead. */
@@ -79,6 +85,18 @@ const USAGE = `npm run bench -- counters [options]
                       Caveat: with Publish responses past ~500 KB (about 18000 items at 100 ms)
                       the server's CPU share jumps under SCHED_FIFO (the kernel's own network
                       work on that core waits behind it), so trust it below that
+  --server-nice=N     run the server under test at nice N (e.g. =-20; needs CAP_SYS_NICE),
+                      and the bench's session's autogroup with it where the kernel groups
+                      sessions, instead of --realtime: ordinary scheduling, which the kernel does not
+                      throttle (a SCHED_FIFO task gets at most sched_rt_runtime_us of each
+                      sched_rt_period_us, 95 % by default: a server kept busy by the load
+                      client is stopped for the rest of each second, and its slots with it)
+  --subscriber-priority N  SCHED_FIFO priority of the subscriber's process, which shares the
+                      load core with the --with load client (default 5 with --realtime or --server-nice, below
+                      the server's 10; 0: ordinary scheduling). A SCADA client has a machine of
+                      its own: its Publish requests go out as soon as a response is read, not
+                      when the load client on the same core yields; the load client keeps
+                      reading flat out in its own process with the rest of that core
 ${COMMON_USAGE}`;
 
 function list(name: string, text: string | undefined, fallback: number[]): number[] {
@@ -103,6 +121,8 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
       warmup: { type: "string" },
       duration: { type: "string" },
       realtime: { type: "boolean", default: false },
+      "subscriber-priority": { type: "string" },
+      "server-nice": { type: "string" },
       with: { type: "string" },
       "history-values": { type: "string" },
       "timer-floor": { type: "string" },
@@ -111,6 +131,10 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
   const withLoad = values.with ?? "none";
   if (withLoad !== "none" && withLoad !== "read" && withLoad !== "history") throw new Error(`--with: expected none, read or history, got ${withLoad}`);
   if (values.help) return null;
+  const serverNice = values["server-nice"] === undefined ? undefined : Number(values["server-nice"]);
+  if (serverNice !== undefined && !(Number.isInteger(serverNice) && serverNice >= -20 && serverNice <= 19)) throw new Error(`--server-nice: expected an integer from -20 to 19, got "${values["server-nice"]}"`);
+  if (serverNice !== undefined && values.realtime) throw new Error("--server-nice and --realtime: choose one");
+  const placed = values.realtime === true || serverNice !== undefined;
   return {
     ...commonFrom(values),
     items: list("items", values.items, [1024, 16384]),
@@ -123,6 +147,9 @@ export function parseCountersOptions(argv: readonly string[]): CountersScenarioO
     warmupSeconds: values.warmup === "0" ? 0 : positive("warmup", values.warmup, 20, false),
     durationSeconds: positive("duration", values.duration, 10, false),
     realtime: values.realtime ?? false,
+    serverNice,
+    subscriberPriority:
+      values["subscriber-priority"] === "0" ? 0 : values["subscriber-priority"] === undefined ? (placed ? 5 : 0) : positive("subscriber-priority", values["subscriber-priority"], 5),
     with: withLoad,
     historyValues: positive("history-values", values["history-values"], 100_000),
     timerFloorSeconds: values["timer-floor"] === undefined || values["timer-floor"] === "0" ? 0 : positive("timer-floor", values["timer-floor"], 10, false),
@@ -166,11 +193,21 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
   const history = stored === undefined ? undefined : { samples: stored.samples, startTime: stored.startTime, intervalMs: stored.intervalMs };
   const server = await target.start({ cpu: ctx.serverCpu, nodes: { counters: items, history }, startTimeoutMs: 120_000 });
   const notes: string[] = [];
+  let group: { name: string; restore(): void } | undefined;
   try {
     if (o.realtime) {
       // Every thread of the server process (-a): its event loop and libuv's.
       execFileSync("chrt", ["-a", "-f", "-p", "10", String(server.pid)], { stdio: "ignore" });
       notes.push("server ran with SCHED_FIFO priority 10 (--realtime)");
+    }
+    if (o.serverNice !== undefined) {
+      // Every thread: nice is a thread's own on Linux (setpriority by task id).
+      for (const task of readdirSync(`/proc/${server.pid}/task`)) execFileSync("renice", ["-n", String(o.serverNice), "-p", task], { stdio: "ignore" });
+      // With autogroups (sched(7)) a nice value weighs only inside the server's session; against
+      // other sessions it is the autogroup's nice that counts: this bench's session (the harness
+      // and its load processes too).
+      group = autogroupNice(server.pid, o.serverNice);
+      notes.push(`server ran at nice ${o.serverNice} (--server-nice)${group ? `, its session's autogroup too (${group.name})` : ""}`);
     }
     await sleep(500);
     const idle = memoryOf(server.pid);
@@ -223,7 +260,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
     // Awaited after the counters client; a failure meanwhile is not an unhandled rejection.
     second?.catch(() => undefined);
     third?.catch(() => undefined);
-    const run = await runModuleLoad<CountersLoadParams, CountersLoadResult>(new URL("./counters-load.js", import.meta.url).href, "runCountersLoad", params, ctx.load);
+    const subscriberPlacement = o.subscriberPriority > 0 ? { ...ctx.load, realtimePriority: o.subscriberPriority } : ctx.load;
+    const run = await runModuleLoad<CountersLoadParams, CountersLoadResult>(new URL("./counters-load.js", import.meta.url).href, "runCountersLoad", params, subscriberPlacement);
     const r = run.result;
     if (second !== undefined) {
       const read = (await second).result;
@@ -251,6 +289,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         ? `sampling lateness p50 ${ms(r.latenessP50Ms)}, p99 ${ms(r.latenessP99Ms)}, p99.9 ${ms(r.latenessP999Ms)} over ${r.latenessSlots} scheduler slots`
         : "sampling lateness: not reported by this server",
     );
+    notes.push(...deliveryNotes(r, o));
     if (r.warmupLatenessSlots > 0) notes.push(`lateness in the warm-up (the ${o.warmupSeconds} s from the subscription to the window): p99 ${ms(r.warmupLatenessP99Ms)}, p99.9 ${ms(r.warmupLatenessP999Ms)} over ${r.warmupLatenessSlots} slots`);
     if (Number.isFinite(num(r.windowGcPauses))) notes.push(`GC pauses in the window: ${r.windowGcPauses}, p99 ${ms(r.windowGcP99Ms)}, max ${ms(r.windowGcMaxMs)}`);
     if (Number.isFinite(num(r.windowSkipped))) notes.push(`slots not run in the window (no lateness recorded, no sample taken): ${r.windowSkipped} late by more than an interval, ${r.windowOverruns} while the group's last poll was still running`);
@@ -269,6 +308,8 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes.push(
         `the server's core (CPU ${ctx.serverCpu}) was busy with other tasks ${((others / (r.windowSeconds * 1e6)) * 100).toFixed(1)} % of the window; hypervisor steal ${(core.stealMicros / 1000).toFixed(0)} ms (/proc/stat)`,
       );
+      const throttled = o.realtime ? rtThrottle(cpu, waited, others, r.windowSeconds) : undefined;
+      if (throttled !== undefined) notes.push(throttled);
     }
     if (floor !== undefined) {
       const causes = Object.entries(floor.causes).map(([c, n]) => `${n} ${c}`).join(", ");
@@ -276,10 +317,11 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         `the scheduler alone on the same core just before (${o.timerFloorSeconds} s, no server): lateness p50 ${floor.p50Ms.toFixed(1)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, p99.9 ${floor.p999Ms.toFixed(1)} ms over ${floor.slots} slots${causes ? `; late: ${causes}` : ""}`,
       );
     }
-    notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start`);
-    if (server.exited) notes.push("the server exited during the run");
+    notes.push(`load average ${load1m.toFixed(2)} (1 min) at the start, ${loadavg()[0].toFixed(2)} at the end`);
+    if (server.exited) notes.push(`the server exited during the run; its last lines:\n${server.outputTail()}`);
     if (r.channelFaults > 0) notes.push("the channel closed under load");
     const window = r.windowSeconds;
+    const lost = verdictOf(r.delivery, serverOf(r.serverDelivery));
     return {
       scenario: "counters",
       case: caseName,
@@ -317,6 +359,7 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         queueSize: o.queueSize,
         publishesInFlight: o.publishesInFlight,
         realtime: o.realtime,
+        serverNice: o.serverNice ?? null,
         passed: r.passed,
         itemsBelow: r.itemsBelow,
         minRatio: num(r.minRatio),
@@ -337,6 +380,20 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
         serverRunQueueWaitMs: num((r.server?.runQueueWaitMicros ?? NaN) / 1000),
         serverCoreOthersShare: r.core === null ? null : num(Math.max(0, r.core.busyMicros - cpu) / (window * 1e6)),
         serverCoreStealMs: r.core === null ? null : num(r.core.stealMicros / 1000),
+        lostInSampling: lost.sampling,
+        lostInQueue: lost.queue,
+        lostWaitingForPublish: lost.publish,
+        lostOtherwise: lost.other,
+        worstLostInSampling: r.delivery.sampling.worst,
+        worstLostInQueue: r.delivery.queue.worst,
+        overflowInfoBits: r.delivery.overflowBits,
+        serverQueueOverflows: num(r.serverDelivery.queueOverflows),
+        serverLateQueueOverflows: num(r.serverDelivery.lateQueueOverflows),
+        serverLatePublishMs: num(r.serverDelivery.latePublishMs),
+        serverChannelWaitMs: num(r.serverDelivery.channelWaitMs),
+        subscriberPriority: o.subscriberPriority,
+        subscriberRunQueueWaitMs: num(r.subscriber.runQueueWaitMicros / 1000),
+        subscriberLoopDelayMaxMs: num(r.subscriber.loopDelayMaxMs),
         with: o.with,
         historyValues: o.with === "history" ? o.historyValues : null,
         historyReadsPerSecond: historyReads ? historyReads.reads / historyReads.windowSeconds : null,
@@ -353,9 +410,94 @@ async function runCase(ctx: BenchContext, target: ServerTarget, o: CountersScena
       notes,
     };
   } finally {
+    group?.restore();
     const exit = await server.stop();
     if (exit.code !== 0) notes.push(`server stopped with exit code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ""} (expected 0 on SIGTERM)`);
   }
+}
+
+/**
+ * Sets the nice of `pid`'s autogroup (/proc/PID/autogroup) when the kernel has them: its name
+ * and how to put the nice it had back (the session outlives the case), or undefined.
+ */
+function autogroupNice(pid: number, nice: number): { name: string; restore(): void } | undefined {
+  try {
+    if (readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "latin1").trim() !== "1") return undefined;
+    const file = `/proc/${pid}/autogroup`;
+    const before = /nice (-?\d+)/.exec(readFileSync(file, "latin1"))?.[1] ?? "0";
+    writeFileSync(file, String(nice));
+    // Through the harness's own entry: the server's is gone once it has stopped.
+    return { name: readFileSync(file, "latin1").trim(), restore: () => writeFileSync("/proc/self/autogroup", before) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A SCHED_FIFO server that waited for its core while no other task used it was stopped by the
+ * kernel's RT throttling: real-time tasks get at most sched_rt_runtime_us of each
+ * sched_rt_period_us (95 % by default), then the core goes to ordinary tasks, or stays idle.
+ */
+function rtThrottle(cpuMicros: number, waitedMicros: number, othersMicros: number, windowSeconds: number): string | undefined {
+  let runtime: number;
+  let period: number;
+  try {
+    runtime = Number(readFileSync("/proc/sys/kernel/sched_rt_runtime_us", "latin1"));
+    period = Number(readFileSync("/proc/sys/kernel/sched_rt_period_us", "latin1"));
+  } catch {
+    return undefined;
+  }
+  if (!(runtime > 0 && runtime < period)) return undefined;
+  const window = windowSeconds * 1e6;
+  const cap = runtime / period;
+  // The server ran near the cap, and waited for a core that others did not use meanwhile.
+  if (!(cpuMicros / window >= cap - 0.03 && waitedMicros > othersMicros + 0.005 * window)) return undefined;
+  return (
+    `the server used ${((cpuMicros / window) * 100).toFixed(1)} % of its core, at the kernel's cap for SCHED_FIFO tasks (sched_rt_runtime_us ${runtime} of ${period}): ` +
+    `most of its wait was RT throttling, the core left to ordinary tasks or idle (--server-nice runs it unthrottled)`
+  );
+}
+
+/** NaN crossed IPC as null: the server's counts as numbers again. */
+function serverOf(d: ServerDelivery): ServerDelivery {
+  return {
+    at: num(d.at),
+    queueOverflows: num(d.queueOverflows),
+    lateQueueOverflows: num(d.lateQueueOverflows),
+    latePublishMs: num(d.latePublishMs),
+    channelWaitMs: num(d.channelWaitMs),
+    latePublishes: num(d.latePublishes),
+  };
+}
+
+/** Where the samples not received went (counters-delivery.ts), the server's delivery counts, the subscriber's own figures, and the verdict. */
+function deliveryNotes(r: CountersLoadResult, o: CountersScenarioOptions): string[] {
+  const d = r.delivery;
+  const share = (x: { mean: number; worst: number }) => `${pct(x.mean)} / ${pct(x.worst)}`;
+  const notes = [
+    `where the samples went, per item (mean / worst item): not taken ${share(d.sampling)}; taken and lost in the item's queue (a gap closed by the Overflow InfoBit) ${share(d.queue)}; ` +
+      `lost with no InfoBit ${share(d.other)}; ${d.overflowBits.toLocaleString("en-US")} notifications carried the Overflow InfoBit (${d.itemsWithOverflow} items)` +
+      (d.outOfOrder > 0 ? `; ${d.outOfOrder.toLocaleString("en-US")} notifications OUT OF ORDER (a counter not above its item's previous one)` : ""),
+  ];
+  const sd = serverOf(r.serverDelivery);
+  if (Number.isFinite(sd.latePublishMs)) {
+    notes.push(
+      `the server over ${(sd.at / 1000).toFixed(1)} s of the window (its diagnostics between two refreshes): ${sd.queueOverflows.toLocaleString("en-US")} queue overflows, ` +
+        `${sd.lateQueueOverflows.toLocaleString("en-US")} of them while the subscription waited for a Publish request; it waited for the client's Publish requests ${sd.latePublishMs.toFixed(0)} ms ` +
+        `(late ${sd.latePublishes} times), for a busy channel ${sd.channelWaitMs.toFixed(0)} ms`,
+    );
+  } else if (Number.isFinite(sd.queueOverflows)) {
+    notes.push(`the server over ${(sd.at / 1000).toFixed(1)} s of the window: ${sd.queueOverflows.toLocaleString("en-US")} queue overflows (it does not time its wait for Publish requests)`);
+  }
+  const sub = r.subscriber;
+  notes.push(
+    `the subscriber (its own process, ${sub.publishesInFlight} Publish requests out, ${o.subscriberPriority > 0 ? `SCHED_FIFO ${o.subscriberPriority}` : "ordinary scheduling"}): ` +
+      `${((num(sub.cpuMicros) / (r.windowSeconds * 1e6)) * 100).toFixed(1)} % of a core, waited ${(num(sub.runQueueWaitMicros) / 1000).toFixed(1)} ms for its core, ` +
+      `event-loop delay p99 ${ms(sub.loopDelayP99Ms)}, max ${ms(sub.loopDelayMaxMs)}`,
+  );
+  const v = verdictOf(d, sd);
+  notes.push(`verdict: ${v.text}${r.receivedCounted ? "" : ` (a queue of ${o.queueSize} keeps fewer samples than a publishing interval brings: its losses are by design)`}`);
+  return notes;
 }
 
 /** Every publishing interval of N; true when all passed. */

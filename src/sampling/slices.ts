@@ -20,12 +20,20 @@
 // several turns, every other job's next slice waits for it, since a slice between two of its
 // slices would make that poll last past its group's next slot, which is then skipped.
 //
+// The rest of a Publish goes before client requests (`soon`): a turn of the loop first serves
+// every connection whose socket has data, so with clients reading flat out a message of many
+// parts would get one slice per turn and its items' queues would fill before it is sent. Its
+// next slice may start after any client socket read instead (the loop governor calls
+// `runSoon` there, as it runs the sampling slots that came due), the deadline rules unchanged;
+// the turn still runs it when no read comes. A poll's delivery gets its next slice there too,
+// before them.
+//
 // Two forms, one rule:
 // - SlicedTask, for code that awaits: `task.over()` says the slice is spent (one look at the
 //   clock), `await task.next()` ends it and starts the next one; `loop()` runs an index loop
 //   in slices. Functions that take a task are async, whatever the size of their work.
-// - `later(fn, arg)` with `end()` and `open()`, for callback code on a hot path that allocates
-//   nothing per slice (a Publish's next message, a response's next slice).
+// - `later(fn, arg)` (or `soon`) with `end()` and `open()`, for callback code on a hot path that
+//   allocates nothing per slice (a Publish's next message, a response's next slice).
 // Loops over the data stay functions of their own that take the task (`from` in, where they
 // stopped out), not bodies of a generator or of an async function: V8 compiles a generator or an
 // async function whole, and with the gateway's --no-concurrent-recompilation it does so on the
@@ -89,6 +97,14 @@ export class SliceTail {
   }
 }
 
+/** A job waiting in Slicer.soon (kept for reuse: nothing is allocated per slice). */
+class SoonJob {
+  fn: (arg: never) => void = noop;
+  arg: unknown = undefined;
+  label: string | undefined = undefined;
+  need = MIN_SLICE_MS;
+}
+
 export class Slicer {
   readonly budgetMs: number;
   readonly clock: Clock;
@@ -96,6 +112,14 @@ export class Slicer {
   private readonly trace: SliceTimer | undefined;
   /** Jobs that go first (a poll's delivery) with a slice still to come. */
   private firstPending = 0;
+  /** Those of them waiting for their next slice (firstTurn). */
+  private readonly firstWaiting: (() => void)[] = [];
+  /** Jobs of `soon`, waiting: soonJobs[0, soonCount). */
+  private readonly soonJobs: SoonJob[] = [];
+  private soonCount = 0;
+  /** A turn is asked for the jobs of `soon` that no client socket read runs first. */
+  private soonTurnAsked = false;
+  private runningSoon = false;
 
   constructor(options: SlicerOptions) {
     this.budgetMs = options.budgetMs;
@@ -146,6 +170,97 @@ export class Slicer {
     setImmediate(slicerTurn<A>, this, fn, arg, label, need, false);
   }
 
+  /**
+   * later() for work that goes before client requests (the rest of a Publish): fn(arg) may also
+   * run after the next client socket read (runSoon), when the next deadline leaves `need` ms and
+   * no poll's delivery is going on; else on the turn, by later()'s rules.
+   */
+  soon<A>(fn: (arg: A) => void, arg: A, label?: string, need = MIN_SLICE_MS): void {
+    let job = this.soonJobs[this.soonCount];
+    if (job === undefined) {
+      job = new SoonJob();
+      this.soonJobs.push(job);
+    }
+    job.fn = fn as (arg: never) => void;
+    job.arg = arg;
+    job.label = label;
+    job.need = need;
+    this.soonCount++;
+    if (!this.soonTurnAsked) {
+      this.soonTurnAsked = true;
+      setImmediate(soonTurn, this);
+    }
+  }
+
+  /** After a client socket read (the loop governor, once the due slots have run): the jobs of `soon` that may start now. */
+  runSoon(): void {
+    if (this.firstWaiting.length > 0) {
+      this.releaseFirst();
+      return;
+    }
+    if (this.soonCount > 0 && this.firstPending === 0 && !this.runningSoon) this.runSoonJobs(false);
+  }
+
+  /** @internal The turn asked by `soon`: the jobs no read has run go by later()'s rules. */
+  soonTurnCame(): void {
+    this.soonTurnAsked = false;
+    if (this.soonCount > 0 && !this.runningSoon) this.runSoonJobs(true);
+  }
+
+  /**
+   * Runs the jobs waiting now (not those they queue meanwhile); on a read, only those whose slice
+   * fits before the next deadline, the others keep their place.
+   */
+  private runSoonJobs(onTurn: boolean): void {
+    this.runningSoon = true;
+    const jobs = this.soonJobs;
+    const n = this.soonCount;
+    let kept = 0;
+    try {
+      for (let i = 0; i < n; i++) {
+        const job = jobs[i]!;
+        if (!onTurn && (this.firstPending > 0 || !this.open(job.need))) {
+          jobs[i] = jobs[kept]!;
+          jobs[kept] = job;
+          kept++;
+          continue;
+        }
+        const fn = job.fn as (arg: unknown) => void;
+        const arg = job.arg;
+        const label = job.label;
+        const need = job.need;
+        job.fn = noop;
+        job.arg = undefined;
+        if (onTurn) this.turn(fn, arg, label, need, false);
+        else this.run(fn, arg, label);
+      }
+    } finally {
+      // What the jobs queued meanwhile, [n, soonCount), moves up behind those kept.
+      const added = this.soonCount - n;
+      for (let k = 0; k < added; k++) {
+        const job = jobs[n + k]!;
+        jobs[n + k] = jobs[kept + k]!;
+        jobs[kept + k] = job;
+      }
+      this.soonCount = kept + added;
+      this.runningSoon = false;
+      if (this.soonCount > 0 && !this.soonTurnAsked) {
+        this.soonTurnAsked = true;
+        setImmediate(soonTurn, this);
+      }
+    }
+  }
+
+  private run<A>(fn: (arg: A) => void, arg: A, label: string | undefined): void {
+    if (label === undefined) {
+      fn(arg);
+      return;
+    }
+    const start = monotonicNow();
+    fn(arg);
+    this.trace?.end(label, start);
+  }
+
   /** later() as a promise. */
   next(need = MIN_SLICE_MS): Promise<void> {
     return new Promise((resolve) => this.later(callResolve, resolve, undefined, need));
@@ -158,7 +273,8 @@ export class Slicer {
 
   /**
    * A job whose slices go before every other job's (a poll's delivery of its values): its next
-   * slice comes after one turn of the loop, deadline or not, and the others wait until it is done.
+   * slice comes after the next client socket read or one turn of the loop, whichever is first,
+   * deadline or not, and the others wait until it is done.
    */
   firstTask(label: string): SlicedTask {
     return new SlicedTask(this, label, true);
@@ -169,16 +285,24 @@ export class Slicer {
     this.trace?.end(label, start);
   }
 
-  /** @internal A first job's next slice: after one turn, the other jobs waiting meanwhile. */
+  /** @internal A first job's next slice: after the next client socket read (runSoon) or one turn, the other jobs waiting meanwhile. */
   firstTurn(): Promise<void> {
     this.firstPending++;
-    return new Promise((resolve) => setImmediate(firstTurnCame, this, resolve));
+    return new Promise((resolve) => {
+      this.firstWaiting.push(resolve);
+      if (this.firstWaiting.length === 1) setImmediate(firstTurnCame, this);
+    });
   }
 
-  /** @internal */
-  firstTurnCame(resolve: () => void): void {
-    this.firstPending--;
-    resolve();
+  /** @internal The turn came, or a client socket read did: the first jobs' next slices go now. */
+  releaseFirst(): void {
+    const waiting = this.firstWaiting;
+    // Their slices run in the microtasks after this task, the others' later.
+    for (let i = 0; i < waiting.length; i++) {
+      this.firstPending--;
+      waiting[i]!();
+    }
+    waiting.length = 0;
   }
 
   /** @internal One look: go on now, or wait for the next deadline (once). */
@@ -190,13 +314,7 @@ export class Slicer {
       return;
     }
     if (waited || d === undefined || this.open(need)) {
-      if (label === undefined) {
-        fn(arg);
-        return;
-      }
-      const start = monotonicNow();
-      fn(arg);
-      this.trace?.end(label, start);
+      this.run(fn, arg, label);
       return;
     }
     // The deadline and its slot first: the scheduler's own timer, or runDue above, runs it.
@@ -288,8 +406,14 @@ function slicerTurn<A>(slicer: Slicer, fn: (arg: A) => void, arg: A, label: stri
   slicer.turn(fn, arg, label, need, waited);
 }
 
-function firstTurnCame(slicer: Slicer, resolve: () => void): void {
-  slicer.firstTurnCame(resolve);
+function soonTurn(slicer: Slicer): void {
+  slicer.soonTurnCame();
+}
+
+function noop(): void {}
+
+function firstTurnCame(slicer: Slicer): void {
+  slicer.releaseFirst();
 }
 
 function callResolve(resolve: () => void): void {

@@ -234,7 +234,7 @@ export function composeGateway(config: GatewayConfig, log: ServerLog, owner: Gat
   }
 
   const decodingLimits = { ...DEFAULT_DECODING_LIMITS, maxStringLength: l.maxStringLength, maxByteStringLength: l.maxByteStringLength, maxArrayLength: l.maxArrayLength };
-  const governor = new LoopGovernor(scheduler, loopTrace);
+  const governor = new LoopGovernor(scheduler, loopTrace, slicer);
   const dispatcher = new Dispatcher(owner, SERVICES, decodingLimits, log, () => governor.between());
   const sec = config.security;
   const offers = endpointOffers(

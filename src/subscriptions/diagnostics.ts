@@ -142,8 +142,11 @@ export class DiagnosticsNamespace {
     add(subs, "NotificationMessages", BuiltinType.UInt64, () => count(st.notificationMessages), "NotificationMessages sent.");
     add(subs, "Notifications", BuiltinType.UInt64, () => count(st.notifications), "Data change notifications sent.");
     add(subs, "KeepAlives", BuiltinType.UInt64, () => count(st.keepAlives), "Keep-alive messages sent.");
-    add(subs, "LatePublishes", BuiltinType.UInt64, () => count(st.latePublishes), "Publishing cycles that found no Publish request waiting.");
+    add(subs, "LatePublishes", BuiltinType.UInt64, () => count(st.latePublishes), "Times a subscription with something to send found no Publish request it could use (Part 4 5.13.1.2: Late).");
+    add(subs, "LatePublishTime", BuiltinType.Double, () => e.publishWaits().latePublishMs, "Time a session had a subscription with something to send and no Publish request queued by its client, ms since start.");
+    add(subs, "ChannelWaitTime", BuiltinType.Double, () => e.publishWaits().channelWaitMs, "Time a session had a subscription with something to send and Publish requests queued on a channel busy with a large response, ms since start.");
     add(subs, "QueueOverflows", BuiltinType.UInt64, () => count(st.queueOverflows), "Notifications discarded by full item queues.");
+    add(subs, "LateQueueOverflows", BuiltinType.UInt64, () => count(st.lateQueueOverflows), "Of QueueOverflows, those discarded while their subscription waited for a Publish request from its client.");
     add(subs, "PublishTimeouts", BuiltinType.UInt64, () => count(st.publishTimeouts), "Publish requests answered BadTimeout after their timeoutHint.");
     add(subs, "ExpiredSubscriptions", BuiltinType.UInt64, () => count(st.subscriptionsExpired), "Subscriptions closed because their lifetime ran out.");
     // Worked out at each refresh (once a second): short even for tens of thousands of items.

@@ -68,6 +68,9 @@ export class SubscriptionEngine implements SubscriptionHost {
   readonly subscriptions = new Map<number, Subscription>();
   readonly stats: EngineStats = {
     queueOverflows: 0,
+    lateQueueOverflows: 0,
+    latePublishMs: 0,
+    channelWaitMs: 0,
     notificationMessages: 0,
     notifications: 0,
     keepAlives: 0,
@@ -126,7 +129,23 @@ export class SubscriptionEngine implements SubscriptionHost {
   }
 
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void {
-    this.slicer.later(fn, sub, sub.continueLabel, MIN_SLICE_MS + tail);
+    this.slicer.soon(fn, sub, sub.continueLabel, MIN_SLICE_MS + tail);
+  }
+
+  /**
+   * How long late subscriptions waited since start, ms (the stats and the waits under way):
+   * for a Publish request the client had not sent, and for a channel busy with a large response.
+   */
+  publishWaits(): { latePublishMs: number; channelWaitMs: number } {
+    const now = this.clock.now();
+    let latePublishMs = this.stats.latePublishMs;
+    let channelWaitMs = this.stats.channelWaitMs;
+    for (const p of this.publishers.values()) {
+      const [request, channel] = p.waitUnderWay(now);
+      latePublishMs += request;
+      channelWaitMs += channel;
+    }
+    return { latePublishMs, channelWaitMs };
   }
 
   get subscriptionCount(): number {
@@ -145,7 +164,13 @@ export class SubscriptionEngine implements SubscriptionHost {
   publisherOf(session: SubscriptionSession): SessionPublisher<Subscription> {
     let p = this.publishers.get(session);
     if (p === undefined) {
-      p = new SessionPublisher<Subscription>(session, this.limits.maxPublishRequestsPerSession, () => this.clock.wallNow());
+      p = new SessionPublisher<Subscription>(
+        session,
+        this.limits.maxPublishRequestsPerSession,
+        () => this.clock.wallNow(),
+        () => this.clock.now(),
+        this.stats,
+      );
       this.publishers.set(session, p);
     }
     return p;

@@ -31,14 +31,15 @@ export interface ItemOwner {
    */
   readonly cycle: number;
   readonly cycleOpen: boolean;
-  readonly stats: ItemStats;
-  /** The owner's own count of notifications dropped by full queues (SubscriptionDiagnostics.MonitoringQueueOverflowCount). */
-  queueOverflows: number;
+  /** `n` notifications were dropped by the item's full queue (Part 4 §5.12.1.5): counted by the owner. */
+  overflowed(n: number): void;
 }
 
 export interface ItemStats {
   /** Notifications dropped because an item's queue was full. */
   queueOverflows: number;
+  /** Of those, dropped while their subscription waited for a Publish request to send them with (Part 4 §5.13.1.2 Late). */
+  lateQueueOverflows: number;
 }
 
 /** One queued notification. */
@@ -246,18 +247,18 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
     } else if (size === 1) {
       // A queue of one always holds the newest value, without the Overflow bit.
       index = this.head;
-      this.owner.stats.queueOverflows++;
-      this.owner.queueOverflows++;
+      this.owner.overflowed(1);
     } else if (this.discardOldest) {
-      index = this.head;
+      // The oldest goes and the new one takes the place after the newest: in a ring grown for a
+      // cycle's hold (twice the queue size) that is not the slot the oldest leaves.
+      this.slots[this.head].dv = undefined;
       this.head = this.ringIndex(1);
+      index = this.ringIndex(size - 1);
       this.slot(this.head).overflow = true;
-      this.owner.stats.queueOverflows++;
-      this.owner.queueOverflows++;
+      this.owner.overflowed(1);
     } else {
       index = this.ringIndex(size - 1);
-      this.owner.stats.queueOverflows++;
-      this.owner.queueOverflows++;
+      this.owner.overflowed(1);
       const s = this.slot(index);
       s.overflow = true;
       return s;
@@ -281,8 +282,7 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
       s.overflow = false;
       return s;
     }
-    this.owner.stats.queueOverflows++;
-    this.owner.queueOverflows++;
+    this.owner.overflowed(1);
     if (!this.discardOldest) {
       const s = this.slot(this.ringIndex(this.count - 1));
       s.overflow = true;
@@ -315,8 +315,7 @@ export class MonitoredItem implements ValueSink, SamplingHooks {
       for (; this.count > size; this.count--) this.slots[this.ringIndex(this.count - 1)].dv = undefined;
       this.slots[this.ringIndex(size - 1)].overflow = true;
     }
-    this.owner.stats.queueOverflows += dropped;
-    this.owner.queueOverflows += dropped;
+    this.owner.overflowed(dropped);
   }
 
   /** The ring's index of the k-th oldest notification. */

@@ -118,6 +118,25 @@ interface StatusMessage {
   readonly message: Buffer;
 }
 
+/**
+ * Where a session's publisher adds up how long its subscriptions waited to send (the engine's
+ * stats), ms of its clock. A subscription with something to send and no request to send it with
+ * is Late (Part 4 §5.13.1.2); the publisher tells apart why.
+ */
+export interface PublishWaitStats {
+  /** A subscription of the session was late and the client had no Publish request queued. */
+  latePublishMs: number;
+  /** A subscription was late while requests were queued: their channel was busy with a large response. */
+  channelWaitMs: number;
+}
+
+/** What the publisher is waiting for (see SessionPublisher.markWait). */
+const enum Waiting {
+  Nothing = 0,
+  Request = 1,
+  Channel = 2,
+}
+
 /** What the publisher asks of its session's subscriptions (subscription.ts's Subscription, S below). */
 export interface PublishingSubscription {
   readonly priority: number;
@@ -137,12 +156,44 @@ export class SessionPublisher<S extends PublishingSubscription> {
     this.waitingForChannel = false;
     if (!this.closed) this.serve();
   };
+  /** What its late subscriptions wait for since `waitSince` (clock ms). */
+  private waiting = Waiting.Nothing;
+  private waitSince = 0;
 
   constructor(
     readonly session: SubscriptionSession,
     private readonly maxRequests: number,
     private readonly wallNow: () => number,
+    /** The monotonic clock the waits are timed on, and where they are added up. */
+    private readonly now: () => number = () => 0,
+    private readonly waits: PublishWaitStats = { latePublishMs: 0, channelWaitMs: 0 },
   ) {}
+
+  /**
+   * Notes what the late subscriptions wait for after a change of the late list or the request
+   * queue: a period that ends is added to the stats. Any subscription late counts once for the
+   * session (its requests serve all of them).
+   */
+  private markWait(): void {
+    const waiting = this.late.length === 0 ? Waiting.Nothing : this.queue.length === 0 ? Waiting.Request : Waiting.Channel;
+    if (waiting === this.waiting) return;
+    const now = this.now();
+    this.addWait(now);
+    this.waiting = waiting;
+    this.waitSince = now;
+  }
+
+  private addWait(now: number): void {
+    const ms = now - this.waitSince;
+    if (this.waiting === Waiting.Request) this.waits.latePublishMs += ms;
+    else if (this.waiting === Waiting.Channel) this.waits.channelWaitMs += ms;
+  }
+
+  /** The wait under way, not yet in the stats: [waiting for a request, waiting for the channel], ms. */
+  waitUnderWay(now: number): readonly [number, number] {
+    const ms = now - this.waitSince;
+    return this.waiting === Waiting.Request ? [ms, 0] : this.waiting === Waiting.Channel ? [0, ms] : [0, 0];
+  }
 
   get queued(): number {
     return this.queue.length;
@@ -151,7 +202,10 @@ export class SessionPublisher<S extends PublishingSubscription> {
   /** Whether a request of an open channel is queued, answerable now or not (the lifetime counter's test). */
   hasLiveRequest(): boolean {
     const q = this.queue;
-    while (q.length > 0 && !q[0].channel.isOpen) q.shift()!.fail(StatusCodes.BadSecureChannelClosed);
+    if (q.length > 0 && !q[0].channel.isOpen) {
+      while (q.length > 0 && !q[0].channel.isOpen) q.shift()!.fail(StatusCodes.BadSecureChannelClosed);
+      this.markWait();
+    }
     return q.length > 0;
   }
 
@@ -174,13 +228,16 @@ export class SessionPublisher<S extends PublishingSubscription> {
   }
 
   take(): PendingPublish {
-    return this.queue.shift()!;
+    const req = this.queue.shift()!;
+    this.markWait();
+    return req;
   }
 
   /** Queues a request; a full queue answers its oldest request BadTooManyPublishRequests. */
   enqueue(req: PendingPublish): void {
     this.queue.push(req);
     while (this.queue.length > this.maxRequests) this.queue.shift()!.fail(StatusCodes.BadTooManyPublishRequests);
+    this.markWait();
   }
 
   /** Part 4 §5.6.5 Cancel: the queued requests with this handle, answered BadRequestCancelledByClient. */
@@ -191,6 +248,7 @@ export class SessionPublisher<S extends PublishingSubscription> {
       this.queue.splice(i, 1)[0].fail(StatusCodes.BadRequestCancelledByClient);
       n++;
     }
+    if (n > 0) this.markWait();
     return n;
   }
 
@@ -205,6 +263,7 @@ export class SessionPublisher<S extends PublishingSubscription> {
         i++;
       }
     }
+    if (n > 0) this.markWait();
     return n;
   }
 
@@ -214,11 +273,14 @@ export class SessionPublisher<S extends PublishingSubscription> {
     let i = this.late.length;
     while (i > 0 && this.late[i - 1].priority < sub.priority) i--;
     this.late.splice(i, 0, sub);
+    this.markWait();
   }
 
   removeLate(sub: S): void {
     const i = this.late.indexOf(sub);
-    if (i >= 0) this.late.splice(i, 1);
+    if (i < 0) return;
+    this.late.splice(i, 1);
+    this.markWait();
   }
 
   addStatusMessage(subscriptionId: number, message: Buffer): void {
@@ -237,6 +299,7 @@ export class SessionPublisher<S extends PublishingSubscription> {
       const sub = this.late.shift()!;
       sub.publish(this.take());
     }
+    this.markWait();
     // Part 4 §5.13.5: with no subscription left, queued requests have nothing to wait for.
     if (this.subscriptions.size === 0 && this.statusMessages.length === 0) {
       while (this.queue.length > 0) this.queue.shift()!.fail(StatusCodes.BadNoSubscription);
@@ -266,5 +329,6 @@ export class SessionPublisher<S extends PublishingSubscription> {
     while (this.queue.length > 0) this.queue.shift()!.fail(status);
     this.late.length = 0;
     this.statusMessages.length = 0;
+    this.markWait();
   }
 }

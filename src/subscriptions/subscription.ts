@@ -17,7 +17,7 @@ import { StatusCodes } from "../ua/generated/status-codes.js";
 import { encodeResponseHeader, type ResponseHeader } from "../ua/generated/types.js";
 import type { MonitoredItem, ItemOwner, ItemStats } from "./monitored-item.js";
 import { keepAliveMessage, writeSlot, writeUInt32Array, type NotificationWriter } from "./notification-encoder.js";
-import { SendResult, type PendingPublish, type SessionPublisher } from "./publisher.js";
+import { SendResult, type PendingPublish, type PublishWaitStats, type SessionPublisher } from "./publisher.js";
 
 export interface SubscriptionParameters {
   publishingInterval: number;
@@ -47,7 +47,11 @@ export interface SubscriptionHost {
   sliceNow(): number;
   /** Whether a slice may start now (the next sampling deadline leaves room for it and its `tail`). */
   sliceOpen(tail: number): boolean;
-  /** Calls fn(sub) when the next slice may start (after a turn; the sampling slots due first), timed under sub.continueLabel. */
+  /**
+   * Calls fn(sub) when the next slice may start, timed under sub.continueLabel: after the next
+   * client socket read or a turn, whichever comes first (the sampling slots due first): the rest
+   * of a message goes before client requests (Slicer.soon).
+   */
   nextSlice(fn: (sub: Subscription) => void, sub: Subscription, tail: number): void;
   /** The lifetime ran out (Part 4 §5.13.1.1). */
   expire(sub: Subscription): void;
@@ -65,7 +69,7 @@ function encodeMessageResponse(w: BinaryWriter, sub: Subscription): void {
   sub.writeResponse(w);
 }
 
-export interface SubscriptionStats extends ItemStats {
+export interface SubscriptionStats extends ItemStats, PublishWaitStats {
   notificationMessages: number;
   notifications: number;
   keepAlives: number;
@@ -115,7 +119,7 @@ export class Subscription implements ItemOwner, SampleTask {
   readonly items = new Map<number, MonitoredItem>();
   timer: ScheduledGroup | undefined;
   readonly label: string;
-  /** The loop trace's name for the rest of a message, sent in a later turn (continuePublishing). */
+  /** The loop trace's name for the rest of a message, sent in a later task (continuePublishing). */
   readonly continueLabel: string;
   /** Its event items (src/events), once it has any. */
   events: SubscriptionEventsHook | undefined = undefined;
@@ -125,7 +129,7 @@ export class Subscription implements ItemOwner, SampleTask {
   /** Part 4 §5.13.1.2 "MessageSent": the first cycle always answers (notifications or a keep-alive). */
   messageSent = false;
   late = false;
-  /** The rest of its notifications follows in the next turn of the event loop (see publish). */
+  /** The rest of its notifications follows in a later task: after a client socket read or a turn (see publish). */
   continuing = false;
   /**
    * Its publishing cycles that took notifications, counted, and whether the latest is still
@@ -192,6 +196,14 @@ export class Subscription implements ItemOwner, SampleTask {
 
   // ---- ItemOwner ----------------------------------------------------------------------------
 
+  overflowed(n: number): void {
+    this.stats.queueOverflows += n;
+    this.queueOverflows += n;
+    // Lost for want of a Publish request: its notifications were ready and the client had none
+    // queued (a busy channel with requests waiting is the server's own delay, not counted here).
+    if (this.late && (this.owner === undefined || this.owner.queued === 0)) this.stats.lateQueueOverflows += n;
+  }
+
   notify(item: MonitoredItem): void {
     item.inNotifyList = true;
     item.listedIn = this.cycle;
@@ -255,7 +267,8 @@ export class Subscription implements ItemOwner, SampleTask {
   /**
    * Answers `req` with the next NotificationMessage, or a keep-alive when there is nothing to
    * send. While notifications remain (moreNotifications), the next message is built in the next
-   * turn of the event loop with the next waiting request, or the subscription becomes late.
+   * slice (after a client socket read or a turn of the event loop) with the next waiting request,
+   * or the subscription becomes late.
    */
   publish(req: PendingPublish): void {
     const owner = this.owner!;
@@ -282,7 +295,7 @@ export class Subscription implements ItemOwner, SampleTask {
     owner.respond(req, this.id, this.availableSequenceNumbers(), false, keepAliveMessage(this.sequenceNumber, this.host.wallNow()));
   }
 
-  /** After a message: the rest follows in the next turn (the sampling deadlines may run first), or waits for a request. */
+  /** After a message: the rest follows in the next slice (the sampling deadlines may run first), or waits for a request. */
   private goOn(owner: SessionPublisher<Subscription>): void {
     if (!this.reportable) return;
     if (!owner.hasRequest()) {

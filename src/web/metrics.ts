@@ -17,7 +17,7 @@ import type { Northbound } from "../northbound/northbound.js";
 export interface MetricsSource {
   readonly deviceRuntime: Pick<DeviceRuntime, "pollers" | "pollLateness">;
   readonly scheduler: Pick<DeadlineScheduler, "totals">;
-  readonly subscriptions: Pick<SubscriptionEngine, "stats" | "subscriptionCount" | "monitoredItemCount">;
+  readonly subscriptions: Pick<SubscriptionEngine, "stats" | "subscriptionCount" | "monitoredItemCount" | "publishWaits">;
   readonly sessions: Pick<SessionManager, "sessions">;
   readonly channelCount: number;
   readonly history: Pick<GatewayHistory, "writer" | "store" | "unavailable">;
@@ -140,8 +140,11 @@ export function renderMetrics(server: MetricsSource, version: string, web?: { cl
   e.family("fieldgate_opcua_notifications_total", "counter", "Data change notifications sent.").sample("fieldgate_opcua_notifications_total", st.notifications);
   e.family("fieldgate_opcua_notification_messages_total", "counter", "NotificationMessages (Publish responses with data) sent.").sample("fieldgate_opcua_notification_messages_total", st.notificationMessages);
   e.family("fieldgate_opcua_keep_alives_total", "counter", "Keep-alive messages sent.").sample("fieldgate_opcua_keep_alives_total", st.keepAlives);
-  e.family("fieldgate_opcua_late_publishes_total", "counter", "Publishing cycles that found no Publish request waiting.").sample("fieldgate_opcua_late_publishes_total", st.latePublishes);
+  e.family("fieldgate_opcua_late_publishes_total", "counter", "Times a subscription with something to send found no Publish request it could use.").sample("fieldgate_opcua_late_publishes_total", st.latePublishes);
+  const waits = sub.publishWaits();
+  e.family("fieldgate_opcua_late_publish_seconds_total", "counter", "Time a session had a subscription with something to send and no Publish request queued by its client.").sample("fieldgate_opcua_late_publish_seconds_total", waits.latePublishMs / 1000);
   e.family("fieldgate_opcua_queue_overflows_total", "counter", "Notifications discarded by full monitored item queues.").sample("fieldgate_opcua_queue_overflows_total", st.queueOverflows);
+  e.family("fieldgate_opcua_late_queue_overflows_total", "counter", "Notifications discarded by full queues while their subscription waited for a Publish request.").sample("fieldgate_opcua_late_queue_overflows_total", st.lateQueueOverflows);
 
   // History.
   const h = server.history;

@@ -148,6 +148,108 @@ describe("Slicer", () => {
   });
 });
 
+describe("Slicer.soon: work that goes before client requests", () => {
+  it("runs after the next client socket read (runSoon), not before, and only once", async () => {
+    const clock = new ManualClock();
+    const s = new DeadlineScheduler(clock);
+    const timed: string[] = [];
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock, trace: { end: (label) => void timed.push(label) } });
+    s.every(10, { sample: () => {} }, 10);
+    clock.to(2);
+    const ran: number[] = [];
+    slicer.soon((x: number) => ran.push(x), 7, "the rest of a message");
+    expect(ran).toEqual([]);
+    slicer.runSoon();
+    expect(ran).toEqual([7]);
+    expect(timed).toEqual(["the rest of a message"]);
+    await turn();
+    expect(ran).toEqual([7]);
+    s.stop();
+  });
+
+  it("runs on the turn when no read comes first", async () => {
+    const slicer = new Slicer({ budgetMs: 1, clock: new ManualClock() });
+    let ran = 0;
+    slicer.soon(() => ran++, undefined);
+    await turn();
+    expect(ran).toBe(1);
+  });
+
+  it("keeps a job whose slice does not fit before the next deadline for a later read, after the slot", async () => {
+    const clock = new ManualClock();
+    const s = new DeadlineScheduler(clock);
+    const slicer = new Slicer({ budgetMs: 1, deadlines: s, clock });
+    const order: string[] = [];
+    s.every(10, { sample: () => void order.push(`poll ${clock.now()}`) }, 10);
+    clock.t = 9.7;
+    slicer.soon(() => order.push(`slice ${clock.now()}`), undefined);
+    slicer.runSoon();
+    expect(order).toEqual([]);
+    // A read after the deadline: the governor runs the slot, then the job.
+    clock.t = 10.1;
+    s.runDue();
+    slicer.runSoon();
+    expect(order).toEqual(["poll 10.1", "slice 10.1"]);
+    await turn();
+    expect(order).toHaveLength(2);
+    s.stop();
+  });
+
+  it("gives a poll's delivery (firstTask) its next slice after the next read too, before the jobs of soon", async () => {
+    const slicer = new Slicer({ budgetMs: 1, clock: new ManualClock() });
+    const order: string[] = [];
+    const delivery = slicer.firstTask("values (a slice)");
+    slicer.soon(() => order.push("rest of a message"), undefined);
+    const next = delivery.next().then(() => void order.push("delivery"));
+    slicer.runSoon();
+    // (The delivery goes on in a microtask after the read's task.)
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(order).toEqual(["delivery"]);
+    await next;
+    delivery.done();
+    slicer.runSoon();
+    expect(order).toEqual(["delivery", "rest of a message"]);
+  });
+
+  it("waits while a poll's delivery goes first", async () => {
+    const slicer = new Slicer({ budgetMs: 1, clock: new ManualClock() });
+    const order: string[] = [];
+    const delivery = slicer.firstTask("values (a slice)");
+    const next = delivery.next();
+    slicer.soon(() => order.push("rest of a message"), undefined);
+    slicer.runSoon();
+    expect(order).toEqual([]);
+    await next;
+    order.push("delivery");
+    delivery.done();
+    slicer.runSoon();
+    expect(order).toEqual(["delivery", "rest of a message"]);
+  });
+
+  it("runs what a job queues again after the next read, in order behind the jobs that waited", async () => {
+    const clock = new ManualClock();
+    const slicer = new Slicer({ budgetMs: 1, clock });
+    const order: string[] = [];
+    let parts = 0;
+    const part = (name: string): void => {
+      order.push(name);
+      if (++parts < 3) slicer.soon(part, name);
+    };
+    slicer.soon(part, "a");
+    slicer.soon((n: string) => order.push(n), "b");
+    slicer.runSoon();
+    expect(order).toEqual(["a", "b"]);
+    slicer.runSoon();
+    expect(order).toEqual(["a", "b", "a"]);
+    slicer.runSoon();
+    slicer.runSoon();
+    expect(order).toEqual(["a", "b", "a", "a"]);
+    await turn();
+    expect(order).toHaveLength(4);
+  });
+});
+
 describe("SlicedTask", () => {
   it("runs an index loop in slices cut before the deadline, the slot running between them", async () => {
     const clock = new ManualClock();

@@ -85,8 +85,12 @@ describe("publishing cycle", () => {
     ]);
   });
 
-  it("builds a message of many notifications in slices, one per turn of the event loop, in order", async () => {
-    // A slice of 0 ms: each message closes at its first look at the clock (after 512).
+  /**
+   * 2,000 items with a value each, four Publish requests queued, and the publishing cycle at
+   * 100 ms: it answers one request. A slice of 0 ms: each message closes at its first look at
+   * the clock (after 512).
+   */
+  async function fourPartsDue(): Promise<Fixture> {
     const f = await Fixture.start({}, 10, 0);
     const s = f.session();
     const id = f.subscribe(s, { interval: 100 });
@@ -95,12 +99,17 @@ describe("publishing cycle", () => {
       f.monitor(s, id, f.nodeId(`n${k}`), { samplingInterval: 50, clientHandle: k });
     }
     for (let i = 0; i < 4; i++) f.publish(s);
-    // The publishing cycle at 100 ms answers one request; the next part waits for the next turn.
     f.clock.advance(100);
     // (Answers land in the fixture's list in a microtask.)
     await Promise.resolve();
     await Promise.resolve();
     expect(f.answers.length).toBe(1);
+    return f;
+  }
+
+  it("builds a message of many notifications in slices, one per turn of the event loop, in order", async () => {
+    // The next part waits for the next turn.
+    const f = await fourPartsDue();
     await new Promise((r) => setImmediate(r));
     expect(f.answers.length).toBe(2);
     // One part per turn: two more turns for the last two.
@@ -111,6 +120,24 @@ describe("publishing cycle", () => {
     expect(got.map((a) => a.response!.moreNotifications)).toEqual([true, true, true, false]);
     expect(got.flatMap((a) => changes(a.response!.notificationMessage).map((c) => c[0]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
     expect(got.map((a) => a.response!.notificationMessage.sequenceNumber)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("sends the next part of a message after a client socket read, before the turn of the loop (the rest of a Publish goes before client requests)", async () => {
+    const f = await fourPartsDue();
+    const flush = async () => {
+      await Promise.resolve();
+      await Promise.resolve();
+    };
+    // Three client socket reads (the loop governor calls runSoon after each): a part after each,
+    // all within one turn of the loop.
+    for (let read = 2; read <= 4; read++) {
+      f.engine.slicer.runSoon();
+      await flush();
+      expect(f.answers.length).toBe(read);
+    }
+    const got = f.take();
+    expect(got.map((a) => a.response!.moreNotifications)).toEqual([true, true, true, false]);
+    expect(got.flatMap((a) => changes(a.response!.notificationMessage).map((c) => c[0]))).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
   });
 
   it("makes 1000 items of one CreateMonitoredItems in slices, reporting none of them before all are made", async () => {

@@ -81,6 +81,35 @@ describe("a cycle's message in parts and the items' queues", () => {
     expect(f.engine.stats.queueOverflows - overflowsBefore).toBe(0);
   });
 
+  it("delivers what a cycle took and then the newest samples in order when the client stops sending Publish requests", async () => {
+    const { f, s } = await setUp();
+    const client = { out: 0 };
+    // Cycles in two parts: each item's ring grows to twice its queue while a part waits.
+    await oneRequestOut(f, s, client, 30);
+    // The client stops sending Publish requests: the subscription goes late, and the items'
+    // queues of 10 overflow sample after sample (discardOldest).
+    await f.advance(300);
+    expect(f.take()).toEqual([]);
+    const got = new Map<number, [number, number][]>();
+    for (let i = 0; i < 6; i++) {
+      f.publish(s);
+      await f.advance(0);
+      byItem(f.take(), got);
+    }
+    for (let k = 1; k <= ITEMS; k++) {
+      const list = got.get(k)!;
+      const values = list.map(([v]) => v);
+      // What the open cycle took, if the item's part was still to come (consecutive, at most a
+      // queue's worth), then a queue of 10 of the newest samples, consecutive, ending at the
+      // counter's last; the oldest of those carries the Overflow bit, no other one does.
+      const jumps = values.flatMap((v, i) => (i > 0 && v !== values[i - 1] + 1 ? [i] : []));
+      expect({ item: k, jumps: jumps.length <= 1, after: values.length - (jumps[0] ?? 0) }).toEqual({ item: k, jumps: true, after: 10 });
+      const newest = values.slice(jumps[0] ?? 0);
+      expect(newest).toEqual(newest.map((_, i) => f.bench.count(k) - 9 + i));
+      expect(list.map(([, status]) => status !== StatusCodes.Good)).toEqual(list.map((_, i) => i === (jumps[0] ?? 0)));
+    }
+  });
+
   for (const discardOldest of [true, false]) {
     it(`keeps what a cycle took while its part waits, and applies the overflow policy to the samples since (discardOldest ${discardOldest})`, async () => {
       const { f, s } = await setUp(discardOldest);

@@ -135,6 +135,9 @@ describe("/metrics", () => {
       ["fieldgate_scheduler_slots_total", d("Sampling.Samples")],
       ["fieldgate_scheduler_skipped_slots_total", d("Sampling.SkippedSlots")],
       ["fieldgate_opcua_queue_overflows_total", d("Subscriptions.QueueOverflows")],
+      ["fieldgate_opcua_late_queue_overflows_total", d("Subscriptions.LateQueueOverflows")],
+      // Seconds against the node's ms.
+      ["fieldgate_opcua_late_publish_seconds_total", d("Subscriptions.LatePublishTime")],
     ] as const;
     const deviceCounters = [
       ["fieldgate_device_requests_total", "ns=1;s=sim/Diagnostics/Requests"],
@@ -155,9 +158,12 @@ describe("/metrics", () => {
     const after = await readNumbers(all.map(([, n]) => n));
     all.forEach(([metric], i) => {
       const labels = metric.startsWith("fieldgate_device_") ? { device: "sim" } : undefined;
-      const m = value(f, metric, labels);
-      expect(m, `${metric} >= its node before`).toBeGreaterThanOrEqual(before[i]!);
-      expect(m, `${metric} <= its node after`).toBeLessThanOrEqual(after[i]!);
+      // A time in seconds against the node's ms, both to a µs (the division is not exact).
+      const seconds = metric.endsWith("_seconds_total");
+      const us = (ms: number) => (seconds ? Math.round(ms * 1000) : ms);
+      const m = us(value(f, metric, labels) * (seconds ? 1000 : 1));
+      expect(m, `${metric} >= its node before`).toBeGreaterThanOrEqual(us(before[i]!));
+      expect(m, `${metric} <= its node after`).toBeLessThanOrEqual(us(after[i]!));
     });
     expect(value(f, "fieldgate_opcua_subscriptions")).toBe(1);
     expect(value(f, "fieldgate_opcua_monitored_items")).toBe(2);
