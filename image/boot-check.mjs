@@ -192,6 +192,9 @@ export class Shell {
   }
 }
 
+/** How long after the first session the service's memory is read again, at rest. */
+const REST_AFTER_SESSION_MS = 75_000;
+
 /** The debug shell of the booted gateway, made quiet for scripted use. */
 export async function openShell(path) {
   const sh = new Shell(path);
@@ -206,6 +209,7 @@ export async function openShell(path) {
  */
 export async function onTheGateway(path, beforeWatchdog = async () => {}) {
   const sh = await openShell(path);
+  const sessionEnded = Date.now();
   try {
     check((await sh.run("systemctl is-active fieldgate.service")) === "active", "fieldgate.service is active");
     const pid = await sh.run("systemctl show -p MainPID --value fieldgate.service");
@@ -242,6 +246,14 @@ export async function onTheGateway(path, beforeWatchdog = async () => {}) {
     console.log(`     first boot: ${(await sh.run("journalctl -b -u fieldgate-firstboot --no-pager -o cat | grep firstboot: | tr '\\n' ' '")) || "(no message)"}`);
     console.log(`     ${await sh.run("node --version | sed 's/^/node /'; uname -rm | tr '\\n' ' '; free -m | awk '/Mem:/ { print \"memory used \" $3 \" MiB of \" $2 }'")}`.replace(/\n/g, ", "));
     console.log(`     timesync: ${await sh.run("test -e /run/systemd/timesync/synchronized && echo synchronized || echo 'not synchronized (no NTP server reachable from the emulator)'")}`);
+    // At rest: the threads the first session started (the history's reader stays 60 s after a
+    // HistoryRead, the writer 10 s after its last need) have ended.
+    await sleep(Math.max(0, sessionEnded + REST_AFTER_SESSION_MS - Date.now()));
+    const [restRss, restAnon, restFile, threads] = (await sh.run(`awk '/^(VmRSS|RssAnon|RssFile|Threads):/ { print $2 }' /proc/${pid}/status`)).split("\n").map(Number);
+    figures.restRssMiB = Number((restRss / 1024).toFixed(1));
+    figures.restRssAnonMiB = Number((restAnon / 1024).toFixed(1));
+    figures.restRssFileMiB = Number((restFile / 1024).toFixed(1));
+    console.log(`     RSS at rest, ${REST_AFTER_SESSION_MS / 1000} s after the first session (${threads} threads): ${figures.restRssMiB} MiB (RssAnon ${figures.restRssAnonMiB} MiB, RssFile ${figures.restRssFileMiB} MiB)`);
     // Type=notify: the unit is "reloading" from RELOADING=1 until READY=1 (the map re-read).
     const reload = await sh.run(
       "systemctl reload fieldgate.service; for i in $(seq 60); do s=$(systemctl is-active fieldgate.service); [ \"$s\" = reloading ] || break; sleep 1; done; echo $s",
