@@ -69,7 +69,7 @@ async function powerOn({ tap } = {}) {
   bootNo++;
   if (bootNo > 1) {
     const r = spawnSync("qemu-img", ["resize", "-q", opt.disk, `+${opt.grow}M`], { encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`qemu-img resize: ${r.stderr}`);
+    if (r.status !== 0) throw new Error(`qemu-img resize: ${r.error?.message ?? r.stderr ?? `ended by ${r.signal}`}`);
   }
   const port = await freePort();
   const sock = `${opt.work}/shell-${bootNo}.sock`;
