@@ -65,8 +65,15 @@ export function unitByCode(code: string): UneceUnit | undefined {
   return unit ?? undefined;
 }
 
+/** unitDisplayNames, once asked for: a map with a unit misspelt on many tags asks for each. */
+let displayNames: readonly string[] | undefined;
+
 /** Every display name and each spelling of the names that list several, for suggestions. */
-export function unitDisplayNames(): string[] {
+export function unitDisplayNames(): readonly string[] {
+  return (displayNames ??= listDisplayNames());
+}
+
+function listDisplayNames(): string[] {
   const names = new Set<string>();
   const spellings: string[] = [];
   for (const line of UNIT_TABLE.slice(1, -1).split("\n")) {
