@@ -7,9 +7,13 @@
 // gateway's modules one by one takes about twice as long on a start and leaves more memory
 // behind (bench/RESULTS.md). Without a fresh bundle it runs the compiled modules themselves
 // (src/worker-file.ts chooses, as for workers).
+import { settleStartFlags } from "./runtime-flags.js";
 import { holdSignals } from "./signals.js";
 import { builtFile } from "./worker-file.js";
 
+// First: V8 has applied the flags it reads at start, and Node's modules from here on are compiled
+// from the node binary's own code cache (src/runtime-flags.ts).
+settleStartFlags();
 // Before anything else is loaded: a SIGHUP or SIGTERM from here on is kept for main.ts to act on
 // (src/signals.ts), not the end of a half-started process.
 holdSignals();

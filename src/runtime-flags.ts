@@ -1,7 +1,8 @@
 // The V8 flags (and the one malloc setting) the gateway runs with: src/cli.ts's shebang (the installed `fieldgate` command,
 // so the systemd service), `npm start`, the bench's fieldgate target and the soak all use these
 // (test/cli/runtime-flags.test.ts checks that the first two say the same).
-//
+import { setFlagsFromString } from "node:v8";
+
 // Each flag, and the V8 defaults kept, for a gateway whose event loop must meet 10 ms sampling
 // deadlines, often pinned to one core (bench/RESULTS.md, "From src/runtime-flags.ts", has the
 // measurements and the flags tried and refused):
@@ -56,4 +57,55 @@ export function gatewayEnvWords(): string {
   return Object.entries(GATEWAY_ENV)
     .map(([k, v]) => `${k}=${v}`)
     .join(" ");
+}
+
+/**
+ * Node's own modules (node:net, node:tls, node:worker_threads, ...) are compiled from a code cache
+ * built into the node binary, which V8 accepts only when its flags hash the same as at the
+ * cache's build (v8.cachedDataVersionTag()). Four of the flags above change that hash
+ * (--single-threaded-gc and --no-concurrent-recompilation do not): with them every Node module
+ * the gateway imports was compiled from source and a new cache of it kept in memory
+ * (bench/RESULTS.md, "Node's code cache and the gateway's flags").
+ *
+ * Three of them are read once, as V8 makes the heap and the main context: the young
+ * generation's size, gc() and ArrayBuffer's transfer() are in place before any module of ours
+ * runs. src/cli.ts turns them back to V8's defaults as its first act (settleStartFlags), and the
+ * hash is the binary's again. --heap-growing-percent is read at every full GC, so it is set again
+ * once the gateway has started (restoreRunningFlags): only Node modules first loaded after that
+ * (a worker thread's) miss the built-in cache, as all did before.
+ */
+const READ_AT_START: Readonly<Record<string, string>> = {
+  "--max-semi-space-size=2": "--max-semi-space-size=0",
+  "--harmony-rab-gsab-transfer": "--no-harmony-rab-gsab-transfer",
+  "--expose-gc": "--no-expose-gc",
+};
+const READ_WHILE_RUNNING: Readonly<Record<string, string>> = {
+  "--heap-growing-percent=50": "--heap-growing-percent=0",
+};
+
+/**
+ * The young generation of a worker thread: V8's is two semi-spaces and a large-object space of
+ * the same size, so 6 MB is --max-semi-space-size=2's, which no longer reaches a worker's heap
+ * once settleStartFlags has run.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 6;
+
+/** The flags of `table` that `execArgv` (the process's) holds. */
+function present(table: Readonly<Record<string, string>>, execArgv: readonly string[]): string[] {
+  return Object.keys(table).filter((f) => execArgv.includes(f));
+}
+
+/**
+ * Turns back to V8's defaults the gateway flags this process started with that V8 has already
+ * applied, and --heap-growing-percent until restoreRunningFlags. Returns the flags turned back.
+ */
+export function settleStartFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  const settled = [...present(READ_AT_START, execArgv), ...present(READ_WHILE_RUNNING, execArgv)];
+  for (const f of settled) setFlagsFromString(READ_AT_START[f] ?? READ_WHILE_RUNNING[f]!);
+  return settled;
+}
+
+/** Sets again the flags V8 reads while running that settleStartFlags turned back. */
+export function restoreRunningFlags(execArgv: readonly string[] = process.execArgv): void {
+  for (const f of present(READ_WHILE_RUNNING, execArgv)) setFlagsFromString(f);
 }

@@ -13,6 +13,7 @@
 // link is worker-serve.ts, and its file is the one src/worker-file.ts chooses.
 import { fileURLToPath } from "node:url";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type ResourceLimits, type TransferListItem } from "node:worker_threads";
+import { WORKER_YOUNG_GENERATION_MB } from "./runtime-flags.js";
 
 export interface Reply {
   readonly seq: number;
@@ -73,7 +74,8 @@ export class WorkerLink<Req extends object, Rep extends Reply> {
     this.worker = new Worker(file, {
       workerData: { ...data, ...linkData },
       transferList: [port2, ...(options.transferList ?? [])],
-      resourceLimits: options.resourceLimits,
+      // The young generation --max-semi-space-size gave workers before src/cli.ts settled it.
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, ...options.resourceLimits },
       // Not the parent's: `node --input-type=module -e ...` would make the worker refuse its file.
       execArgv: [],
     });

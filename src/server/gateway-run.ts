@@ -12,6 +12,7 @@
 import { ConfigError, formatIssue, loadGatewayConfig, validateConfigFile } from "../config/load.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import { takeSignals, type HeldSignal } from "../signals.js";
+import { restoreRunningFlags } from "../runtime-flags.js";
 import type { WebServer } from "../web/web-server.js";
 import { diagnosticsRequested, installDiagnosticsReport } from "./diagnostics-report.js";
 import { Logger } from "../log.js";
@@ -122,6 +123,8 @@ export async function runGateway(configFile: string, portOverride: string | unde
   const notifier = SystemdNotifier.fromEnv({ log: (m) => log.warn(m) });
   if (!signals.stopping) {
     notifier?.ready(status);
+    // Started: the Node modules a gateway loads are loaded (src/runtime-flags.ts).
+    restoreRunningFlags();
     signals.up(reloader({ server, web: () => web, config, configFile, portOverride, log, notifier, status, signals }));
   }
   const signal = await signals.stopped;

@@ -9,8 +9,17 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { shippedRuntime } from "../../bench/targets/fieldgate.js";
 import { GATEWAY_ENV, GATEWAY_NODE_FLAGS, gatewayEnvWords } from "../../src/runtime-flags.js";
+import { distFile, missingBuild, requirePeers, skipWithout } from "../helpers/built.js";
 
 const repo = join(import.meta.dirname, "../..");
+const unbuilt = missingBuild("src/cli.js");
+
+/** v8.cachedDataVersionTag() of a plain node: the hash the node binary's code cache was built with. */
+function plainTag(): string {
+  const r = spawnSync(process.execPath, ["-p", "require('node:v8').cachedDataVersionTag()"], { encoding: "utf8", timeout: 10_000 });
+  expect(r.status).toBe(0);
+  return r.stdout.trim();
+}
 
 describe("the gateway's environment and V8 flags", () => {
   it("are the shebang of src/cli.ts", () => {
@@ -57,5 +66,53 @@ describe("the gateway's environment and V8 flags", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe.skipIf(skipWithout(unbuilt))("once applied", () => {
+    it("are turned back where V8 reads them only at start, so that Node's modules use the binary's code cache; their effects stay", () => {
+      requirePeers(unbuilt);
+      const probe = `
+        import v8 from "node:v8";
+        import { settleStartFlags, restoreRunningFlags } from ${JSON.stringify(distFile("src/runtime-flags.js"))};
+        const before = String(v8.cachedDataVersionTag());
+        const settled = settleStartFlags();
+        const after = String(v8.cachedDataVersionTag());
+        // The young generation stays at two 2 MB semi-spaces under a load that grows V8's default to 32 MB.
+        for (let i = 0; i < 200; i++) { const keep = []; for (let j = 0; j < 20000; j++) keep.push({ j }); globalThis.k = keep; }
+        const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+        const a = new ArrayBuffer(8);
+        a.transfer(0);
+        restoreRunningFlags();
+        const running = String(v8.cachedDataVersionTag());
+        process.stdout.write(JSON.stringify({ before, settled, after, young, gc: typeof globalThis.gc, transferred: a.byteLength, running }));
+      `;
+      const r = spawnSync(process.execPath, [...GATEWAY_NODE_FLAGS, "--input-type=module", "-e", probe], { encoding: "utf8", timeout: 20_000 });
+      expect(r.stderr).toBe("");
+      const out = JSON.parse(r.stdout) as Record<string, unknown>;
+      const plain = plainTag();
+      expect(out.before).not.toBe(plain);
+      expect(out.settled).toEqual(["--max-semi-space-size=2", "--harmony-rab-gsab-transfer", "--expose-gc", "--heap-growing-percent=50"]);
+      expect(out.after).toBe(plain);
+      expect(out.young).toBeLessThanOrEqual(4 * 1024 * 1024);
+      expect(out.gc).toBe("function");
+      expect(out.transferred).toBe(0);
+      // --heap-growing-percent is set again: V8 reads it at every full GC.
+      expect(out.running).not.toBe(plain);
+    });
+
+    it("are turned back by the installed command before it loads the gateway", () => {
+      requirePeers(unbuilt);
+      // Printed as the process ends: \`fieldgate help\` runs no gateway, so nothing sets a flag again.
+      const dir = mkdtempSync(join(tmpdir(), "fieldgate-flags-"));
+      try {
+        const atExit = join(dir, "at-exit.cjs");
+        writeFileSync(atExit, `process.on("exit", () => process.stderr.write("TAG " + require("node:v8").cachedDataVersionTag() + "\\n"));\n`);
+        const r = spawnSync(process.execPath, [...GATEWAY_NODE_FLAGS, "--require", atExit, distFile("src/cli.js"), "help"], { encoding: "utf8", timeout: 20_000 });
+        expect(r.status).toBe(0);
+        expect(r.stderr).toContain(`TAG ${plainTag()}\n`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
