@@ -21,7 +21,6 @@ import type { WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
 import type { Logger } from "../log.js";
 import { packageVersion } from "../package-info.js";
-import { pkiOptions } from "../security/cert-cli.js";
 import { derToPem } from "../security/certificates.js";
 import { Pki } from "../security/pki.js";
 import { ConnectionGuard } from "./connection-guard.js";
@@ -190,7 +189,11 @@ export class WebServer {
 export async function startStatusPage(server: WebSource, log: Logger, o: Pick<WebServerOptions, "loadRoutes"> = {}): Promise<WebServer> {
   const config = server.config;
   let pki = server.pki;
-  if (config.web.tls && pki === undefined) pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });
+  if (config.web.tls && pki === undefined) {
+    // Only here: the server's own PKI is opened by its signing policies otherwise.
+    const { pkiOptions } = await import("../security/cert-cli.js");
+    pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });
+  }
   const web = new WebServer({ server, config: config.web, log, version: packageVersion(), pki, ...o });
   await web.listen();
   return web;
