@@ -109,7 +109,7 @@ export async function runGateway(configFile: string, portOverride: string | unde
   if (config.web.enabled && !signals.stopping) {
     try {
       web = await (await import("../web/web-server.js")).startStatusPage(server, log);
-      log.info(`status page on ${web.url}${web.auth.loginRequired ? "" : " (this box only: no users configured, no login)"}`);
+      log.info(`status page on ${web.url}${web.loginRequired ? "" : " (this box only: no users configured, no login)"}`);
     } catch (err) {
       // An optional part: OPC UA and the devices go on without it.
       const why = isAddressInUse(err)
@@ -179,7 +179,7 @@ function reloader(o: {
           // --port is not in the file: keep it, or every reload would report a changed server section.
           if (portOverride !== undefined) next = { ...next, server: { ...next.server, port: config.server.port } };
           server.reloadConfig(next);
-          web()?.auth.usersChanged();
+          web()?.usersChanged();
         } catch (err) {
           log.error(`reload of the gateway config failed: ${err instanceof Error ? err.message : String(err)}`);
         }

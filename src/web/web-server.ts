@@ -1,24 +1,14 @@
 // The status page's HTTP(S) server (DESIGN: src/web): its own port (`web:` in gateway.yaml),
 // HTTPS with the gateway's own certificate and key from pki/own unless `tls: false`, logins
-// with the users of gateway.yaml (auth.ts), and these routes:
+// with the users of gateway.yaml. The routes are web-routes.ts's.
 //
-//   GET  /?device=NAME            the page, rendered with the gateway's state (page-render.ts)
-//   GET  /app.js, /app.css, /editor.js, /trend.js   its script and style sheet, the settings
-//                                 editor's and the trend chart's scripts (loaded when first used)
-//   GET  /login, POST /login      the login form; POST /logout
-//   GET  /api/me                  who is logged in, their role and CSRF token
-//   GET  /api/events?device=NAME  server-sent events (updates.ts)
-//   GET  /api/state               one snapshot as JSON (for scripts)
-//   GET  /api/trend?device=D&tag=T&from=MS&to=MS   a tag's history as points (the trend chart)
-//   POST /api/reload              admin: reload the device map (as SIGHUP does)
-//   POST /api/certificates/trust|reject  {thumbprint}  admin: move a certificate in pki/
-//   .../api/config/...            the settings files (config-api.ts)
-//   GET  /metrics                 Prometheus text format (metrics.ts); cookie or HTTP Basic
-//
-// Who may act (every POST but the login's): an admin, with the session's CSRF token when logged
-// in through the page; with HTTP Basic credentials (scripts), from no page of another site
-// (the browser's Sec-Fetch-Site, Fetch Metadata: a cross-site form cannot carry a token, but a
-// browser may replay cached Basic credentials with it).
+// What a gateway holds before anyone opens its page is this file: the listener on its port (so
+// a port in use is reported at the start), the connection guard and the timeouts. Everything
+// that answers a request (the routes, the page and its scripts, the views, the live updates, the
+// settings API, /metrics, the logins) is imported on the first request, once: requests that
+// come while it loads wait for the same import; an import that fails is logged, answered with
+// 500 and tried again by the next request. Loaded, it stays (a module is never unloaded), and
+// the requests after it go straight to it.
 //
 // Bounded: request bodies (16 KiB; a settings file 8 MiB), headers and requests time out (a
 // connection's first request from its accept, TLS handshake included), open pages
@@ -27,55 +17,22 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { GatewayConfig, WebConfig } from "../config/gateway-config.js";
+import type { WebConfig } from "../config/gateway-config.js";
 import { isLoopbackHost } from "../config/gateway-config.js";
-import { formatIssue, type ConfigIssue } from "../config/load.js";
-import type { TrendPoints } from "../history/trend.js";
-import type { ApplyReport } from "../devices/device-runtime.js";
 import type { Logger } from "../log.js";
-import { describeApply } from "../devices/map-changes.js";
 import { packageVersion } from "../package-info.js";
-import { clockSynchronized } from "../sampling/clock.js";
-import { pkiOptions } from "../security/cert-cli.js";
 import { derToPem } from "../security/certificates.js";
 import { Pki } from "../security/pki.js";
-import type { UserDirectory } from "../sessions/users.js";
-import { roleAtLeast, SESSION_COOKIE, WebAuth, type Principal } from "./auth.js";
-import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from "./metrics.js";
 import { ConnectionGuard } from "./connection-guard.js";
-import { APP_CSS } from "./page-style.js";
-import { APP_JS } from "./page-script.js";
-import { EDITOR_JS } from "./page-editor.js";
-import { TREND_JS } from "./page-trend.js";
-import { gatewayTzOffset, type IndexedTagRow } from "./page-format.js";
-import { loginHtml, pageHtml, type PageState } from "./page-render.js";
-import { certificatesView, StatusViews, TagBaseline, type ViewSource } from "./status-view.js";
-import { LiveUpdates, type UpdateSource } from "./updates.js";
-import { settingsRoute, type SettingsSource } from "./config-api.js";
-import { headerValue, HttpError, json, readBody, send } from "./http.js";
+import type { PageRoutes, WebSource } from "./web-routes.js";
 
-const MAX_BODY = 16 * 1024;
-/** Tag rows in the first paint: the updates bring the rest of a big device at once. */
-const FIRST_PAINT_TAGS = 200;
+export type { WebSource } from "./web-routes.js";
+
 /** How often Node checks headersTimeout and requestTimeout (its default, 30 s, would let a request run that much over). */
 const TIMEOUT_CHECK_MS = 1000;
 
-/**
- * What the page reads of the running gateway and asks of it: the views', the updates' and
- * /metrics' parts, the users it logs in, and a reload of the device map. The composition root
- * (src/server) hands it over; the page knows no server object.
- */
-export type WebSource = ViewSource &
-  UpdateSource &
-  MetricsSource & {
-    readonly config: GatewayConfig;
-    readonly users: UserDirectory;
-    reloadDevices(): Promise<{ readonly ok: boolean; readonly issues: readonly ConfigIssue[]; readonly report?: ApplyReport }>;
-    /** The settings files (the editor and the settings API). */
-    readonly settings: SettingsSource;
-    /** Tag `tag` of device `device` from the history (a tag that keeps none has no points). */
-    trend(device: string, tag: string, from: number, to: number): Promise<TrendPoints>;
-  };
+/** What the first request imports: the routes' module (web-routes.ts), or a stand-in in tests. */
+export type RoutesModule = Pick<typeof import("./web-routes.js"), "PageRoutes">;
 
 export interface WebServerOptions {
   readonly server: WebSource;
@@ -84,19 +41,9 @@ export interface WebServerOptions {
   readonly version: string;
   /** The PKI whose own certificate serves HTTPS (the server's, or one opened for the page). */
   readonly pki: Pki | undefined;
+  /** Imports the routes; by default web-routes.ts (a test makes it slow or failing). */
+  readonly loadRoutes?: () => Promise<RoutesModule>;
 }
-
-interface Asset {
-  readonly body: Buffer;
-  readonly type: string;
-}
-
-const ASSETS: Readonly<Record<string, Asset>> = {
-  "/app.js": { body: Buffer.from(APP_JS), type: "text/javascript; charset=utf-8" },
-  "/app.css": { body: Buffer.from(APP_CSS), type: "text/css; charset=utf-8" },
-  "/editor.js": { body: Buffer.from(EDITOR_JS), type: "text/javascript; charset=utf-8" },
-  "/trend.js": { body: Buffer.from(TREND_JS), type: "text/javascript; charset=utf-8" },
-};
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -105,27 +52,27 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-frame-options": "DENY",
 };
 
+const importRoutes = (): Promise<RoutesModule> => import("./web-routes.js");
+
 export class WebServer {
-  readonly updates: LiveUpdates;
-  readonly auth: WebAuth;
   private readonly o: WebServerOptions;
   private readonly http: Server;
   private readonly tls: boolean;
   private readonly host: string;
-  private readonly views: StatusViews;
   private readonly guard: ConnectionGuard;
+  /** The routes once loaded; `loading` while the first request imports them. */
+  private routes: PageRoutes | undefined;
+  private loading: Promise<PageRoutes> | undefined;
+  private closed = false;
 
   constructor(o: WebServerOptions) {
     this.o = o;
     const c = o.config;
-    this.auth = new WebAuth({ users: o.server.users, sessionTimeout: c.sessionTimeout });
     // No users, no login: this box only, whatever the default host would be.
-    this.host = c.host ?? (this.auth.loginRequired ? "0.0.0.0" : "127.0.0.1");
-    if (!this.auth.loginRequired && !isLoopbackHost(this.host)) this.host = "127.0.0.1";
-    this.views = new StatusViews(o.server, { version: o.version, clockState });
-    this.updates = new LiveUpdates({ server: o.server, log: o.log, views: this.views, interval: c.updateInterval, maxClients: c.maxClients });
+    this.host = c.host ?? (this.loginRequired ? "0.0.0.0" : "127.0.0.1");
+    if (!this.loginRequired && !isLoopbackHost(this.host)) this.host = "127.0.0.1";
     this.tls = c.tls;
-    const handler = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
+    const handler = (req: IncomingMessage, res: ServerResponse): void => this.handle(req, res);
     if (c.tls) {
       if (o.pki === undefined) throw new Error("web.tls needs the gateway's certificate (pki/own)");
       const key = o.pki.ownPrivateKey.export({ type: "pkcs8", format: "pem" });
@@ -143,6 +90,11 @@ export class WebServer {
     this.guard.attach(this.http);
   }
 
+  /** Whether logging in is possible at all (some user has a password): without, the page is this box's only. */
+  get loginRequired(): boolean {
+    return this.o.server.users.acceptsPasswords;
+  }
+
   /** Where the page is, e.g. https://127.0.0.1:8443/. */
   get url(): string {
     const a = this.http.address() as AddressInfo | null;
@@ -158,6 +110,11 @@ export class WebServer {
     return this.host;
   }
 
+  /** Whether the routes have been loaded (by a first request). */
+  get loaded(): boolean {
+    return this.routes !== undefined;
+  }
+
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (err: Error): void => reject(err);
@@ -170,8 +127,14 @@ export class WebServer {
     });
   }
 
+  /** After a reload of the users: cached Basic credentials are checked again (nothing to do before the page was loaded). */
+  usersChanged(): void {
+    this.routes?.auth.usersChanged();
+  }
+
   async close(): Promise<void> {
-    this.updates.close();
+    this.closed = true;
+    this.routes?.close();
     this.guard.close();
     await new Promise<void>((resolve) => {
       this.http.close(() => resolve());
@@ -179,236 +142,59 @@ export class WebServer {
     });
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private handle(req: IncomingMessage, res: ServerResponse): void {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     if (this.tls) res.setHeader("strict-transport-security", "max-age=31536000");
-    try {
-      const url = new URL(req.url ?? "/", "http://x");
-      const path = url.pathname;
-      const method = req.method ?? "GET";
-      const address = req.socket.remoteAddress ?? "";
-      // No icon: answered before the login, so a browser's request for one is not sent to the form.
-      if (method === "GET" && path === "/favicon.ico") {
-        res.writeHead(204, { "cache-control": "max-age=86400" });
-        res.end();
-        return;
-      }
-      if (method === "GET" && (path === "/app.css" || path === "/login")) {
-        if (path === "/app.css") return this.asset(res, ASSETS[path]!);
-        return send(res, 200, "text/html; charset=utf-8", loginHtml(url.searchParams.has("failed")));
-      }
-      if (method === "POST" && path === "/login") return await this.login(req, res, address);
-      if (method === "POST" && path === "/logout") {
-        this.auth.logout(req.headers.cookie);
-        res.setHeader("set-cookie", `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict${this.tls ? "; Secure" : ""}`);
-        return this.redirect(res, "/login");
-      }
-      const who = await this.auth.identify(req.headers.cookie, req.headers.authorization, address);
-      if (who === undefined) {
-        // A browser goes to the form; a scraper is told to authenticate.
-        if (path === "/metrics" || path.startsWith("/api/")) {
-          res.setHeader("www-authenticate", 'Basic realm="fieldgate", charset="UTF-8"');
-          throw new HttpError(401, "log in first");
-        }
-        return this.redirect(res, "/login");
-      }
-      if (method === "POST") this.mayAct(req, who);
-      if (await settingsRoute(req, res, { path, method, query: url.searchParams, who, source: this.o.server.settings, log: this.o.log, onUsersChanged: () => this.auth.usersChanged() })) return;
-      if (method === "GET") {
-        const asset = ASSETS[path];
-        if (asset !== undefined) return this.asset(res, asset);
-        switch (path) {
-          case "/":
-            return send(res, 200, "text/html; charset=utf-8", pageHtml(this.pageState(url.searchParams.get("device") ?? ""), { ...who, loginRequired: this.auth.loginRequired }));
-          case "/metrics":
-            return send(res, 200, METRICS_CONTENT_TYPE, renderMetrics(this.o.server, this.o.version, { clients: this.updates.clientCount, stats: this.updates.stats }));
-          case "/api/me":
-            return json(res, 200, { user: who.user, role: who.role, csrf: who.csrf, loginRequired: this.auth.loginRequired });
-          case "/api/events":
-            if (!this.updates.open(res, url.searchParams.get("device") ?? "")) throw new HttpError(503, "too many pages open (web.maxClients)");
-            return;
-          case "/api/state":
-            return json(res, 200, this.snapshot());
-          case "/api/trend":
-            return await this.trend(res, url.searchParams);
-          default:
-            throw new HttpError(404, "not found");
-        }
-      }
-      if (method === "POST") {
-        switch (path) {
-          case "/api/reload":
-            return await this.reload(res, who);
-          case "/api/certificates/trust":
-          case "/api/certificates/reject":
-            return await this.certificate(req, res, who, path.endsWith("trust") ? "trust" : "reject");
-          default:
-            throw new HttpError(404, "not found");
-        }
-      }
-      throw new HttpError(405, "method not allowed");
-    } catch (err) {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const status = err instanceof HttpError ? err.status : 500;
-      if (status === 500) this.o.log.warn(`status page: ${req.method} ${req.url}: ${err instanceof Error ? err.message : String(err)}`);
-      json(res, status, { error: err instanceof HttpError ? err.message : "internal error", ...(err instanceof HttpError ? err.extra : undefined) });
-    }
-  }
-
-  /**
-   * Admins only: logged in through the page, with the session's CSRF token; with Basic
-   * credentials (a script), from no page of another site (Fetch Metadata's Sec-Fetch-Site,
-   * which browsers send and scripts do not).
-   */
-  private mayAct(req: IncomingMessage, who: Principal): void {
-    if (!roleAtLeast(who.role, "admin")) throw new HttpError(403, "only an admin may do this");
-    if (who.basic) {
-      const site = headerValue(req.headers["sec-fetch-site"]);
-      if (site !== undefined && site !== "same-origin" && site !== "none") throw new HttpError(403, "a page of another site may not act with these credentials");
+    if (this.routes !== undefined) {
+      void this.routes.handle(req, res);
       return;
     }
-    if (!WebAuth.csrfMatches(who, headerValue(req.headers["x-fieldgate-csrf"]))) throw new HttpError(403, "missing or wrong CSRF token: reload the page");
+    this.load().then(
+      (routes) => void routes.handle(req, res),
+      () => {
+        if (res.headersSent || res.destroyed) return;
+        res.writeHead(500, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+        res.end(JSON.stringify({ error: "the status page could not be loaded (the gateway's log says why); try again" }));
+      },
+    );
   }
 
-  private async login(req: IncomingMessage, res: ServerResponse, address: string): Promise<void> {
-    const form = new URLSearchParams(await readBody(req, MAX_BODY));
-    const user = form.get("user") ?? "";
-    const token = await this.auth.login(user, form.get("password") ?? "", address);
-    if (token === undefined) {
-      this.o.log.notice(`status page: failed login as "${user.slice(0, 64)}" from ${address}`);
-      return this.redirect(res, "/login?failed");
-    }
-    res.setHeader("set-cookie", `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict${this.tls ? "; Secure" : ""}`);
-    this.redirect(res, "/");
+  /** The routes, imported by the first request; every request until then waits for the same import. */
+  private load(): Promise<PageRoutes> {
+    this.loading ??= this.importRoutes().catch((err: unknown) => {
+      // The next request tries again.
+      this.loading = undefined;
+      this.o.log.warn(`status page: its code could not be loaded, the next request tries again: ${err instanceof Error ? err.message : String(err)}`);
+      throw err;
+    });
+    return this.loading;
   }
 
-  private async reload(res: ServerResponse, who: Principal): Promise<void> {
-    this.o.log.info(`status page: ${who.user} reloads the device map`);
-    const r = await this.o.server.reloadDevices();
-    if (!r.ok) {
-      const issues = r.issues.map(formatIssue);
-      return json(res, 422, { error: issues.length > 0 ? `refused, the last good map stays in use:\n${issues.join("\n")}` : "refused: no device map configured", issues });
-    }
-    const rep = r.report!;
-    const { summary, devices } = describeApply(rep);
-    json(res, 200, { message: `device map reloaded: ${summary}`, devices, report: rep });
+  private async importRoutes(): Promise<PageRoutes> {
+    const { PageRoutes } = await (this.o.loadRoutes ?? importRoutes)();
+    const routes = new PageRoutes({ server: this.o.server, config: this.o.config, log: this.o.log, version: this.o.version, tls: this.tls });
+    // Closed while it loaded: close() found no live updates to end, these must not start.
+    if (this.closed) routes.close();
+    this.routes = routes;
+    return routes;
   }
-
-  private async certificate(req: IncomingMessage, res: ServerResponse, who: Principal, action: "trust" | "reject"): Promise<void> {
-    const pki = this.o.server.pki;
-    if (pki === undefined) throw new HttpError(409, "no signing security policy is configured: there are no client certificates to manage");
-    const text = await readBody(req, MAX_BODY);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new HttpError(400, "expected JSON {\"thumbprint\": \"...\"}");
-    }
-    const tp = typeof body === "object" && body !== null ? (body as { thumbprint?: unknown }).thumbprint : undefined;
-    // Thumbprints only: a file name would let the page copy any readable file into pki/.
-    if (typeof tp !== "string" || !/^[0-9A-Fa-f:]{40,59}$/.test(tp)) throw new HttpError(400, "expected a certificate thumbprint (40 hex digits)");
-    let info;
-    try {
-      info = action === "trust" ? pki.trust(tp) : pki.reject(tp);
-    } catch (err) {
-      throw new HttpError(404, err instanceof Error ? err.message : String(err));
-    }
-    this.updates.certificatesChanged();
-    this.o.log.notice(`status page: ${who.user} ${action === "trust" ? "trusted" : "rejected"} certificate ${info.subject}, thumbprint ${info.thumbprint}`);
-    json(res, 200, { message: `${action === "trust" ? "trusted" : "moved to rejected"}: ${info.subject} (${info.thumbprint})`, thumbprint: info.thumbprint });
-  }
-
-  private snapshot(): unknown {
-    const now = Date.now();
-    const s = this.views.sessions();
-    return {
-      t: now,
-      gateway: this.views.gateway(now),
-      history: this.views.history(now),
-      devices: this.views.devices(),
-      sessions: s.sessions,
-      subscriptions: s.subscriptions,
-      certificates: certificatesView(this.o.server.pki),
-      log: this.o.log.recent(0),
-    };
-  }
-
-  /**
-   * What the first paint shows: the snapshot, and the tags of the device asked for (or the
-   * first), at most FIRST_PAINT_TAGS of them.
-   */
-  private pageState(device: string): PageState {
-    const now = Date.now();
-    const s = this.views.sessions();
-    const devices = this.views.devices();
-    const watched = devices.some((d) => d.name === device) ? device : (devices[0]?.name ?? "");
-    const poller = watched === "" ? undefined : this.o.server.deviceRuntime.poller(watched);
-    const tags: IndexedTagRow[] = poller === undefined ? [] : new TagBaseline(watched).changed(poller, this.o.server.values, true, 0, FIRST_PAINT_TAGS);
-    return {
-      t: now,
-      tzOffset: gatewayTzOffset(),
-      gateway: this.views.gateway(now),
-      history: this.views.history(now),
-      devices,
-      watched,
-      tags,
-      sessions: s.sessions,
-      subscriptions: s.subscriptions,
-      certificates: certificatesView(this.o.server.pki),
-      log: this.o.log.recent(0),
-      settingsImport: this.o.server.settings.settingsImport(),
-      networkTrial: this.o.server.settings.unavailable("network") === undefined ? this.o.server.settings.networkStatus().pending : undefined,
-    };
-  }
-
-  /** GET /api/trend: a tag's history between `from` and `to` (ms; default the last hour). */
-  private async trend(res: ServerResponse, q: URLSearchParams): Promise<void> {
-    const device = q.get("device") ?? "";
-    const tag = q.get("tag") ?? "";
-    const now = Date.now();
-    const to = q.has("to") ? Number(q.get("to")) : now;
-    const from = q.has("from") ? Number(q.get("from")) : to - 3_600_000;
-    if (!Number.isFinite(from) || !Number.isFinite(to) || from >= to) throw new HttpError(400, "expected from < to, in ms since 1970");
-    const config = this.o.server.deviceMap?.devices.find((d) => d.name === device)?.tags.find((t) => t.name === tag);
-    if (config === undefined) throw new HttpError(404, `no tag "${tag}" of device "${device}" in the map in use`);
-    if (!config.history) throw new HttpError(409, `${device}.${tag} keeps no history (history: true in the device map keeps it)`);
-    try {
-      json(res, 200, { device, tag, from, to, ...(await this.o.server.trend(device, tag, from, to)) });
-    } catch (err) {
-      throw new HttpError(503, err instanceof Error ? err.message : String(err));
-    }
-  }
-
-  private asset(res: ServerResponse, a: Asset): void {
-    res.writeHead(200, { "content-type": a.type, "content-length": a.body.length, "cache-control": "no-cache" });
-    res.end(a.body);
-  }
-
-  private redirect(res: ServerResponse, to: string): void {
-    res.writeHead(303, { location: to, "cache-control": "no-store" });
-    res.end();
-  }
-}
-
-/** The clock as the page shows it: timesyncd's word under systemd, else not checked. */
-function clockState(): string {
-  if (!process.env.NOTIFY_SOCKET) return "not checked (not run by systemd)";
-  return clockSynchronized() ? "synchronized (NTP)" : "not synchronized yet";
 }
 
 /**
- * Starts the status page of a running gateway (`web.enabled`). Under TLS it serves the gateway's
- * own certificate: the server's PKI, or, when no signing policy opened one, the same folder
- * opened for the page (the certificate is made on first start either way).
+ * Starts the status page of a running gateway (`web.enabled`): its listener only, the routes come
+ * with the first request. Under TLS it serves the gateway's own certificate: the server's PKI,
+ * or, when no signing policy opened one, the same folder opened for the page (the certificate is
+ * made on first start either way).
  */
-export async function startStatusPage(server: WebSource, log: Logger): Promise<WebServer> {
+export async function startStatusPage(server: WebSource, log: Logger, o: Pick<WebServerOptions, "loadRoutes"> = {}): Promise<WebServer> {
   const config = server.config;
   let pki = server.pki;
-  if (config.web.tls && pki === undefined) pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });
-  const web = new WebServer({ server, config: config.web, log, version: packageVersion(), pki });
+  if (config.web.tls && pki === undefined) {
+    // Only here: the server's own PKI is opened by its signing policies otherwise.
+    const { pkiOptions } = await import("../security/cert-cli.js");
+    pki = await Pki.open({ ...pkiOptions(config), log: (m) => (m.startsWith("created ") ? log.info(m) : log.warn(m)) });
+  }
+  const web = new WebServer({ server, config: config.web, log, version: packageVersion(), pki, ...o });
   await web.listen();
   return web;
 }

@@ -10,7 +10,7 @@ import { loadGatewayConfig } from "../../src/config/load.js";
 import { Logger } from "../../src/log.js";
 import { FieldgateServer, type FieldgateServerOptions } from "../../src/server/server.js";
 import { hashPassword } from "../../src/sessions/users.js";
-import { startStatusPage, type WebServer } from "../../src/web/web-server.js";
+import { startStatusPage, type WebServer, type WebServerOptions } from "../../src/web/web-server.js";
 
 export interface WebGateway {
   dir: string;
@@ -30,9 +30,9 @@ export const PASSWORDS = { admin: "correct horse battery", viewer: "view only pl
 
 let hashes: Promise<{ admin: string; viewer: string }> | undefined;
 
-/** `users`: admin and viewer with PASSWORDS; `extraYaml` is appended (devices:, more web keys, ...). */
+/** `users`: admin and viewer with PASSWORDS; `extraYaml` is appended (devices:, more web keys, ...); `loadRoutes`: how the page's first request imports its routes. */
 export async function startWebGateway(
-  o: { users?: boolean; tls?: boolean; extraYaml?: string; web?: string; dir?: string; server?: Omit<FieldgateServerOptions, "configFile"> } = {},
+  o: { users?: boolean; tls?: boolean; extraYaml?: string; web?: string; dir?: string; server?: Omit<FieldgateServerOptions, "configFile">; loadRoutes?: WebServerOptions["loadRoutes"] } = {},
 ): Promise<WebGateway> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), "fieldgate-web-"));
   let users = "";
@@ -50,7 +50,7 @@ export async function startWebGateway(
   const log = new Logger({ level: "debug", journal: false, write: () => undefined });
   const server = new FieldgateServer(loadGatewayConfig(configFile), log, { ...o.server, configFile });
   await server.start();
-  const web = await startStatusPage(server, log);
+  const web = await startStatusPage(server, log, { loadRoutes: o.loadRoutes });
   const der = server.pki!.ownCertificate;
   const certPem = `-----BEGIN CERTIFICATE-----\n${der.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE-----\n`;
   return {
