@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer --expose-gc
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=65536 MALLOC_ARENA_MAX=1 node --max-semi-space-size=2 --single-threaded-gc --heap-growing-percent=50 --no-concurrent-recompilation --harmony-rab-gsab-transfer --expose-gc
 // `fieldgate run | validate | cert | update | import | export`: the entry point of the gateway service and of its operators' tools.
 // The environment and the V8 flags above are src/runtime-flags.ts's, which says why each.
 //

@@ -49,8 +49,14 @@ export const GATEWAY_NODE_FLAGS: readonly string[] = [
  * them resident: socket reads and the transport's buffer slabs after an attack, and a login's
  * scrypt (16 MiB of working memory, src/sessions/users.ts), one block for good per libuv worker
  * thread (bench/RESULTS.md, "From src/runtime-flags.ts").
+ *
+ * MALLOC_ARENA_MAX=1 (mallopt(3), M_ARENA_MAX): every thread allocates from the one arena. Each
+ * thread that allocates otherwise gets an arena of its own, which keeps its pages after the thread
+ * has ended: a first start's validation and certificate threads, the history's threads that come
+ * and go. Small blocks still come from each thread's own cache (glibc's tcache) without the lock;
+ * Reads and the history's writes cost the same (bench/RESULTS.md, "One malloc arena").
  */
-export const GATEWAY_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: "65536" });
+export const GATEWAY_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_MMAP_THRESHOLD_: "65536", MALLOC_ARENA_MAX: "1" });
 
 /** GATEWAY_ENV as `NAME=value` words, as the shebang and `npm start` write them. */
 export function gatewayEnvWords(): string {

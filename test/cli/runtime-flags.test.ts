@@ -46,7 +46,7 @@ describe("the gateway's environment and V8 flags", () => {
   });
 
   it("are what the bench reads back from the built command's shebang", () => {
-    expect(GATEWAY_ENV).toEqual({ MALLOC_MMAP_THRESHOLD_: "65536" });
+    expect(GATEWAY_ENV).toEqual({ MALLOC_MMAP_THRESHOLD_: "65536", MALLOC_ARENA_MAX: "1" });
     expect(shippedRuntime(repo)).toEqual({ nodeFlags: [...GATEWAY_NODE_FLAGS], env: { ...GATEWAY_ENV } });
   });
 
