@@ -14,10 +14,20 @@ const enum Column {
   DisplayName = 2,
 }
 
+/** A key as the table writes it: characters past U+00FF as \\uXXXX (generated/units.ts). */
+function tableText(key: string): string {
+  return key.replace(/[^\u0000-\u00ff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** A field of the table as it reads. */
+function fieldText(field: string): string {
+  return field.includes("\\u") ? field.replace(/\\u([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : field;
+}
+
 /** The unit on the line that starts at `start`. */
 function unitAt(start: number): UneceUnit {
   const [code, unitId, displayName, description] = UNIT_TABLE.slice(start, UNIT_TABLE.indexOf("\n", start)).split("\t") as [string, string, string, string];
-  return { code, unitId: Number(unitId), displayName, description };
+  return { code: fieldText(code), unitId: Number(unitId), displayName: fieldText(displayName), description: fieldText(description) };
 }
 
 /** Where the first line whose `column` satisfies `matches` starts; each candidate holds `text`. */
@@ -34,7 +44,7 @@ function firstLine(column: Column, text: string, matches: (field: string) => boo
 
 /** A key a line of the table could hold. */
 function plausible(key: string): boolean {
-  return key !== "" && !key.includes("\t") && !key.includes("\n");
+  return key !== "" && !key.includes("\t") && !key.includes("\n") && !key.includes("\\");
 }
 
 /**
@@ -45,8 +55,9 @@ export function unitByDisplayName(name: string): UneceUnit | undefined {
   let unit = byName.get(name);
   if (unit === undefined) {
     if (!plausible(name)) return undefined;
-    const exact = firstLine(Column.DisplayName, name, (f) => f === name);
-    const spelled = exact >= 0 ? -1 : firstLine(Column.DisplayName, name, (f) => f.includes(" or ") && f.split(" or ").includes(name));
+    const key = tableText(name);
+    const exact = firstLine(Column.DisplayName, key, (f) => f === key);
+    const spelled = exact >= 0 ? -1 : firstLine(Column.DisplayName, key, (f) => f.includes(" or ") && f.split(" or ").includes(key));
     unit = exact >= 0 ? unitAt(exact) : spelled >= 0 ? { ...unitAt(spelled), displayName: name } : null;
     byName.set(name, unit);
   }
@@ -58,7 +69,7 @@ export function unitByCode(code: string): UneceUnit | undefined {
   let unit = byCode.get(code);
   if (unit === undefined) {
     if (!plausible(code)) return undefined;
-    const at = UNIT_TABLE.indexOf(`\n${code}\t`);
+    const at = UNIT_TABLE.indexOf(`\n${tableText(code)}\t`);
     unit = at >= 0 ? unitAt(at + 1) : null;
     byCode.set(code, unit);
   }
@@ -77,7 +88,7 @@ function listDisplayNames(): string[] {
   const names = new Set<string>();
   const spellings: string[] = [];
   for (const line of UNIT_TABLE.slice(1, -1).split("\n")) {
-    const name = line.split("\t")[2]!;
+    const name = fieldText(line.split("\t")[2]!);
     names.add(name);
     if (name.includes(" or ")) spellings.push(...name.split(" or "));
   }

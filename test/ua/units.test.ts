@@ -5,7 +5,11 @@ import { describe, expect, it } from "vitest";
 import { UNIT_TABLE } from "../../src/ua/generated/units.js";
 import { UNECE_NAMESPACE_URI, unitByCode, unitByDisplayName, unitDisplayNames } from "../../src/ua/units.js";
 
-const LINES = UNIT_TABLE.slice(1, -1).split("\n").map((l) => l.split("\t") as [string, string, string, string]);
+/** A field as the table writes it, read as JSON reads a string (the table writes \\uXXXX past U+00FF). */
+const read = (f: string): string => JSON.parse(`"${f.replace(/"/g, '\\"')}"`) as string;
+const LINES = UNIT_TABLE.slice(1, -1)
+  .split("\n")
+  .map((l) => l.split("\t").map(read) as [string, string, string, string]);
 
 describe("UNECE units", () => {
   it("has the table of UNECE_to_OPCUA.csv, one line per unit", () => {
@@ -48,6 +52,17 @@ describe("UNECE units", () => {
     expect(unitByDisplayName("°C\tdegree Celsius")).toBeUndefined();
     expect(unitByCode("CEL\n")).toBeUndefined();
     expect(unitByDisplayName("ton")).toBeUndefined();
+  });
+
+  it("keeps the table one byte a character, and finds and gives the names past U+00FF as they are", () => {
+    // V8 keeps a string with one character past U+00FF two bytes a character, the whole table.
+    expect([...UNIT_TABLE].filter((c) => c.charCodeAt(0) > 0xff)).toEqual([]);
+    expect(LINES.some(([, , name]) => /[^\u0000-\u00ff]/.test(name))).toBe(true);
+    expect(unitByDisplayName("H/\u2126")).toEqual({ code: "H04", unitId: 4730932, displayName: "H/\u2126", description: "henry per ohm" });
+    expect(unitByCode("H04")?.displayName).toBe("H/\u2126");
+    expect(unitDisplayNames()).toContain("H/\u2126");
+    // The table's own writing of a name is not a name.
+    expect(unitByDisplayName("H/\\u2126")).toBeUndefined();
   });
 
   it("lists each display name and spelling once, for suggestions", () => {

@@ -15,7 +15,7 @@ export interface UneceUnit {
 
 /**
  * Code, UnitId, display name and description, tab-separated, a line each, in the order of the
- * CSV; the text starts and ends with a line break.
+ * CSV; the text starts and ends with a line break. A character past U+00FF is written \uXXXX.
  */
 export const UNIT_TABLE =
   "\n" +
@@ -230,7 +230,7 @@ export const UNIT_TABLE =
   "K40\t4928560\tgn\tstandard acceleration of free fall\n" +
   "M40\t5059632\tyd/s²\tyard per second squared\n" +
   "M42\t5059634\tmi/s²\tmile (statute mile) per second squared\n" +
-  "C92\t4405554\tm⁻¹\treciprocal metre\n" +
+  "C92\t4405554\tm\\u207b¹\treciprocal metre\n" +
   "Q32\t5321522\tfl\tfemtolitre\n" +
   "Q33\t5321523\tpl\tpicolitre\n" +
   "Q34\t5321524\tnl\tnanolitre\n" +
@@ -247,10 +247,10 @@ export const UNIT_TABLE =
   "H11\t4731185\t1/mo\treciprocal month\n" +
   "H09\t4730937\t1/y\treciprocal year\n" +
   "H85\t4732981\t1/wk\treciprocal week\n" +
-  "C97\t4405559\ts⁻¹\treciprocal second\n" +
+  "C97\t4405559\ts\\u207b¹\treciprocal second\n" +
   "RPS\t5394515\tr/s\trevolutions per second\n" +
   "RPM\t5394509\tr/min\trevolutions per minute\n" +
-  "C94\t4405556\tmin⁻¹\treciprocal minute\n" +
+  "C94\t4405556\tmin\\u207b¹\treciprocal minute\n" +
   "C50\t4404528\tNp\tneper\n" +
   "2N\t12878\tdB\tdecibel\n" +
   "M72\t5060402\tB\tbel\n" +
@@ -423,7 +423,7 @@ export const UNIT_TABLE =
   "G19\t4665657\tN·m/kg\tnewton metre per kilogram\n" +
   "F47\t4600887\tN/mm\tnewton per millimetre\n" +
   "M93\t5060915\tN·m/rad\tnewton metre per radian\n" +
-  "H41\t4731953\tN·m·W⁻⁰‧⁵\tnewton metre watt to the power minus 0,5\n" +
+  "H41\t4731953\tN·m·W\\u207b\\u2070\\u2027\\u2075\tnewton metre watt to the power minus 0,5\n" +
   "B38\t4338488\tkgf·m\tkilogram-force metre\n" +
   "IA\t18753\tin·lb\tinch pound (pound inch)\n" +
   "4Q\t13393\toz·in\tounce inch\n" +
@@ -476,13 +476,13 @@ export const UNIT_TABLE =
   "UA\t21825\tTorr\ttorr\n" +
   "ATT\t4281428\tat\ttechnical atmosphere\n" +
   "80\t14384\tlb/in²\tpound per square inch absolute\n" +
-  "H78\t4732728\tcm H₂O\tconventional centimetre of water\n" +
-  "HP\t18512\tmm H₂O\tconventional millimetre of water\n" +
+  "H78\t4732728\tcm H\\u2082O\tconventional centimetre of water\n" +
+  "HP\t18512\tmm H\\u2082O\tconventional millimetre of water\n" +
   "HN\t18510\tmm Hg\tconventional millimetre of mercury\n" +
   "F79\t4601657\tinHg\tinch of mercury\n" +
-  "F78\t4601656\tinH₂O\tinch of water\n" +
+  "F78\t4601656\tinH\\u2082O\tinch of water\n" +
   "J89\t4864057\tcm Hg\tcentimetre of mercury\n" +
-  "K24\t4928052\tft H₂O\tfoot of water\n" +
+  "K24\t4928052\tft H\\u2082O\tfoot of water\n" +
   "K25\t4928053\tft Hg\tfoot of mercury\n" +
   "K31\t4928305\tgf/cm²\tgram-force per square centimetre\n" +
   "E42\t4535346\tkgf/cm²\tkilogram-force per square centimetre\n" +
@@ -491,16 +491,16 @@ export const UNIT_TABLE =
   "K86\t4929590\tpsi/°F\tpound-force per square inch degree Fahrenheit\n" +
   "84\t14388\tklbf/in²\tkilopound-force per square inch\n" +
   "N13\t5124403\tcmHg (0 ºC)\tcentimetre of mercury (0 ºC)\n" +
-  "N14\t5124404\tcmH₂O (4 °C)\tcentimetre of water (4 ºC)\n" +
-  "N15\t5124405\tftH₂O (39,2 ºF)\tfoot of water (39.2 ºF)\n" +
+  "N14\t5124404\tcmH\\u2082O (4 °C)\tcentimetre of water (4 ºC)\n" +
+  "N15\t5124405\tftH\\u2082O (39,2 ºF)\tfoot of water (39.2 ºF)\n" +
   "N16\t5124406\tinHG (32 ºF)\tinch of mercury (32 ºF)\n" +
   "N17\t5124407\tinHg (60 ºF)\tinch of mercury (60 ºF)\n" +
-  "N18\t5124408\tinH₂O (39,2 ºF)\tinch of water (39.2 ºF)\n" +
-  "N19\t5124409\tinH₂O (60 ºF)\tinch of water (60 ºF)\n" +
+  "N18\t5124408\tinH\\u2082O (39,2 ºF)\tinch of water (39.2 ºF)\n" +
+  "N19\t5124409\tinH\\u2082O (60 ºF)\tinch of water (60 ºF)\n" +
   "N20\t5124656\tksi\tkip per square inch\n" +
   "N21\t5124657\tpdl/ft²\tpoundal per square foot\n" +
   "N22\t5124658\toz/in²\tounce (avoirdupois) per square inch\n" +
-  "N23\t5124659\tmH₂O\tconventional metre of water\n" +
+  "N23\t5124659\tmH\\u2082O\tconventional metre of water\n" +
   "N24\t5124660\tg/mm²\tgram per square millimetre\n" +
   "N25\t5124661\tlb/yd²\tpound per square yard\n" +
   "N26\t5124662\tpdl/in²\tpoundal per square inch\n" +
@@ -511,12 +511,12 @@ export const UNIT_TABLE =
   "F03\t4599859\tkPa/bar\tkilopascal per bar\n" +
   "L52\t4994354\tpsi/psi\tpsi per psi\n" +
   "J56\t4863286\tbar/bar\tbar per bar\n" +
-  "C96\t4405558\tPa⁻¹\treciprocal pascal or pascal to the power minus one\n" +
+  "C96\t4405558\tPa\\u207b¹\treciprocal pascal or pascal to the power minus one\n" +
   "F58\t4601144\t1/bar\treciprocal bar\n" +
-  "B83\t4339763\tm⁴\tmetre to the fourth power\n" +
-  "G77\t4667191\tmm⁴\tmillimetre to the fourth power\n" +
-  "D69\t4470329\tin⁴\tinch to the fourth power\n" +
-  "N27\t5124663\tft⁴\tfoot to the fourth power\n" +
+  "B83\t4339763\tm\\u2074\tmetre to the fourth power\n" +
+  "G77\t4667191\tmm\\u2074\tmillimetre to the fourth power\n" +
+  "D69\t4470329\tin\\u2074\tinch to the fourth power\n" +
+  "N27\t5124663\tft\\u2074\tfoot to the fourth power\n" +
   "C65\t4404789\tPa·s\tpascal second\n" +
   "N37\t5124919\tkg/(m·s)\tkilogram per metre second\n" +
   "N38\t5124920\tkg/(m·min)\tkilogram per metre minute\n" +
@@ -854,13 +854,13 @@ export const UNIT_TABLE =
   "J28\t4862520\t°R/h\tdegree Rankine per hour\n" +
   "J29\t4862521\t°R/min\tdegree Rankine per minute\n" +
   "J30\t4862768\t°R/s\tdegree Rankine per second\n" +
-  "C91\t4405553\tK⁻¹\treciprocal kelvin or kelvin to the power minus one\n" +
+  "C91\t4405553\tK\\u207b¹\treciprocal kelvin or kelvin to the power minus one\n" +
   "M20\t5059120\t1/MK\treciprocal megakelvin or megakelvin to the power minus one\n" +
   "C64\t4404788\tPa/K\tpascal per kelvin\n" +
   "F81\t4601905\tbar/K\tbar per kelvin\n" +
   "J55\t4863285\tW·s\twatt second\n" +
   "BTU\t4346965\tBtuIT\tBritish thermal unit (international table)\n" +
-  "A1\t16689\tcal₁₅\t15 °C calorie\n" +
+  "A1\t16689\tcal\\u2081\\u2085\t15 °C calorie\n" +
   "D70\t4470576\tcalIT\tcalorie (international table)\n" +
   "J39\t4862777\tBtu\tBritish thermal unit (mean)\n" +
   "J75\t4863797\tcal\tcalorie (mean)\n" +
@@ -870,7 +870,7 @@ export const UNIT_TABLE =
   "N66\t5125686\tBtu (39 ºF)\tBritish thermal unit (39 ºF)\n" +
   "N67\t5125687\tBtu (59 ºF)\tBritish thermal unit (59 ºF)\n" +
   "N68\t5125688\tBtu (60 ºF)\tBritish thermal unit (60 ºF)\n" +
-  "N69\t5125689\tcal₂₀\tcalorie (20 ºC)\n" +
+  "N69\t5125689\tcal\\u2082\\u2080\tcalorie (20 ºC)\n" +
   "N70\t5125936\tquad\tquad (1015 BtuIT)\n" +
   "N71\t5125937\tthm (EC)\ttherm (EC)\n" +
   "N72\t5125938\tthm (US)\ttherm (U.S.)\n" +
@@ -1064,7 +1064,7 @@ export const UNIT_TABLE =
   "D81\t4470833\tµT\tmicrotesla\n" +
   "C48\t4404280\tnT\tnanotesla\n" +
   "P13\t5255475\tkT\tkilotesla\n" +
-  "P12\t5255474\tγ\tgamma\n" +
+  "P12\t5255474\t\\u03b3\tgamma\n" +
   "WEB\t5719362\tWb\tweber\n" +
   "C33\t4404019\tmWb\tmilliweber\n" +
   "P11\t5255473\tkWb\tkiloweber\n" +
@@ -1076,27 +1076,27 @@ export const UNIT_TABLE =
   "B90\t4340016\tµH\tmicrohenry\n" +
   "C43\t4404275\tnH\tnanohenry\n" +
   "C73\t4405043\tpH\tpicohenry\n" +
-  "H03\t4730931\tH/kΩ\thenry per kiloohm\n" +
-  "H04\t4730932\tH/Ω\thenry per ohm\n" +
-  "G98\t4667704\tµH/kΩ\tmicrohenry per kiloohm\n" +
-  "G99\t4667705\tµH/Ω\tmicrohenry per ohm\n" +
-  "H05\t4730933\tmH/kΩ\tmillihenry per kiloohm\n" +
-  "H06\t4730934\tmH/Ω\tmillihenry per ohm\n" +
+  "H03\t4730931\tH/k\\u2126\thenry per kiloohm\n" +
+  "H04\t4730932\tH/\\u2126\thenry per ohm\n" +
+  "G98\t4667704\tµH/k\\u2126\tmicrohenry per kiloohm\n" +
+  "G99\t4667705\tµH/\\u2126\tmicrohenry per ohm\n" +
+  "H05\t4730933\tmH/k\\u2126\tmillihenry per kiloohm\n" +
+  "H06\t4730934\tmH/\\u2126\tmillihenry per ohm\n" +
   "P24\t5255732\tkH\tkilohenry\n" +
   "A98\t4274488\tH/m\thenry per metre\n" +
   "B91\t4340017\tµH/m\tmicrohenry per metre\n" +
   "C44\t4404276\tnH/m\tnanohenry per metre\n" +
   "A5\t16693\tA·m²\tampere square metre\n" +
   "B8\t16952\tJ/m³\tjoule per cubic metre\n" +
-  "OHM\t5195853\tΩ\tohm\n" +
-  "A87\t4274231\tGΩ\tgigaohm\n" +
-  "B75\t4339509\tMΩ\tmegaohm\n" +
-  "H44\t4731956\tTΩ\tteraohm\n" +
-  "B49\t4338745\tkΩ\tkiloohm\n" +
-  "E45\t4535349\tmΩ\tmilliohm\n" +
-  "B94\t4340020\tµΩ\tmicroohm\n" +
-  "P22\t5255730\tnΩ\tnanoohm\n" +
-  "M26\t5059126\tGΩ/m\tgigaohm per metre\n" +
+  "OHM\t5195853\t\\u2126\tohm\n" +
+  "A87\t4274231\tG\\u2126\tgigaohm\n" +
+  "B75\t4339509\tM\\u2126\tmegaohm\n" +
+  "H44\t4731956\tT\\u2126\tteraohm\n" +
+  "B49\t4338745\tk\\u2126\tkiloohm\n" +
+  "E45\t4535349\tm\\u2126\tmilliohm\n" +
+  "B94\t4340020\tµ\\u2126\tmicroohm\n" +
+  "P22\t5255730\tn\\u2126\tnanoohm\n" +
+  "M26\t5059126\tG\\u2126/m\tgigaohm per metre\n" +
   "SIE\t5458245\tS\tsiemens\n" +
   "B53\t4338995\tkS\tkilosiemens\n" +
   "C27\t4403767\tmS\tmillisiemens\n" +
@@ -1106,23 +1106,23 @@ export const UNIT_TABLE =
   "N92\t5126450\tpS\tpicosiemens\n" +
   "NQ\t20049\tmho\tmho\n" +
   "NR\t20050\tmicromho\tmicromho\n" +
-  "C61\t4404785\tΩ·m\tohm metre\n" +
-  "A88\t4274232\tGΩ·m\tgigaohm metre\n" +
-  "B76\t4339510\tMΩ·m\tmegaohm metre\n" +
-  "H88\t4732984\tMΩ·km\tmegaohm kilometre\n" +
-  "B50\t4338992\tkΩ·m\tkiloohm metre\n" +
-  "C60\t4404784\tΩ·cm\tohm centimetre\n" +
-  "C23\t4403763\tmΩ·m\tmilliohm metre\n" +
-  "B95\t4340021\tµΩ·m\tmicroohm metre\n" +
-  "C46\t4404278\tnΩ·m\tnanoohm metre\n" +
-  "M24\t5059124\tΩ·km\tohm kilometre\n" +
-  "P23\t5255731\tΩ·cmil/ft\tohm circular-mil per foot\n" +
-  "F56\t4601142\tΩ/km\tohm per kilometre\n" +
-  "H26\t4731446\tΩ/m\tohm per metre\n" +
-  "H37\t4731703\tMΩ/m\tmegaohm per metre\n" +
-  "F54\t4601140\tmΩ/m\tmilliohm per metre\n" +
-  "H36\t4731702\tMΩ/km\tmegaohm per kilometre\n" +
-  "F55\t4601141\tΩ/mi\tohm per mile (statute mile)\n" +
+  "C61\t4404785\t\\u2126·m\tohm metre\n" +
+  "A88\t4274232\tG\\u2126·m\tgigaohm metre\n" +
+  "B76\t4339510\tM\\u2126·m\tmegaohm metre\n" +
+  "H88\t4732984\tM\\u2126·km\tmegaohm kilometre\n" +
+  "B50\t4338992\tk\\u2126·m\tkiloohm metre\n" +
+  "C60\t4404784\t\\u2126·cm\tohm centimetre\n" +
+  "C23\t4403763\tm\\u2126·m\tmilliohm metre\n" +
+  "B95\t4340021\tµ\\u2126·m\tmicroohm metre\n" +
+  "C46\t4404278\tn\\u2126·m\tnanoohm metre\n" +
+  "M24\t5059124\t\\u2126·km\tohm kilometre\n" +
+  "P23\t5255731\t\\u03a9·cmil/ft\tohm circular-mil per foot\n" +
+  "F56\t4601142\t\\u2126/km\tohm per kilometre\n" +
+  "H26\t4731446\t\\u2126/m\tohm per metre\n" +
+  "H37\t4731703\tM\\u2126/m\tmegaohm per metre\n" +
+  "F54\t4601140\tm\\u2126/m\tmilliohm per metre\n" +
+  "H36\t4731702\tM\\u2126/km\tmegaohm per kilometre\n" +
+  "F55\t4601141\t\\u2126/mi\tohm per mile (statute mile)\n" +
   "D10\t4469040\tS/m\tsiemens per metre\n" +
   "H43\t4731955\tS/cm\tsiemens per centimetre\n" +
   "H61\t4732465\tmS/cm\tmillisiemens per centimetre\n" +
@@ -1131,7 +1131,7 @@ export const UNIT_TABLE =
   "G45\t4666421\tnS/m\tnanosiemens per metre\n" +
   "G44\t4666420\tnS/cm\tnanosiemens per centimetre\n" +
   "L42\t4994098\tpS/m\tpicosiemens per metre\n" +
-  "C89\t4405305\tH⁻¹\treciprocal henry\n" +
+  "C89\t4405305\tH\\u207b¹\treciprocal henry\n" +
   "P14\t5255476\tJ/s\tjoule per second\n" +
   "D31\t4469553\tTW\tterawatt\n" +
   "P15\t5255477\tJ/min\tjoule per minute\n" +
@@ -1162,12 +1162,12 @@ export const UNIT_TABLE =
   "H39\t4731705\tMHz·km\tmegahertz kilometre\n" +
   "C84\t4405300\trad/m\tradian per metre\n" +
   "JM\t19021\tMJ/m³\tmegajoule per cubic metre\n" +
-  "B14\t4337972\tJ/m⁴\tjoule per metre to the fourth power\n" +
+  "B14\t4337972\tJ/m\\u2074\tjoule per metre to the fourth power\n" +
   "B13\t4337971\tJ/m²\tjoule per square metre\n" +
-  "D1\t17457\ts⁻¹/sr\treciprocal second per steradian\n" +
-  "D2\t17458\ts⁻¹/(sr·m²)\treciprocal second per steradian metre squared\n" +
-  "C99\t4405561\ts⁻¹/m²\treciprocal second per metre squared\n" +
-  "C93\t4405555\tm⁻²\treciprocal square metre\n" +
+  "D1\t17457\ts\\u207b¹/sr\treciprocal second per steradian\n" +
+  "D2\t17458\ts\\u207b¹/(sr·m²)\treciprocal second per steradian metre squared\n" +
+  "C99\t4405561\ts\\u207b¹/m²\treciprocal second per metre squared\n" +
+  "C93\t4405555\tm\\u207b²\treciprocal square metre\n" +
   "H47\t4731959\tW/m³\twatt per cubic metre\n" +
   "H74\t4732724\tW/m\twatt per metre\n" +
   "E43\t4535347\tJ/cm²\tjoule per square centimetre\n" +
@@ -1177,7 +1177,7 @@ export const UNIT_TABLE =
   "P40\t5256240\tLy\tlangley\n" +
   "D57\t4470071\tW/sr\twatt per steradian\n" +
   "D58\t4470072\tW/(sr·m²)\twatt per steradian square metre\n" +
-  "D56\t4470070\tW/(m²·K⁴)\twatt per square metre kelvin to the fourth power\n" +
+  "D56\t4470070\tW/(m²·K\\u2074)\twatt per square metre kelvin to the fourth power\n" +
   "D18\t4469048\tm·K\tmetre kelvin\n" +
   "CDL\t4408396\tcd\tcandela\n" +
   "P33\t5255987\tkcd\tkilocandela\n" +
@@ -1213,7 +1213,7 @@ export const UNIT_TABLE =
   "C67\t4404791\tPa· s/m\tpascal second per metre\n" +
   "A50\t4273456\tdyn·s/cm³\tdyne second per cubic centimetre\n" +
   "C66\t4404790\tPa·s/m³\tpascal second per cubic metre\n" +
-  "A52\t4273458\tdyn·s/cm⁵\tdyne second per centimetre to the fifth power\n" +
+  "A52\t4273458\tdyn·s/cm\\u2075\tdyne second per centimetre to the fifth power\n" +
   "M32\t5059378\tPa·s/l\tpascal second per litre\n" +
   "C58\t4404536\tN·s/m\tnewton second per metre\n" +
   "A51\t4273457\tdyn·s/cm\tdyne second per centimetre\n" +
@@ -1230,7 +1230,7 @@ export const UNIT_TABLE =
   "FH\t17992\tµmol\tmicromole\n" +
   "Z9\t23097\tnmol\tnanomole\n" +
   "P44\t5256244\tlbmol\tpound mole\n" +
-  "C95\t4405557\tmol⁻¹\treciprocal mole\n" +
+  "C95\t4405557\tmol\\u207b¹\treciprocal mole\n" +
   "D74\t4470580\tkg/mol\tkilogram per mole\n" +
   "A94\t4274484\tg/mol\tgram per mole\n" +
   "A40\t4273200\tm³/mol\tcubic metre per mole\n" +
@@ -1240,8 +1240,8 @@ export const UNIT_TABLE =
   "B15\t4337973\tJ/mol\tjoule per mole\n" +
   "B44\t4338740\tkJ/mol\tkilojoule per mole\n" +
   "B16\t4337974\tJ/(mol·K)\tjoule per mole kelvin\n" +
-  "C86\t4405302\tm⁻³\treciprocal cubic metre\n" +
-  "H50\t4732208\tcm⁻³\treciprocal cubic centimetre\n" +
+  "C86\t4405302\tm\\u207b³\treciprocal cubic metre\n" +
+  "H50\t4732208\tcm\\u207b³\treciprocal cubic centimetre\n" +
   "L20\t4993584\t1/mm³\treciprocal cubic millimetre\n" +
   "K20\t4928048\t1/ft³\treciprocal cubic foot\n" +
   "K49\t4928569\t1/in³\treciprocal cubic inch\n" +
@@ -1312,7 +1312,7 @@ export const UNIT_TABLE =
   "D25\t4469301\tm²/(sr·J)\tsquare metre per steradian joule\n" +
   "A16\t4272438\tb/(sr·eV)\tbarn per steradian electronvolt\n" +
   "D17\t4469047\tcm²/(sr·erg)\tsquare centimetre per steradian erg\n" +
-  "B81\t4339761\tm⁻²/s\treciprocal metre squared reciprocal second\n" +
+  "B81\t4339761\tm\\u207b²/s\treciprocal metre squared reciprocal second\n" +
   "A65\t4273717\terg/(cm²·s)\terg per square centimetre second\n" +
   "D21\t4469297\tm²/kg\tsquare metre per kilogram\n" +
   "B12\t4337970\tJ/m\tjoule per metre\n" +
@@ -1326,7 +1326,7 @@ export const UNIT_TABLE =
   "A67\t4273719\terg·cm²/g\terg square centimetre per gram\n" +
   "D26\t4469302\tm²/(V·s)\tsquare metre per volt second\n" +
   "H58\t4732216\tm/(V·s)\tmetre per volt second\n" +
-  "C87\t4405303\tm⁻³/s\treciprocal cubic metre per second\n" +
+  "C87\t4405303\tm\\u207b³/s\treciprocal cubic metre per second\n" +
   "A95\t4274485\tGy\tgray\n" +
   "C13\t4403507\tmGy\tmilligray\n" +
   "C80\t4405296\trad\trad\n" +
@@ -1371,10 +1371,10 @@ export const UNIT_TABLE =
   "P77\t5257015\tnSv/min\tnanosievert per minute\n" +
   "P78\t5257016\t1/in²\treciprocal square inch\n" +
   "P53\t5256499\tunit pole\tunit pole\n" +
-  "C85\t4405301\tÅ⁻¹\treciprocal angstrom\n" +
+  "C85\t4405301\tÅ\\u207b¹\treciprocal angstrom\n" +
   "D94\t4471092\ts/(rad·m³)\tsecond per cubic metre radian\n" +
-  "C90\t4405552\tJ⁻¹/m³\treciprocal joule per cubic metre\n" +
-  "C88\t4405304\teV⁻¹/m³\treciprocal electron volt per cubic metre\n" +
+  "C90\t4405552\tJ\\u207b¹/m³\treciprocal joule per cubic metre\n" +
+  "C88\t4405304\teV\\u207b¹/m³\treciprocal electron volt per cubic metre\n" +
   "A38\t4272952\tm³/C\tcubic metre per coulomb\n" +
   "D48\t4469816\tV/K\tvolt per kelvin\n" +
   "D49\t4469817\tmV/K\tmillivolt per kelvin\n" +
@@ -1579,8 +1579,8 @@ export const UNIT_TABLE =
   "E87\t4536375\tTibit/m²\ttebibit per square metre\n" +
   "E88\t4536376\tbit/m\tbit per metre\n" +
   "E89\t4536377\tbit/m²\tbit per square metre\n" +
-  "E90\t4536624\tcm⁻¹\treciprocal centimetre\n" +
-  "E91\t4536625\td⁻¹\treciprocal day\n" +
+  "E90\t4536624\tcm\\u207b¹\treciprocal centimetre\n" +
+  "E91\t4536625\td\\u207b¹\treciprocal day\n" +
   "EA\t17729\teach\teach\n" +
   "EB\t17730\telectronic mail box\telectronic mail box\n" +
   "EQ\t17745\tequivalent gallon\tequivalent gallon\n" +
@@ -1610,7 +1610,7 @@ export const UNIT_TABLE =
   "H80\t4732976\tU or RU\track unit\n" +
   "H82\t4732978\tbp\tbig point\n" +
   "H87\t4732983\tpiece\tpiece\n" +
-  "H89\t4732985\t%/Ω\tpercent per ohm\n" +
+  "H89\t4732985\t%/\\u2126\tpercent per ohm\n" +
   "H90\t4733232\t%/°\tpercent per degree\n" +
   "H91\t4733233\t%/10000\tpercent per ten thousand\n" +
   "H92\t4733234\t%/100000\tpercent per one hundred thousand\n" +
@@ -1634,7 +1634,7 @@ export const UNIT_TABLE =
   "ISD\t4805444\tinternational sugar degree\tinternational sugar degree\n" +
   "IUG\t4805959\tinternational unit per gram\tinternational unit per gram\n" +
   "J10\t4862256\t%/mm\tpercent per millimetre\n" +
-  "J12\t4862258\t‰/psi\tper mille per psi\n" +
+  "J12\t4862258\t\\u2030/psi\tper mille per psi\n" +
   "J13\t4862259\t°API\tdegree API\n" +
   "J14\t4862260\t°Bé\tdegree Baume (origin scale)\n" +
   "J15\t4862261\t°Bé (US heavy)\tdegree Baume (US heavy)\n" +
@@ -1654,9 +1654,9 @@ export const UNIT_TABLE =
   "K50\t4928816\tkBd\tkilobaud\n" +
   "KA\t19265\tcake\tcake\n" +
   "KB\t19266\tkilocharacter\tkilocharacter\n" +
-  "KCC\t4932419\tkg C₅ H₁₄ClNO\tkilogram of choline chloride\n" +
+  "KCC\t4932419\tkg C\\u2085 H\\u2081\\u2084ClNO\tkilogram of choline chloride\n" +
   "KDW\t4932695\tkg/net eda\tkilogram drained net weight\n" +
-  "KHY\t4933721\tkg H₂O₂\tkilogram of hydrogen peroxide\n" +
+  "KHY\t4933721\tkg H\\u2082O\\u2082\tkilogram of hydrogen peroxide\n" +
   "KI\t19273\tkilogram per millimetre width\tkilogram per millimetre width\n" +
   "KIC\t4933955\tkilogram, including container\tkilogram, including container\n" +
   "KIP\t4933968\tkilogram, including inner packaging\tkilogram, including inner packaging\n" +
@@ -1667,14 +1667,14 @@ export const UNIT_TABLE =
   "KNS\t4935251\tkilogram named substance\tkilogram named substance\n" +
   "KO\t19279\tmilliequivalence caustic potash per gram of product\tmilliequivalence caustic potash per gram of product\n" +
   "KPH\t4935752\tkg KOH\tkilogram of potassium hydroxide (caustic potash)\n" +
-  "KPO\t4935759\tkg K₂O\tkilogram of potassium oxide\n" +
+  "KPO\t4935759\tkg K\\u2082O\tkilogram of potassium oxide\n" +
   "KPP\t4935760\tkilogram of phosphorus pentoxide (phosphoric anhydride)\tkilogram of phosphorus pentoxide (phosphoric anhydride)\n" +
   "KSD\t4936516\tkg 90 % sdt\tkilogram of substance 90 % dry\n" +
   "KSH\t4936520\tkg NaOH\tkilogram of sodium hydroxide (caustic soda)\n" +
   "KT\t19284\tkit\tkit\n" +
   "KUR\t4937042\tkg U\tkilogram of uranium\n" +
   "KWY\t4937561\tkW/year\tkilowatt year\n" +
-  "KWO\t4937551\tkg WO₃\tkilogram of tungsten trioxide\n" +
+  "KWO\t4937551\tkg WO\\u2083\tkilogram of tungsten trioxide\n" +
   "LAC\t4997443\tlactose excess percentage\tlactose excess percentage\n" +
   "LBT\t4997716\ttroy pound (US)\ttroy pound (US)\n" +
   "LEF\t4998470\tleaf\tleaf\n" +
@@ -1718,7 +1718,7 @@ export const UNIT_TABLE =
   "NPT\t5132372\tnumber of parts\tnumber of parts\n" +
   "NT\t20052\tnet ton\tnet ton\n" +
   "NTT\t5133396\tnet register ton\tnet register ton\n" +
-  "NX\t20056\t‰\tpart per thousand\n" +
+  "NX\t20056\t\\u2030\tpart per thousand\n" +
   "OA\t20289\tpanel\tpanel\n" +
   "ODE\t5194821\tozone depletion equivalent\tozone depletion equivalent\n" +
   "ODG\t5194823\tODS Grams\tODS Grams\n" +
@@ -1738,8 +1738,8 @@ export const UNIT_TABLE =
   "P95\t5257525\tMbyte/s\tmegabyte per second\n" +
   "P96\t5257526\t1/V\treciprocal volt\n" +
   "P97\t5257527\t1/rad\treciprocal radian\n" +
-  "P98\t5257528\tPaΣνB\tpascal to the power sum of stoichiometric numbers\n" +
-  "P99\t5257529\t(mol/m³)∑νB\tmole per cubiv metre to the power sum of stoichiometric numbers\n" +
+  "P98\t5257528\tPa\\u03a3\\u03bdB\tpascal to the power sum of stoichiometric numbers\n" +
+  "P99\t5257529\t(mol/m³)\\u2211\\u03bdB\tmole per cubiv metre to the power sum of stoichiometric numbers\n" +
   "PD\t20548\tpad\tpad\n" +
   "PFL\t5260876\tproof litre\tproof litre\n" +
   "PGL\t5261132\tproof gallon\tproof gallon\n" +

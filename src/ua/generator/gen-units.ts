@@ -35,11 +35,12 @@ export function generateUnits(): GeneratedFile[] {
     for (const field of [code, displayName ?? "", description ?? ""]) {
       if (/[\t\n]/.test(field)) throw new Error(`UNECE_to_OPCUA.csv: a tab or line break in ${JSON.stringify(field)}`);
     }
-    lines.push(`${code}\t${id}\t${displayName ?? ""}\t${description ?? ""}`);
+    if ([code, displayName ?? "", description ?? ""].some((f) => f.includes("\\"))) throw new Error(`UNECE_to_OPCUA.csv: a backslash in the row of ${code}`);
+    lines.push(latin1(`${code}\t${id}\t${displayName ?? ""}\t${description ?? ""}`));
   }
   out.push("/**");
   out.push(" * Code, UnitId, display name and description, tab-separated, a line each, in the order of the");
-  out.push(" * CSV; the text starts and ends with a line break.");
+  out.push(" * CSV; the text starts and ends with a line break. A character past U+00FF is written \\uXXXX.");
   out.push(" */");
   out.push("export const UNIT_TABLE =");
   // A literal per line, so that the generated file stays readable and diffs stay small.
@@ -48,4 +49,12 @@ export function generateUnits(): GeneratedFile[] {
   out.push(`  "";`);
   out.push("");
   return [{ path: "src/ua/generated/units.ts", content: out.join("\n") }];
+}
+
+/**
+ * The line with each character past U+00FF as the six characters \uXXXX: a handful of the
+ * names (Ω, ‰, subscripts) would otherwise make V8 keep the whole table two bytes a character.
+ */
+function latin1(line: string): string {
+  return line.replace(/[^\u0000-\u00ff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
