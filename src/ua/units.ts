@@ -2,6 +2,7 @@
 // generated table's text (generated/units.ts) and remembered once found: a device map names a
 // handful of units, and the ~1,900 of the table as objects would stay in the heap for good.
 import { UNIT_TABLE, type UneceUnit } from "./generated/units.js";
+import { fieldText, tableText } from "./unit-text.js";
 
 export { UNECE_NAMESPACE_URI, type UneceUnit } from "./generated/units.js";
 
@@ -12,16 +13,6 @@ const byCode = new Map<string, UneceUnit | null>();
 const enum Column {
   Code = 0,
   DisplayName = 2,
-}
-
-/** A key as the table writes it: characters past U+00FF as \\uXXXX (generated/units.ts). */
-function tableText(key: string): string {
-  return key.replace(/[^\u0000-\u00ff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-/** A field of the table as it reads. */
-function fieldText(field: string): string {
-  return field.includes("\\u") ? field.replace(/\\u([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : field;
 }
 
 /** The unit on the line that starts at `start`. */

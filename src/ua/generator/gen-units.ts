@@ -4,6 +4,7 @@
 // display names are shared by several codes (V: volt, volt AC, volt DC), the first in the file
 // wins and the others are reachable by their code. A name listing spellings ("% or pct") is
 // found by each of them.
+import { tableText } from "../unit-text.js";
 import { generatedHeader, parseCsv, readSchemaFile, type GeneratedFile } from "./schema.js";
 
 export function generateUnits(): GeneratedFile[] {
@@ -36,7 +37,7 @@ export function generateUnits(): GeneratedFile[] {
       if (/[\t\n]/.test(field)) throw new Error(`UNECE_to_OPCUA.csv: a tab or line break in ${JSON.stringify(field)}`);
     }
     if ([code, displayName ?? "", description ?? ""].some((f) => f.includes("\\"))) throw new Error(`UNECE_to_OPCUA.csv: a backslash in the row of ${code}`);
-    lines.push(latin1(`${code}\t${id}\t${displayName ?? ""}\t${description ?? ""}`));
+    lines.push(tableText(`${code}\t${id}\t${displayName ?? ""}\t${description ?? ""}`));
   }
   out.push("/**");
   out.push(" * Code, UnitId, display name and description, tab-separated, a line each, in the order of the");
@@ -49,12 +50,4 @@ export function generateUnits(): GeneratedFile[] {
   out.push(`  "";`);
   out.push("");
   return [{ path: "src/ua/generated/units.ts", content: out.join("\n") }];
-}
-
-/**
- * The line with each character past U+00FF as the six characters \uXXXX: a handful of the
- * names (Ω, ‰, subscripts) would otherwise make V8 keep the whole table two bytes a character.
- */
-function latin1(line: string): string {
-  return line.replace(/[^\u0000-\u00ff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
